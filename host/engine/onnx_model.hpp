@@ -1,0 +1,98 @@
+#pragma once
+// The ONNX protobuf messages the host engine reads, as plain C++ values.
+// Only the fields the engine uses are kept; field numbers live in onnx_reader.cpp.
+// The reader fills these and checks wire-level validity; graph-level checks
+// (dangling names, cycles, shapes) belong to the graph builder.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rknnxx::host::onnx {
+
+// TensorProto.DataType values (onnx.proto).
+enum class DataType : int32_t {
+  undefined = 0, float32 = 1, uint8 = 2, int8 = 3, uint16 = 4, int16 = 5, int32 = 6, int64 = 7,
+  string = 8, boolean = 9, float16 = 10, float64 = 11, uint32 = 12, uint64 = 13,
+  complex64 = 14, complex128 = 15, bfloat16 = 16,
+};
+
+struct TensorProto {
+  std::string name;
+  DataType data_type = DataType::undefined;
+  std::vector<int64_t> dims;
+  // Exactly one of these holds the data, as in the file. raw_data is little-endian bytes.
+  std::string raw_data;
+  std::vector<float> float_data;
+  std::vector<int32_t> int32_data;  // also int8/int16/uint8/uint16/bool/float16 (as bits)
+  std::vector<int64_t> int64_data;
+  std::vector<double> double_data;
+  std::vector<uint64_t> uint64_data;  // also uint32
+  bool has_external_data = false;     // external data is refused with a clear error
+};
+
+struct Dimension {
+  bool has_value = false;  // dim_value set; otherwise dim_param (symbolic) or unknown
+  int64_t value = 0;
+  std::string param;
+};
+
+struct ValueInfoProto {
+  std::string name;
+  DataType elem_type = DataType::undefined;
+  bool has_shape = false;
+  std::vector<Dimension> shape;
+};
+
+struct GraphProto;
+
+struct AttributeProto {
+  enum class Type : int32_t {
+    undefined = 0, float_ = 1, int_ = 2, string = 3, tensor = 4, graph = 5,
+    floats = 6, ints = 7, strings = 8, tensors = 9, graphs = 10,
+  };
+  std::string name;
+  Type type = Type::undefined;
+  float f = 0;
+  int64_t i = 0;
+  std::string s;
+  std::vector<TensorProto> t;  // 0 or 1 element (a vector keeps the struct copyable and simple)
+  std::vector<float> floats;
+  std::vector<int64_t> ints;
+  std::vector<std::string> strings;
+  std::vector<TensorProto> tensors;
+  std::vector<GraphProto> graphs;  // subgraphs (If/Loop bodies): parsed, refused by the engine
+};
+
+struct NodeProto {
+  std::vector<std::string> input;   // "" marks an omitted optional input
+  std::vector<std::string> output;
+  std::string name;
+  std::string op_type;
+  std::string domain;
+  std::vector<AttributeProto> attribute;
+};
+
+struct GraphProto {
+  std::string name;
+  std::vector<NodeProto> node;
+  std::vector<TensorProto> initializer;
+  std::vector<ValueInfoProto> input;
+  std::vector<ValueInfoProto> output;
+  std::vector<ValueInfoProto> value_info;
+};
+
+struct OperatorSetId {
+  std::string domain;  // "" or "ai.onnx" is the default domain
+  int64_t version = 0;
+};
+
+struct ModelProto {
+  int64_t ir_version = 0;
+  std::vector<OperatorSetId> opset_import;
+  std::string producer_name;
+  std::string producer_version;
+  GraphProto graph;
+};
+
+} // namespace rknnxx::host::onnx

@@ -1,0 +1,3 @@
+#pragma once
+// The umbrella header: everything an application needs.
+#include <rknnxx/version.hpp>

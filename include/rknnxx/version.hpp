@@ -1,0 +1,11 @@
+#pragma once
+// The library's own version, distinct from the NPU runtime's SDK version it mirrors.
+
+namespace rknnxx {
+
+inline constexpr int version_major = 0;
+inline constexpr int version_minor = 1;
+inline constexpr int version_patch = 0;
+inline constexpr const char* version_string = "0.1.0";
+
+} // namespace rknnxx

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The one test command: installs what is missing, builds every configuration and runs
+# every suite, then prints one closing line "N passed, N failed" over all of them.
+#   g++ 12 with address and undefined-behaviour sanitizers (all suites, heavy ones included)
+#   clang 16 (all suites)
+#   aarch64 cross build under qemu-user (all but the heavy suites)
+#   the CMake and Meson consumer projects
+set -u
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root" || exit 2
+. scripts/deps.sh
+rknnxx_deps test || { echo "0 passed, 1 failed"; exit 1; }
+
+jobs=$(nproc)
+failures=()
+start_all=$(date +%s)
+
+step() {  # step NAME COMMAND...: runs and times one step, remembering a failure by name
+  local name=$1; shift
+  local t0=$(date +%s)
+  echo "== $name"
+  if "$@"; then
+    echo "== $name: ok ($(( $(date +%s) - t0 ))s)"
+  else
+    echo "== $name: FAILED ($(( $(date +%s) - t0 ))s)"
+    failures+=("$name")
+  fi
+}
+
+configure() {  # configure DIR ARGS...: set up once, reconfigure when meson.build files changed
+  local dir=$1; shift
+  if [ -f "$dir/build.ninja" ]; then
+    meson setup --reconfigure "$dir" "$@" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; return 1; }
+  else
+    rm -rf "$dir"; mkdir -p "$(dirname "$dir")"
+    meson setup "$dir" "$@" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; return 1; }
+  fi
+}
+
+build_and_test() {  # build_and_test DIR [meson test args]
+  local dir=$1; shift
+  ninja -C "$dir" -j "$jobs" >"$dir.build.log" 2>&1 || { tail -n 60 "$dir.build.log"; return 1; }
+  meson test -C "$dir" --num-processes "$jobs" --print-errorlogs "$@" >"$dir.test.log" 2>&1
+  local rc=$?
+  grep -E '^ *[0-9]+/[0-9]+ ' "$dir.test.log" | tail -n 80
+  [ $rc -eq 0 ] || tail -n 120 "$dir.test.log"
+  return $rc
+}
+
+mkdir -p build
+step "configure gcc+asan+ubsan" configure build/gcc-san -Db_sanitize=address,undefined -Db_lundef=false
+step "gcc+asan+ubsan" build_and_test build/gcc-san
+step "configure clang-16" configure build/clang --native-file cross/clang-16.ini
+step "clang-16" build_and_test build/clang
+step "configure aarch64" configure build/aarch64 --cross-file cross/aarch64-linux-gnu.ini -Dheavy_tests=false -Dbenchmarks=false
+step "aarch64 (qemu-user)" build_and_test build/aarch64 --timeout-multiplier 4
+step "consumers (CMake and Meson)" bash tests/consumers/run.sh build/consumers
+
+elapsed=$(( $(date +%s) - start_all ))
+echo "== total time: ${elapsed}s"
+/usr/bin/python3 scripts/count_tests.py build/gcc-san build/clang build/aarch64 build/consumers "${failures[@]/#/step:}"

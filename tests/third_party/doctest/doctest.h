@@ -1,0 +1,1 @@
+/usr/include/doctest/doctest.h

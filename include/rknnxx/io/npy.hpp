@@ -363,6 +363,8 @@ inline NpyArray parse_npy(std::span<const std::byte> file, std::string_view what
 // Reads and parses a .npy file; errors name the path.
 inline NpyArray read_npy(const std::filesystem::path& path) {
   const std::string what = path.string();
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) detail::npy::fail(what, "is a directory, not a .npy file");
   std::ifstream in(path, std::ios::binary);
   if (!in) detail::npy::fail(what, "cannot open the file for reading");
   std::vector<std::byte> bytes;

@@ -47,34 +47,49 @@ function imagenet(shape, seed) {
   return out;
 }
 
-// A synthetic page: light, slightly uneven paper with dark "glyphs" (a few random strokes per
-// character cell) set in lines of text, as whole 8-bit pixel values in three slightly different
-// channels. It gives the OCR models input with the statistics of text, so their outputs are not
-// flat: the detector's probability map has text regions, the recogniser's softmax has peaks.
+// A synthetic page: light, slightly uneven paper with lines of dark seven-segment digits, as whole
+// 8-bit pixel values. PaddleOCR reads such digits (the recogniser decodes them), so its outputs
+// carry real content: the detector's map has text regions, the recogniser's softmax has digits in
+// it, and an engine bug that changes a prediction changes the decoded text. Returns the gray image
+// and the text drawn (lines joined by '\n'; ' ' where a word gap was left).
+const SEGMENTS = ['abcdef', 'bc', 'abdeg', 'abcdg', 'bcfg', 'acdfg', 'acdefg', 'abc', 'abcdefg', 'abcdfg'];
+
+function drawDigit(gray, w, h, digit, x0, y0, height, ink) {
+  const width = Math.round(height * 0.55), thick = Math.max(2, Math.round(height * 0.12)), half = Math.round(height / 2);
+  const rect = (x, y, rw, rh) => {
+    for (let yy = Math.max(0, y); yy < Math.min(h, y + rh); ++yy)
+      for (let xx = Math.max(0, x); xx < Math.min(w, x + rw); ++xx) gray[yy * w + xx] = ink;
+  };
+  const parts = {
+    a: [x0, y0, width, thick], g: [x0, y0 + Math.round((height - thick) / 2), width, thick], d: [x0, y0 + height - thick, width, thick],
+    f: [x0, y0, thick, half], b: [x0 + width - thick, y0, thick, half],
+    e: [x0, y0 + half, thick, height - half], c: [x0 + width - thick, y0 + half, thick, height - half],
+  };
+  for (const s of SEGMENTS[digit]) rect(...parts[s]);
+  return width;
+}
+
 function page(h, w, seed, lines) {
   const random = generator(seed);
   const gray = new Float32Array(h * w);
   for (let y = 0; y < h; ++y)
     for (let x = 0; x < w; ++x) gray[y * w + x] = 215 + 25 * (x / w) - 10 * (y / h) + Math.floor(random() * 12);
+  const text = [];
   for (const line of lines) {
-    const cell = line.height;
-    for (let x0 = line.x; x0 + cell * 0.8 <= line.x + line.width; x0 += Math.round(cell * (0.7 + 0.4 * random()))) {
-      if (random() < 0.12) continue; // a space between words
-      const strokes = 2 + Math.floor(random() * 3);
-      for (let s = 0; s < strokes; ++s) {
-        const horizontal = random() < 0.5;
-        const thick = Math.max(1, Math.round(cell * 0.1));
-        const len = Math.round(cell * (0.4 + 0.5 * random()));
-        const sx = x0 + Math.floor(random() * (cell * 0.8 - (horizontal ? len : thick)));
-        const sy = line.y + Math.floor(random() * (cell - (horizontal ? thick : len)));
-        const ink = 20 + Math.floor(random() * 40);
-        for (let y = sy; y < sy + (horizontal ? thick : len); ++y)
-          for (let x = sx; x < sx + (horizontal ? len : thick); ++x)
-            if (y >= 0 && y < h && x >= 0 && x < w) gray[y * w + x] = ink;
+    let drawn = '';
+    const advance = () => Math.round(line.height * (0.85 + 0.1 * random()));
+    for (let x = line.x; x + line.height * 0.55 <= line.x + line.width; x += advance()) {
+      if (drawn !== '' && !drawn.endsWith(' ') && random() < 0.12) {
+        drawn += ' '; // a gap between words
+        continue;
       }
+      const digit = Math.floor(random() * 10);
+      drawDigit(gray, w, h, digit, x, line.y, line.height, 20 + Math.floor(random() * 40));
+      drawn += digit;
     }
+    text.push(drawn.trimEnd());
   }
-  return gray;
+  return { gray, text: text.join('\n') };
 }
 
 function normalisedPage(shape, gray, mean, std) {
@@ -95,13 +110,15 @@ function ocrPage(shape, seed) {
   const lines = [];
   for (let y = 24; y + 40 < h; y += 56 + Math.floor(random() * 40))
     lines.push({ x: 16 + Math.floor(random() * 60), y, width: w * (0.4 + 0.5 * random()) - 40, height: 18 + Math.floor(random() * 16) });
-  return normalisedPage(shape, page(h, w, seed, lines), [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]);
+  const { gray, text } = page(h, w, seed, lines);
+  return { data: normalisedPage(shape, gray, [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]), text };
 }
 
 function ocrLine(shape, seed) {
   const [, , h, w] = shape;
-  const lines = [{ x: 6, y: Math.round(h * 0.15), width: w - 12, height: Math.round(h * 0.7) }];
-  return normalisedPage(shape, page(h, w, seed, lines), [0.5, 0.5, 0.5], [0.5, 0.5, 0.5]);
+  const lines = [{ x: 8, y: Math.round(h * 0.2), width: w - 16, height: Math.round(h * 0.6) }];
+  const { gray, text } = page(h, w, seed, lines);
+  return { data: normalisedPage(shape, gray, [0.5, 0.5, 0.5], [0.5, 0.5, 0.5]), text };
 }
 
 const FILLS = { uniform, imagenet, ocrPage, ocrLine };
@@ -116,7 +133,7 @@ const twoInputs = (l1, l2) => ({
 export const CASES = [
   vision('resnet18'), vision('mobilenet_v2'), vision('mobilenet_v3_small'), vision('squeezenet1_1'),
   { name: 'ocr_det', model: 'ocr/det.onnx', inputs: { x: { shape: [1, 3, 640, 640], fill: 'ocrPage' } } },
-  { name: 'ocr_rec', model: 'ocr/rec.onnx', inputs: { x: { shape: [1, 3, 48, 320], fill: 'ocrLine' } } },
+  { name: 'ocr_rec', model: 'ocr/rec.onnx', inputs: { x: { shape: [1, 3, 48, 320], fill: 'ocrLine' } }, decode: 'ctc' },
   { name: 'ocr_cls', model: 'ocr/cls.onnx', inputs: { x: { shape: [1, 3, 48, 192], fill: 'ocrLine' } } },
   // The shape set of the seed's dynamic-shape example (the first is the MaxShape), plus an odd,
   // non-square shape that catches swapped H/W and wrong rounding of the strided convolutions.
@@ -131,7 +148,8 @@ export function findCase(name) {
   return c;
 }
 
-// The deterministic input tensor of one input of one case.
+// The deterministic input of one input of one case: { data: Float32Array, text?: the digits drawn }.
 export function makeInput(caseName, inputName, spec) {
-  return FILLS[spec.fill](spec.shape, seedOf(`${caseName}/${inputName}`));
+  const made = FILLS[spec.fill](spec.shape, seedOf(`${caseName}/${inputName}`));
+  return made instanceof Float32Array ? { data: made } : made;
 }

@@ -39,6 +39,21 @@ function stats(data) {
   return { finite, max_abs: maxAbs, mean: sum / data.length };
 }
 
+// PaddleOCR's greedy CTC decoding of the recogniser's [1, T, classes] output: the best class per
+// step, repeats merged, blanks (class 0) dropped; class k is line k of dict.txt, the last class a space.
+function ctcGreedy(tensor, cache) {
+  const dict = fs.readFileSync(path.join(cache, 'ocr', 'dict.txt'), 'utf8').split('\n');
+  const [, steps, classes] = tensor.dims.map(Number);
+  let text = '', previous = 0;
+  for (let t = 0; t < steps; ++t) {
+    let best = 0;
+    for (let k = 1; k < classes; ++k) if (tensor.data[t * classes + k] > tensor.data[t * classes + best]) best = k;
+    if (best !== 0 && best !== previous) text += best <= dict.length ? dict[best - 1] : ' ';
+    previous = best;
+  }
+  return text;
+}
+
 async function runCase(ort, cache, c) {
   const modelPath = path.join(cache, c.model);
   if (!fs.existsSync(modelPath)) throw new Error(`${c.name}: model ${modelPath} is missing: run tests/models/fetch.sh first`);
@@ -51,8 +66,9 @@ async function runCase(ort, cache, c) {
   const feeds = {}, inputs = [];
   session.inputNames.forEach((name, i) => {
     const spec = c.inputs[name];
-    feeds[name] = new ort.Tensor('float32', makeInput(c.name, name, spec), spec.shape);
-    inputs.push({ name, file: `input_${i}.npy`, dtype: 'float32', shape: spec.shape });
+    const made = makeInput(c.name, name, spec);
+    feeds[name] = new ort.Tensor('float32', made.data, spec.shape);
+    inputs.push({ name, file: `input_${i}.npy`, dtype: 'float32', shape: spec.shape, ...(made.text !== undefined && { drawn_text: made.text }) });
   });
   const t0 = performance.now();
   const results = await session.run(feeds);
@@ -71,6 +87,7 @@ async function runCase(ort, cache, c) {
     return { name, file: `output_${i}.npy`, dtype: t.type, shape: t.dims.map(Number), ...s };
   });
   await session.release();
+  if (c.decode === 'ctc') outputs[0].decoded_text = ctcGreedy(results[session.outputNames[0]], cache);
   const manifest = {
     case: c.name, model: c.model, inputs, outputs,
     reference: { runtime: 'onnxruntime-node', version: ort.env.versions.node, intra_op_threads: 1,

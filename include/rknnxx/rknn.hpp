@@ -1,3 +1,21 @@
 #pragma once
 // The umbrella header: everything an application needs.
 #include <rknnxx/version.hpp>
+
+// The C interface of the runtime, declared by rknnxx (rknnxx/abi), and the compile-time
+// vocabulary above it (rknnxx/core).
+#include <rknnxx/abi/c_api.h>
+#include <rknnxx/abi/c_custom_op.h>
+#include <rknnxx/abi/c_matmul_api.h>
+#include <rknnxx/core/bfloat16.hpp>
+#include <rknnxx/core/dims.hpp>
+#include <rknnxx/core/element_type.hpp>
+#include <rknnxx/core/error.hpp>
+#include <rknnxx/core/float16.hpp>
+#include <rknnxx/core/format.hpp>
+#include <rknnxx/core/geometry.hpp>
+#include <rknnxx/core/int4.hpp>
+#include <rknnxx/core/layout.hpp>
+#include <rknnxx/core/packed_float.hpp>
+#include <rknnxx/core/platform.hpp>
+#include <rknnxx/core/shape_set.hpp>

@@ -1,0 +1,182 @@
+#pragma once
+// Errors: the runtime's return codes as an enum in the "rknn" std::error_category, and
+// rknnxx::Error, the one exception type of the library, which says which call failed, on which
+// tensor, and what was expected against what was given.
+
+#include <rknnxx/abi/c_api.h>
+#include <rknnxx/abi/c_custom_op.h>
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <type_traits>
+#include <utility>
+
+namespace rknnxx {
+
+// The runtime's return codes (reference 3.1). Spellings are corrected; the vendor's misspelt
+// names are kept as aliases so that code translated name for name still reads the same.
+enum class Errc : int {
+  success = RKNN_SUCC,
+  fail = RKNN_ERR_FAIL,
+  timeout = RKNN_ERR_TIMEOUT,
+  device_unavailable = RKNN_ERR_DEVICE_UNAVAILABLE,
+  malloc_fail = RKNN_ERR_MALLOC_FAIL,
+  param_invalid = RKNN_ERR_PARAM_INVALID,
+  model_invalid = RKNN_ERR_MODEL_INVALID,
+  ctx_invalid = RKNN_ERR_CTX_INVALID,
+  input_invalid = RKNN_ERR_INPUT_INVALID,
+  output_invalid = RKNN_ERR_OUTPUT_INVALID,
+  device_unmatch = RKNN_ERR_DEVICE_UNMATCH,
+  incompatible_pre_compile_model = RKNN_ERR_INCOMPATILE_PRE_COMPILE_MODEL,
+  incompatible_optimization_level_version = RKNN_ERR_INCOMPATILE_OPTIMIZATION_LEVEL_VERSION,
+  target_platform_unmatch = RKNN_ERR_TARGET_PLATFORM_UNMATCH,
+  skip_custom_op_compute = RKNN_WARNING_SKIP_CUSTOM_OP_COMPUTE,
+  // The vendor's spellings (RKNN_ERR_INCOMPATILE_*), as aliases.
+  incompatile_pre_compile_model = incompatible_pre_compile_model,
+  incompatile_optimization_level_version = incompatible_optimization_level_version,
+};
+
+} // namespace rknnxx
+
+template <> struct std::is_error_code_enum<rknnxx::Errc> : std::true_type {};
+
+namespace rknnxx {
+
+// The macro name of a code, e.g. "RKNN_ERR_PARAM_INVALID", as the runtime's logs print it.
+[[nodiscard]] constexpr std::string_view errc_name(Errc e) noexcept {
+  switch (e) {
+  case Errc::success: return "RKNN_SUCC";
+  case Errc::fail: return "RKNN_ERR_FAIL";
+  case Errc::timeout: return "RKNN_ERR_TIMEOUT";
+  case Errc::device_unavailable: return "RKNN_ERR_DEVICE_UNAVAILABLE";
+  case Errc::malloc_fail: return "RKNN_ERR_MALLOC_FAIL";
+  case Errc::param_invalid: return "RKNN_ERR_PARAM_INVALID";
+  case Errc::model_invalid: return "RKNN_ERR_MODEL_INVALID";
+  case Errc::ctx_invalid: return "RKNN_ERR_CTX_INVALID";
+  case Errc::input_invalid: return "RKNN_ERR_INPUT_INVALID";
+  case Errc::output_invalid: return "RKNN_ERR_OUTPUT_INVALID";
+  case Errc::device_unmatch: return "RKNN_ERR_DEVICE_UNMATCH";
+  case Errc::incompatible_pre_compile_model: return "RKNN_ERR_INCOMPATILE_PRE_COMPILE_MODEL";
+  case Errc::incompatible_optimization_level_version: return "RKNN_ERR_INCOMPATILE_OPTIMIZATION_LEVEL_VERSION";
+  case Errc::target_platform_unmatch: return "RKNN_ERR_TARGET_PLATFORM_UNMATCH";
+  case Errc::skip_custom_op_compute: return "RKNN_WARNING_SKIP_CUSTOM_OP_COMPUTE";
+  }
+  return "RKNN_ERR_UNKNOWN";
+}
+
+[[nodiscard]] constexpr std::string_view errc_description(Errc e) noexcept {
+  switch (e) {
+  case Errc::success: return "success";
+  case Errc::fail: return "execution failed";
+  case Errc::timeout: return "execution timed out";
+  case Errc::device_unavailable: return "NPU device unavailable";
+  case Errc::malloc_fail: return "memory allocation failed";
+  case Errc::param_invalid: return "invalid parameter";
+  case Errc::model_invalid: return "invalid model";
+  case Errc::ctx_invalid: return "invalid context";
+  case Errc::input_invalid: return "invalid input";
+  case Errc::output_invalid: return "invalid output";
+  case Errc::device_unmatch: return "device does not match the model";
+  case Errc::incompatible_pre_compile_model: return "pre-compiled model incompatible with the runtime";
+  case Errc::incompatible_optimization_level_version:
+    return "model optimization level incompatible with the runtime";
+  case Errc::target_platform_unmatch: return "model built for another target platform";
+  case Errc::skip_custom_op_compute: return "custom op skipped in favour of the built-in implementation";
+  }
+  return "unknown error";
+}
+
+namespace detail {
+class RknnCategory final : public std::error_category {
+public:
+  [[nodiscard]] const char* name() const noexcept override { return "rknn"; }
+  [[nodiscard]] std::string message(int code) const override {
+    const auto e = static_cast<Errc>(code);
+    const auto n = errc_name(e);
+    if (n == "RKNN_ERR_UNKNOWN") return fmt::format("unknown rknn return code {}", code);
+    return fmt::format("{} ({})", n, errc_description(e));
+  }
+};
+} // namespace detail
+
+[[nodiscard]] inline const std::error_category& rknn_category() noexcept {
+  static const detail::RknnCategory category;
+  return category;
+}
+
+[[nodiscard]] inline std::error_code make_error_code(Errc e) noexcept {
+  return {static_cast<int>(e), rknn_category()};
+}
+
+// Which tensor an error is about, when it is about one.
+enum class Io : std::uint8_t { none, input, output };
+
+struct TensorId {
+  Io io = Io::none;
+  std::optional<std::uint32_t> index;
+  std::string name;
+
+  [[nodiscard]] static TensorId input(std::uint32_t i, std::string n = {}) { return {Io::input, i, std::move(n)}; }
+  [[nodiscard]] static TensorId output(std::uint32_t i, std::string n = {}) { return {Io::output, i, std::move(n)}; }
+  [[nodiscard]] bool empty() const noexcept { return io == Io::none && !index && name.empty(); }
+};
+
+// The library's exception: an error_code in the rknn category plus the context of the failure.
+// what() reads e.g.
+//   rknn_set_io_mem(input 0 "images"): expected NHWC, given NC1HWC2: RKNN_ERR_PARAM_INVALID (invalid parameter)
+class Error : public std::system_error {
+public:
+  Error(std::error_code code, std::string call, std::string message, TensorId tensor = {})
+      : std::system_error(code, compose(code, call, message, tensor)), call_(std::move(call)),
+        message_(std::move(message)), tensor_(std::move(tensor)) {}
+  Error(Errc code, std::string call, std::string message, TensorId tensor = {})
+      : Error(make_error_code(code), std::move(call), std::move(message), std::move(tensor)) {}
+
+  [[nodiscard]] const std::string& call() const noexcept { return call_; }
+  [[nodiscard]] const std::string& message() const noexcept { return message_; }
+  [[nodiscard]] const TensorId& tensor() const noexcept { return tensor_; }
+  [[nodiscard]] Errc errc() const noexcept { return static_cast<Errc>(code().value()); }
+
+private:
+  static std::string compose(const std::error_code&, std::string_view call, std::string_view message,
+                             const TensorId& t) {
+    std::string s(call);
+    if (!t.empty()) {
+      s += '(';
+      s += t.io == Io::input ? "input" : t.io == Io::output ? "output" : "tensor";
+      if (t.index) s += fmt::format(" {}", *t.index);
+      if (!t.name.empty()) s += fmt::format(" \"{}\"", t.name);
+      s += ')';
+    }
+    if (!message.empty()) s += fmt::format("{}{}", s.empty() ? "" : ": ", message);
+    return s; // std::system_error appends ": " and the code's message
+  }
+
+  std::string call_;
+  std::string message_;
+  TensorId tensor_;
+};
+
+// Turns a runtime return code into an exception; the non-throwing form is the code itself.
+inline void check(int rc, std::string_view call, TensorId tensor = {}) {
+  if (rc < 0) throw Error(static_cast<Errc>(rc), std::string(call), {}, std::move(tensor));
+}
+
+namespace detail {
+// The one way the compile-time vocabulary reports bad input. It is deliberately not constexpr:
+// reached during constant evaluation it stops compilation, and compilers quote the calling line,
+// message included; reached at run time it throws rknnxx::Error with the values filled in.
+template <class... Args>
+[[noreturn]] void fail(std::string_view call, fmt::format_string<Args...> message, Args&&... args) {
+  throw Error(Errc::param_invalid, std::string(call), fmt::format(message, std::forward<Args>(args)...));
+}
+} // namespace detail
+
+} // namespace rknnxx
+

@@ -1,0 +1,123 @@
+#include <doctest/doctest.h>
+#include <rknnxx/core/geometry.hpp>
+#include <rknnxx/core/layout.hpp>
+
+#include <vector>
+
+using namespace rknnxx;
+
+// Visits every logical index and checks that offsets are in range and distinct; returns how many
+// storage positions were used.
+template <class M> static std::size_t check_bijective(const M& m, Extents4 e) {
+  std::vector<int> used(m.required_span_size(), 0);
+  std::size_t out_of_range = 0, collisions = 0;
+  for (std::uint32_t n = 0; n < e.n; ++n)
+    for (std::uint32_t c = 0; c < e.c; ++c)
+      for (std::uint32_t h = 0; h < e.h; ++h)
+        for (std::uint32_t w = 0; w < e.w; ++w) {
+          const auto off = m(n, c, h, w);
+          if (off >= used.size()) {
+            ++out_of_range;
+            continue;
+          }
+          if (used[off]++) ++collisions;
+        }
+  CHECK(out_of_range == 0);
+  CHECK(collisions == 0);
+  std::size_t count = 0;
+  for (int u : used) count += u != 0;
+  return count;
+}
+
+TEST_CASE("layout: NCHW is dense and row-major in (n, c, h, w)") {
+  constexpr layout::NCHW::mapping m(Extents4{3, 5, 4, 7});
+  static_assert(m(0, 0, 0, 1) == 1 && m(0, 0, 1, 0) == 7 && m(0, 1, 0, 0) == 28 && m(1, 0, 0, 0) == 140);
+  static_assert(m.dims() == Dims{3, 5, 4, 7});
+  CHECK(check_bijective(m, m.extents()) == m.required_span_size());
+  CHECK(m.is_exhaustive());
+  CHECK(m.stride(1) == 28);
+}
+
+TEST_CASE("layout: NHWC padded to w_stride and h_stride, N = 3") {
+  constexpr Extents4 e{3, 3, 5, 225};
+  constexpr layout::NHWC::mapping m(e, 232, 6);
+  static_assert(m(0, 2, 1, 0) == (1 * 232 + 0) * 3 + 2);
+  static_assert(m(2, 0, 0, 0) == 2 * 6 * 232 * 3); // per-batch base, never cumulative
+  static_assert(m.required_span_size() == 3 * 6 * 232 * 3);
+  static_assert(m.dims() == Dims{3, 5, 225, 3});
+  CHECK(check_bijective(m, e) == e.elements());
+  CHECK_FALSE(m.is_exhaustive());
+  CHECK(layout::NHWC::mapping(e).is_exhaustive());
+  CHECK(m.stride(2) == 232 * 3);
+  CHECK_THROWS_WITH_AS(layout::NHWC::mapping(e, 224), doctest::Contains("w_stride 224 is smaller than the width 225"),
+                       Error);
+  CHECK_THROWS_WITH_AS(layout::NHWC::mapping(e, 0, 4), doctest::Contains("h_stride 4 is smaller than the height 5"),
+                       Error);
+}
+
+TEST_CASE("layout: NC1HWC2 with a channel count that is not a multiple of C2, N = 3") {
+  constexpr Extents4 e{3, 19, 4, 5}; // C1 = 3 blocks of 8, the last one with 3 valid lanes
+  constexpr layout::NC1HWC2::mapping m(e, 8);
+  static_assert(m.c1() == 3);
+  static_assert(m.dims() == Dims{3, 3, 4, 5, 8});
+  // The reference formula, with a per-batch base.
+  for (std::uint32_t n = 0; n < e.n; ++n)
+    for (std::uint32_t c = 0; c < e.c; ++c)
+      for (std::uint32_t h = 0; h < e.h; ++h)
+        for (std::uint32_t w = 0; w < e.w; ++w) {
+          const std::size_t want = n * (3 * 4 * 5 * 8) + (c / 8) * (4 * 5 * 8) + h * (5 * 8) + w * 8 + c % 8;
+          REQUIRE(m(n, c, h, w) == want);
+        }
+  CHECK(check_bijective(m, e) == e.elements());
+  CHECK(m.required_span_size() == 3u * 3 * 4 * 5 * 8);
+  CHECK(m.required_span_size() - e.elements() == 3u * 4 * 5 * (24 - 19)); // the padding lanes
+  CHECK_FALSE(m.is_exhaustive());
+  CHECK(layout::NC1HWC2::mapping({1, 16, 2, 2}, 8).is_exhaustive());
+  // Width padding: dims[3] stays the logical width, rows advance by w_stride.
+  const layout::NC1HWC2::mapping padded(e, 8, 16);
+  CHECK(padded(0, 0, 1, 0) == 16 * 8);
+  CHECK(padded.required_span_size() == 3u * 3 * 4 * 16 * 8);
+  CHECK_THROWS_WITH_AS(layout::NC1HWC2::mapping(e, 0), doctest::Contains("C2 is 0"), Error);
+}
+
+TEST_CASE("layout: UNDEFINED is row-major over any rank") {
+  constexpr layout::Undefined::mapping m(Dims{2, 3, 4});
+  static_assert(m(1, 2, 3) == 23 && m(0, 0, 1) == 1);
+  static_assert(m.required_span_size() == 24);
+  CHECK(m.is_exhaustive());
+}
+
+TEST_CASE("layout: concept and format round trip") {
+  static_assert(Layout<layout::NCHW> && Layout<layout::NHWC> && Layout<layout::NC1HWC2> && Layout<layout::Undefined>);
+  static_assert(!Layout<int> && !Layout<TensorFormat>);
+  static_assert(std::is_same_v<layout_t<TensorFormat::nc1hwc2>, layout::NC1HWC2>);
+  static_assert(layout_t<TensorFormat::nhwc>::format == TensorFormat::nhwc);
+  CHECK(name_of(TensorFormat::undefined) == "UNDEFINED");
+  CHECK(name_of(static_cast<TensorFormat>(7)) == "UNKNOW");
+}
+
+TEST_CASE("runtime layout: converts to the static mapping or explains why not") {
+  rknn_tensor_attr attr{};
+  geometry(Platform::rk3568, TensorType::int8, TensorFormat::nc1hwc2, {1, 255, 80, 80}).fill(attr);
+  const auto rl = RuntimeLayout::from_attr(attr, Platform::rk3568);
+  CHECK(rl.is<layout::NC1HWC2>());
+  const auto m = rl.mapping<layout::NC1HWC2>();
+  CHECK(m.extents() == Extents4{1, 255, 80, 80}); // logical channels recovered from n_elems
+  CHECK(m.c2() == 8);
+  CHECK(m.required_span_size() == attr.size_with_stride);
+  CHECK_THROWS_WITH_AS((void)rl.mapping<layout::NHWC>(),
+                       doctest::Contains("expected layout NHWC, the tensor is NC1HWC2 with 5 dims"), Error);
+  // The same attribute is not valid on a platform with another C2.
+  CHECK_THROWS_WITH_AS((void)RuntimeLayout::from_attr(attr, Platform::rk3588), doctest::Contains("C2 8 is not RK3588's C2 for INT8 (16)"),
+                       Error);
+  // NHWC dims [N, H, W, C] with a row pitch.
+  const RuntimeLayout nhwc(TensorFormat::nhwc, {1, 224, 225, 3}, 232);
+  CHECK(nhwc.mapping<layout::NHWC>().extents() == Extents4{1, 3, 224, 225});
+  CHECK(nhwc.mapping<layout::NHWC>().w_stride() == 232);
+  CHECK_THROWS_WITH_AS(RuntimeLayout(TensorFormat::nhwc, {1, 224, 224}), doctest::Contains("a NHWC tensor has 4 dims, given 3"), Error);
+  CHECK_THROWS_WITH_AS(RuntimeLayout(static_cast<TensorFormat>(9), {1}), doctest::Contains("format value 9"), Error);
+  CHECK_THROWS_WITH_AS(RuntimeLayout(TensorFormat::nhwc, {1, 4, 8, 3}, 6), doctest::Contains("w_stride 6 is smaller than the width 8"), Error);
+  CHECK_THROWS_WITH_AS(RuntimeLayout(TensorFormat::nc1hwc2, {1, 2, 4, 4, 8}, 0, 0, 20),
+                       doctest::Contains("20 channels do not fill C1=2 blocks of C2=8"), Error);
+  CHECK(RuntimeLayout(TensorFormat::undefined, {7, 9}).mapping<layout::Undefined>().required_span_size() == 63);
+}

@@ -1,0 +1,102 @@
+#pragma once
+// The host model file: everything rknn_init on the host runtime needs, in one file written by
+// `rknnxx convert` (an ONNX model plus the toolkit's config()).
+//
+// Extension ".hrknn" ("host rknn"): rknn_init on a board takes vendor .rknn files, and this is not one;
+// a distinct extension keeps users from copying it to a board or feeding a vendor file to the host by
+// mistake. Readers never trust the extension: the magic decides, and a vendor .rknn file is recognised
+// by its own magic and refused with a message saying so.
+//
+// Layout (all integers little-endian):
+//   header, 32 bytes
+//     0  char[8]  magic "RKNNXXHM"
+//     8  u32      format version (model_file_version); a reader refuses any other
+//     12 u32      section count
+//     16 u64      file size in bytes, trailer included (detects truncation before anything is parsed)
+//     24 u32      reserved, written 0, ignored
+//     28 u32      CRC-32 of bytes 0..27
+//   sections, in any order, each
+//     u32 tag (4 ASCII characters), u32 flags (bit 0 "required"), u64 payload length,
+//     payload, u32 CRC-32 of tag, flags, length and payload
+//   trailer
+//     u32 CRC-32 of every byte before it
+// Sections of this version:
+//   "info" required  target platform, float dtype, producer, custom string (length-prefixed strings)
+//   "conf" required  the normalized config() as JSON text (quant_img_RGB2BGR is not recorded)
+//   "prep" optional  per-input preprocessing: u32 inputs; per input u32 channels, f64 mean[c], f64 std[c]
+//                    (absent: no preprocessing, i.e. means 0 and stds 1)
+//   "dyns" optional  dynamic shape set: u32 groups, u32 inputs, u32 rank per input, then i64 dims
+//                    group by group, input by input (absent: a static model)
+//   "onnx" required  the ONNX model bytes the engine loads
+// Later versions add sections (e.g. quantization tables) without breaking this reader: an unknown section
+// without the required flag is skipped and kept verbatim; one with it makes this reader refuse the file
+// with a message naming it, instead of running a model it only half understands.
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <rknnxx/toolkit/config.hpp>
+
+namespace rknnxx::host {
+
+inline constexpr std::string_view model_file_extension = ".hrknn";
+inline constexpr std::string_view model_file_magic = "RKNNXXHM";
+inline constexpr std::uint32_t model_file_version = 1;
+
+// Per-input preprocessing fused into the model: (x - mean[c]) / std[c], one value per channel.
+struct InputPreprocess {
+  std::vector<double> mean;
+  std::vector<double> std;
+  friend bool operator==(const InputPreprocess&, const InputPreprocess&) = default;
+};
+
+// A section this reader does not know (from a newer writer), kept so that a rewrite does not drop it.
+struct ExtraSection {
+  std::string tag;  // 4 characters
+  bool required = false;
+  std::vector<std::byte> payload;
+  friend bool operator==(const ExtraSection&, const ExtraSection&) = default;
+};
+
+struct ModelFile {
+  toolkit::Platform target_platform = toolkit::Platform::rk3588;
+  toolkit::FloatDtype float_dtype = toolkit::FloatDtype::float16;
+  std::string producer;                      // e.g. "rknnxx 0.1.0"
+  std::optional<std::string> custom_string;  // what RKNN_QUERY_CUSTOM_STRING returns
+  std::string config_json;                   // the normalized config, for inspection
+  std::vector<InputPreprocess> preprocess;   // empty: none; otherwise one per model input
+  std::optional<toolkit::DynamicInput> dynamic_input;  // nullopt: a static model
+  std::vector<std::byte> onnx;
+  std::vector<ExtraSection> extra_sections;
+
+  friend bool operator==(const ModelFile&, const ModelFile&) = default;
+};
+
+// Every reading and writing failure; the message starts with "model file: " and names what is wrong.
+class ModelFileError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+// CRC-32 as in zlib, gzip and PNG (reflected polynomial 0xEDB88320), so that `python3 -c "import zlib"`
+// can check a file by hand. `crc` continues a running checksum.
+[[nodiscard]] std::uint32_t crc32(std::span<const std::byte> bytes, std::uint32_t crc = 0) noexcept;
+
+// Throws ModelFileError when the value cannot be written as a valid file (e.g. a custom string that does
+// not fit the runtime's 1024 bytes, or preprocessing lists of unequal length).
+[[nodiscard]] std::vector<std::byte> serialize_model_file(const ModelFile& model);
+void save_model_file(const std::filesystem::path& path, const ModelFile& model);
+
+// Checks everything before trusting it: magic, version, checksums, every length against the bytes that
+// remain (so no allocation exceeds the input's size), and the values of the known sections.
+[[nodiscard]] ModelFile parse_model_file(std::span<const std::byte> bytes);
+[[nodiscard]] ModelFile load_model_file(const std::filesystem::path& path);
+
+} // namespace rknnxx::host

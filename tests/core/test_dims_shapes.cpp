@@ -13,6 +13,8 @@ TEST_CASE("dims: rank up to 16, extents at least 1, 64-bit element count") {
   constexpr Dims max{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2};
   static_assert(max.rank() == 16);
   CHECK(Dims{65536, 65536, 2}.elements() == 8589934592ull); // no silent 32-bit wrap
+  const Dims huge{0xffffffffu, 0xffffffffu, 0xffffffffu};
+  CHECK_THROWS_WITH_AS((void)huge.elements(), doctest::Contains("overflows 64 bits (18446744065119617025 x 4294967295)"), Error);
   CHECK_THROWS_WITH_AS((Dims{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}),
                        doctest::Contains("rank 17 exceeds RKNN_MAX_DIMS (16)"), Error);
   CHECK_THROWS_WITH_AS((Dims{1, 0, 3}), doctest::Contains("dims[1] is 0"), Error);
@@ -116,4 +118,39 @@ TEST_CASE("shape set: built at run time from RKNN_QUERY_INPUT_DYNAMIC_RANGE") {
   ranges[1].index = 5;
   CHECK_THROWS_WITH_AS((void)ShapeSet<>::from_ranges(ranges), doctest::Contains("range 1 is for input index 5"), Error);
   CHECK_THROWS_WITH_AS((void)ShapeSet<>::from_ranges({}), doctest::Contains("no rknn_input_range given"), Error);
+}
+
+TEST_CASE("shape set: framework order to the runtime's order, and the attributes for rknn_set_input_shapes") {
+  static_assert(nchw_to_nhwc(Dims{1, 3, 224, 192}) == Dims{1, 224, 192, 3});
+  static_assert(nhwc_to_nchw(nchw_to_nhwc(Dims{2, 3, 5, 7})) == Dims{2, 3, 5, 7});
+  static_assert(nchw_to_nhwc(Dims{1, 224}) == Dims{1, 224}); // not 4-D: unchanged
+  // The seed's dynamic_input in ONNX order and the range the runtime reports for it.
+  constexpr ShapeSet onnx{{{Dims{1, 3, 224, 224}}, {Dims{1, 3, 112, 224}}}};
+  constexpr auto runtime_order = onnx.transform(nchw_to_nhwc);
+  static_assert(runtime_order.shape(1, 0) == Dims{1, 112, 224, 3});
+  const auto set = ShapeSet<>::from_ranges(std::vector{[] {
+    rknn_input_range r{};
+    std::strcpy(r.name, "data");
+    r.shape_number = 2;
+    r.n_dims = 4;
+    const std::uint32_t shapes[2][4] = {{1, 224, 224, 3}, {1, 112, 224, 3}};
+    for (int s = 0; s < 2; ++s)
+      for (int k = 0; k < 4; ++k) r.dyn_range[s][k] = shapes[s][k];
+    return r;
+  }()});
+  CHECK(set == runtime_order);
+  CHECK(set.transform(nhwc_to_nchw) == onnx);
+
+  std::vector<rknn_tensor_attr> attrs(2);
+  seed.fill_input_attrs(1, attrs);
+  CHECK(attrs[1].index == 1);
+  CHECK(attrs[1].n_dims == 2);
+  CHECK(attrs[1].dims[1] == 80);
+  CHECK(attrs[1].fmt == RKNN_TENSOR_UNDEFINED);
+  std::vector<rknn_tensor_attr> one(1);
+  set.fill_input_attrs(0, one);
+  CHECK(one[0].fmt == RKNN_TENSOR_NHWC);
+  CHECK(one[0].dims[3] == 3);
+  CHECK_THROWS_WITH_AS(seed.fill_input_attrs(0, one), doctest::Contains("1 attributes given for a set of 2 inputs"), Error);
+  CHECK_THROWS_WITH_AS(seed.fill_input_attrs(2, attrs), doctest::Contains("group 2 is outside the set's 2 groups"), Error);
 }

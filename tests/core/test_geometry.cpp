@@ -84,7 +84,7 @@ TEST_CASE("geometry: nonsense is refused with the value named") {
   CHECK_THROWS_WITH_AS((void)geometry(Platform::rk3588, TensorType::float32, TensorFormat::nc1hwc2, {1, 3, 4, 4}),
                        doctest::Contains("RK3588 has no documented NC1HWC2 C2 for FP32"), Error);
   CHECK_THROWS_WITH_AS((void)geometry(Platform::rk3588, TensorType::int8, TensorFormat::nhwc, {1, 224, 224}),
-                       doctest::Contains("a NHWC geometry takes 4 dims, given 3"), Error);
+                       doctest::Contains("NHWC geometries take 4 dims, given 3"), Error);
   CHECK_THROWS_WITH_AS((void)geometry(Platform::rk3588, static_cast<TensorType>(20), TensorFormat::nhwc, {1, 2, 2, 1}),
                        doctest::Contains("tensor type value 20"), Error);
   CHECK_THROWS_WITH_AS((void)geometry(Platform::rk3588, TensorType::int8, static_cast<TensorFormat>(4), {1, 2, 2, 1}),

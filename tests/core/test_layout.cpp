@@ -78,6 +78,10 @@ TEST_CASE("layout: NC1HWC2 with a channel count that is not a multiple of C2, N 
   CHECK(padded(0, 0, 1, 0) == 16 * 8);
   CHECK(padded.required_span_size() == 3u * 3 * 4 * 16 * 8);
   CHECK_THROWS_WITH_AS(layout::NC1HWC2::mapping(e, 0), doctest::Contains("C2 is 0"), Error);
+  // Spans that do not fit 64 bits (or std::size_t) are refused instead of wrapping.
+  CHECK_THROWS_WITH_AS(layout::NCHW::mapping(Extents4{0xffffffffu, 0xffffffffu, 0xffffffffu, 2}),
+                       doctest::Contains("the span of the mapping overflows 64 bits"), Error);
+  CHECK_THROWS_AS(layout::NHWC::mapping(Extents4{0xffffffffu, 1, 0xffffffffu, 0xffffffffu}), Error);
 }
 
 TEST_CASE("layout: UNDEFINED is row-major over any rank") {
@@ -114,7 +118,7 @@ TEST_CASE("runtime layout: converts to the static mapping or explains why not") 
   const RuntimeLayout nhwc(TensorFormat::nhwc, {1, 224, 225, 3}, 232);
   CHECK(nhwc.mapping<layout::NHWC>().extents() == Extents4{1, 3, 224, 225});
   CHECK(nhwc.mapping<layout::NHWC>().w_stride() == 232);
-  CHECK_THROWS_WITH_AS(RuntimeLayout(TensorFormat::nhwc, {1, 224, 224}), doctest::Contains("a NHWC tensor has 4 dims, given 3"), Error);
+  CHECK_THROWS_WITH_AS(RuntimeLayout(TensorFormat::nhwc, {1, 224, 224}), doctest::Contains("NHWC tensors have 4 dims, given 3"), Error);
   CHECK_THROWS_WITH_AS(RuntimeLayout(static_cast<TensorFormat>(9), {1}), doctest::Contains("format value 9"), Error);
   CHECK_THROWS_WITH_AS(RuntimeLayout(TensorFormat::nhwc, {1, 4, 8, 3}, 6), doctest::Contains("w_stride 6 is smaller than the width 8"), Error);
   CHECK_THROWS_WITH_AS(RuntimeLayout(TensorFormat::nc1hwc2, {1, 2, 4, 4, 8}, 0, 0, 20),

@@ -49,10 +49,10 @@ public:
   [[nodiscard]] constexpr std::span<const std::uint32_t> span() const noexcept { return {extents_.data(), rank_}; }
 
   // Product of the extents (1 for rank 0), in 64 bits so that overflow of the ABI's 32-bit
-  // n_elems and size fields can be detected by the caller.
-  [[nodiscard]] constexpr std::uint64_t elements() const noexcept {
+  // n_elems and size fields can be detected by the caller; beyond 64 bits it is refused.
+  [[nodiscard]] constexpr std::uint64_t elements() const {
     std::uint64_t n = 1;
-    for (auto e : span()) n *= e;
+    for (auto e : span()) n = detail::checked_mul(n, e, "the element count of the dims");
     return n;
   }
 
@@ -72,5 +72,11 @@ private:
     std::copy(p, p + n, extents_.begin());
   }
 };
+
+// The runtime reports 4-D inputs as NHWC ([N, H, W, C]) while models and the toolkit's
+// dynamic_input use the framework's order (NCHW for ONNX). Other ranks have no such order and
+// pass through unchanged.
+[[nodiscard]] constexpr Dims nchw_to_nhwc(const Dims& d) { return d.rank() == 4 ? Dims{d[0], d[2], d[3], d[1]} : d; }
+[[nodiscard]] constexpr Dims nhwc_to_nchw(const Dims& d) { return d.rank() == 4 ? Dims{d[0], d[3], d[1], d[2]} : d; }
 
 } // namespace rknnxx

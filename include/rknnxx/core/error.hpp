@@ -176,6 +176,12 @@ template <class... Args>
 [[noreturn]] void fail(std::string_view call, fmt::format_string<Args...> message, Args&&... args) {
   throw Error(Errc::param_invalid, std::string(call), fmt::format(message, std::forward<Args>(args)...));
 }
+
+// a * b, refusing to wrap: element counts and spans are products of up to 16 32-bit extents.
+constexpr std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, std::string_view what) {
+  if (a != 0 && b > UINT64_MAX / a) fail("rknnxx", "{} overflows 64 bits ({} x {})", what, a, b);
+  return a * b;
+}
 } // namespace detail
 
 } // namespace rknnxx

@@ -97,7 +97,7 @@ constexpr std::uint32_t align_up(std::uint32_t v, std::uint32_t a) noexcept {
   if (!is_valid(format))
     detail::fail(who, "format value {} is not an rknn_tensor_format", static_cast<std::uint32_t>(format));
   if (format != TensorFormat::undefined && dims.rank() != 4)
-    detail::fail(who, "a {} geometry takes 4 dims, given {}", name_of(format), dims.rank());
+    detail::fail(who, "{} geometries take 4 dims, given {}", name_of(format), dims.rank());
 
   Geometry g;
   g.format = format;
@@ -128,7 +128,7 @@ constexpr std::uint32_t align_up(std::uint32_t v, std::uint32_t a) noexcept {
     g.w_stride = m.w_stride();
     g.h_stride = m.h_stride();
     g.channels = e.c;
-    span = std::uint64_t{e.n} * m.h_stride() * m.w_stride() * e.c;
+    span = m.required_span_size();
     break;
   }
   case TensorFormat::nc1hwc2: {
@@ -144,7 +144,7 @@ constexpr std::uint32_t align_up(std::uint32_t v, std::uint32_t a) noexcept {
     g.w_stride = m.w_stride();
     g.h_stride = e.h;
     g.channels = e.c;
-    span = std::uint64_t{e.n} * m.c1() * e.h * m.w_stride() * m.c2();
+    span = m.required_span_size();
     break;
   }
   }

@@ -19,6 +19,8 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <limits>
 #include <optional>
 #include <string_view>
 
@@ -50,8 +52,8 @@ struct Extents4 {
   std::uint32_t c = 1;
   std::uint32_t h = 1;
   std::uint32_t w = 1;
-  [[nodiscard]] constexpr std::uint64_t elements() const noexcept {
-    return std::uint64_t{n} * c * h * w;
+  [[nodiscard]] constexpr std::uint64_t elements() const {
+    return detail::checked_mul(detail::checked_mul(std::uint64_t{n} * c, h, "n*c*h"), w, "n*c*h*w");
   }
   friend constexpr bool operator==(const Extents4&, const Extents4&) noexcept = default;
 };
@@ -65,6 +67,14 @@ constexpr std::uint32_t checked_w_stride(std::string_view who, const Extents4& e
   if (w_stride == 0) return e.w; // the ABI's "0 means equal to the width"
   if (w_stride < e.w) fail(who, "w_stride {} is smaller than the width {}", w_stride, e.w);
   return w_stride;
+}
+// The number of elements a mapping spans must be addressable with std::size_t (32 bits on armhf).
+constexpr std::size_t checked_span(std::string_view who, std::initializer_list<std::uint64_t> factors) {
+  std::uint64_t span = 1;
+  for (auto f : factors) span = checked_mul(span, f, "the span of the mapping");
+  if (span > std::numeric_limits<std::size_t>::max())
+    fail(who, "the span of {} elements does not fit std::size_t on this target", span);
+  return static_cast<std::size_t>(span);
 }
 constexpr std::uint32_t checked_h_stride(std::string_view who, const Extents4& e, std::uint32_t h_stride) {
   if (h_stride == 0) return e.h;
@@ -84,7 +94,10 @@ struct NCHW {
   public:
     using layout_type = NCHW;
     constexpr mapping() noexcept = default;
-    constexpr explicit mapping(Extents4 e) : e_(e) { detail::check_extents("layout::NCHW::mapping", e); }
+    constexpr explicit mapping(Extents4 e) : e_(e) {
+      detail::check_extents("layout::NCHW::mapping", e);
+      span_ = detail::checked_span("layout::NCHW::mapping", {e.n, e.c, e.h, e.w});
+    }
 
     [[nodiscard]] constexpr Extents4 extents() const noexcept { return e_; }
     [[nodiscard]] constexpr Dims dims() const { return {e_.n, e_.c, e_.h, e_.w}; }
@@ -92,9 +105,7 @@ struct NCHW {
                                                    std::size_t w) const noexcept {
       return ((n * e_.c + c) * e_.h + h) * e_.w + w;
     }
-    [[nodiscard]] constexpr std::size_t required_span_size() const noexcept {
-      return static_cast<std::size_t>(e_.elements());
-    }
+    [[nodiscard]] constexpr std::size_t required_span_size() const noexcept { return span_; }
     // Strides in logical (n, c, h, w) order.
     [[nodiscard]] constexpr std::size_t stride(std::size_t r) const noexcept {
       const std::size_t s[4] = {std::size_t{e_.c} * e_.h * e_.w, std::size_t{e_.h} * e_.w, e_.w, 1};
@@ -107,6 +118,7 @@ struct NCHW {
 
   private:
     Extents4 e_{};
+    std::size_t span_ = 1;
   };
 };
 
@@ -124,6 +136,7 @@ struct NHWC {
         : e_(e), ws_(detail::checked_w_stride("layout::NHWC::mapping", e, w_stride)),
           hs_(detail::checked_h_stride("layout::NHWC::mapping", e, h_stride)) {
       detail::check_extents("layout::NHWC::mapping", e);
+      span_ = detail::checked_span("layout::NHWC::mapping", {e.n, hs_, ws_, e.c});
     }
 
     [[nodiscard]] constexpr Extents4 extents() const noexcept { return e_; }
@@ -134,9 +147,7 @@ struct NHWC {
                                                    std::size_t w) const noexcept {
       return ((n * hs_ + h) * ws_ + w) * e_.c + c;
     }
-    [[nodiscard]] constexpr std::size_t required_span_size() const noexcept {
-      return std::size_t{e_.n} * hs_ * ws_ * e_.c;
-    }
+    [[nodiscard]] constexpr std::size_t required_span_size() const noexcept { return span_; }
     [[nodiscard]] constexpr std::size_t stride(std::size_t r) const noexcept {
       const std::size_t s[4] = {std::size_t{hs_} * ws_ * e_.c, 1, std::size_t{ws_} * e_.c, e_.c};
       return s[r];
@@ -150,6 +161,7 @@ struct NHWC {
     Extents4 e_{};
     std::uint32_t ws_ = 1;
     std::uint32_t hs_ = 1;
+    std::size_t span_ = 1;
   };
 };
 
@@ -168,7 +180,8 @@ struct NC1HWC2 {
         : e_(e), c2_(c2), ws_(detail::checked_w_stride("layout::NC1HWC2::mapping", e, w_stride)) {
       detail::check_extents("layout::NC1HWC2::mapping", e);
       if (c2 == 0) detail::fail("layout::NC1HWC2::mapping", "C2 is {}: it must be at least 1", c2);
-      c1_ = (e.c + c2 - 1) / c2;
+      c1_ = static_cast<std::uint32_t>((std::uint64_t{e.c} + c2 - 1) / c2);
+      span_ = detail::checked_span("layout::NC1HWC2::mapping", {e.n, c1_, e.h, ws_, c2_});
     }
 
     [[nodiscard]] constexpr Extents4 extents() const noexcept { return e_; }
@@ -181,9 +194,7 @@ struct NC1HWC2 {
                                                    std::size_t w) const noexcept {
       return (((n * c1_ + c / c2_) * e_.h + h) * ws_ + w) * c2_ + c % c2_;
     }
-    [[nodiscard]] constexpr std::size_t required_span_size() const noexcept {
-      return std::size_t{e_.n} * c1_ * e_.h * ws_ * c2_;
-    }
+    [[nodiscard]] constexpr std::size_t required_span_size() const noexcept { return span_; }
     [[nodiscard]] static constexpr bool is_unique() noexcept { return true; }
     [[nodiscard]] constexpr bool is_exhaustive() const noexcept { return e_.c % c2_ == 0 && ws_ == e_.w; }
     [[nodiscard]] static constexpr bool is_strided() noexcept { return false; }
@@ -194,6 +205,7 @@ struct NC1HWC2 {
     std::uint32_t c2_ = 1;
     std::uint32_t ws_ = 1;
     std::uint32_t c1_ = 1;
+    std::size_t span_ = 1;
   };
 };
 
@@ -206,7 +218,10 @@ struct Undefined {
   public:
     using layout_type = Undefined;
     constexpr mapping() noexcept = default;
-    constexpr explicit mapping(Dims d) : d_(d) {}
+    constexpr explicit mapping(Dims d) : d_(d) {
+      if (d.elements() > std::numeric_limits<std::size_t>::max())
+        detail::fail("layout::Undefined::mapping", "the span of {} elements does not fit std::size_t on this target", d.elements());
+    }
 
     [[nodiscard]] constexpr Dims dims() const noexcept { return d_; }
     // Row-major over the dims; with four indices on a rank-4 tensor, (n, c, h, w) are simply
@@ -218,9 +233,7 @@ struct Undefined {
       for (std::size_t r = 0; r < sizeof...(I) && r < d_.rank(); ++r) off = off * d_[r] + index[r];
       return off;
     }
-    [[nodiscard]] constexpr std::size_t required_span_size() const noexcept {
-      return static_cast<std::size_t>(d_.elements());
-    }
+    [[nodiscard]] constexpr std::size_t required_span_size() const { return static_cast<std::size_t>(d_.elements()); }
     [[nodiscard]] static constexpr bool is_unique() noexcept { return true; }
     [[nodiscard]] static constexpr bool is_exhaustive() noexcept { return true; }
     [[nodiscard]] static constexpr bool is_strided() noexcept { return true; }
@@ -273,11 +286,13 @@ public:
       detail::fail(who, "format value {} is not an rknn_tensor_format (0..3)", static_cast<std::uint32_t>(format));
     const std::size_t want = format == TensorFormat::nc1hwc2 ? 5 : 4;
     if (format != TensorFormat::undefined && dims.rank() != want)
-      detail::fail(who, "a {} tensor has {} dims, given {}", name_of(format), want, dims.rank());
+      detail::fail(who, "{} tensors have {} dims, given {}", name_of(format), want, dims.rank());
     if (format == TensorFormat::nc1hwc2) {
-      const std::uint32_t padded = dims[1] * dims[4];
-      if (channels_ == 0) channels_ = padded;
-      if (channels_ > padded || channels_ + dims[4] <= padded)
+      const std::uint64_t padded = std::uint64_t{dims[1]} * dims[4];
+      if (padded > std::numeric_limits<std::uint32_t>::max())
+        detail::fail(who, "C1={} x C2={} channels overflow 32 bits", dims[1], dims[4]);
+      if (channels_ == 0) channels_ = static_cast<std::uint32_t>(padded);
+      if (channels_ > padded || channels_ + std::uint64_t{dims[4]} <= padded)
         detail::fail(who, "{} channels do not fill C1={} blocks of C2={}", channels_, dims[1], dims[4]);
     }
     if (format != TensorFormat::undefined && w_stride != 0 && w_stride < dims[format == TensorFormat::nhwc ? 2 : 3])

@@ -8,6 +8,10 @@
 //   static_assert(seed.max_shape_index() == 0);  // 1x224 + 1x40 = 264 > 1x112 + 1x80 = 192
 //   template <auto Shapes> struct Model;  Model<seed> m;     // usable as a template argument
 //   auto set = ShapeSet<>::from_ranges(ranges);             // from RKNN_QUERY_INPUT_DYNAMIC_RANGE
+//   set.fill_input_attrs(1, attrs);                         // then rknn_set_input_shapes(ctx, n, attrs)
+//
+// Order of dims: the query reports 4-D inputs as NHWC; the toolkit's dynamic_input is in the
+// framework's order (NCHW for ONNX). set.transform(nchw_to_nhwc) converts a whole set.
 //
 // ShapeSet<I, S> has I inputs and S shapes known at compile time (S <= 512, RKNN_MAX_DYNAMIC_SHAPE_NUM);
 // ShapeSet<> (both dynamic) is the same vocabulary with the counts read at run time. Both are
@@ -79,6 +83,21 @@ public:
     return std::nullopt;
   }
   [[nodiscard]] constexpr bool contains(std::span<const Dims> shapes) const noexcept { return find(shapes).has_value(); }
+
+  // Writes group g into the attributes passed to rknn_set_input_shapes: index, n_dims, dims and
+  // fmt (NHWC for 4-D inputs, UNDEFINED otherwise, as the runtime requires). The dims must
+  // already be in the runtime's order (see nchw_to_nhwc).
+  constexpr void fill_input_attrs(std::size_t g, std::span<rknn_tensor_attr> attrs) const {
+    if (attrs.size() != self().num_inputs())
+      fail("rknnxx::ShapeSet::fill_input_attrs", "{} attributes given for a set of {} inputs", attrs.size(),
+           self().num_inputs());
+    const auto shapes = group(g);
+    for (std::size_t i = 0; i < attrs.size(); ++i) {
+      attrs[i].index = static_cast<std::uint32_t>(i);
+      shapes[i].to_abi(attrs[i].n_dims, attrs[i].dims);
+      attrs[i].fmt = shapes[i].rank() == 4 ? RKNN_TENSOR_NHWC : RKNN_TENSOR_UNDEFINED;
+    }
+  }
 
   template <class Other>
   [[nodiscard]] friend constexpr bool operator==(const ShapeSetBase& a, const ShapeSetBase<Other>& b) noexcept {
@@ -178,6 +197,15 @@ public:
     return set;
   }
 
+  // The same set with f applied to every shape, e.g. set.transform(nchw_to_nhwc) to compare a
+  // dynamic_input written in ONNX order with what RKNN_QUERY_INPUT_DYNAMIC_RANGE reports.
+  template <class F> [[nodiscard]] constexpr ShapeSet transform(F f) const {
+    ShapeSet set;
+    for (std::size_t k = 0; k < shapes_.size(); ++k) set.shapes_[k] = f(shapes_[k]);
+    base::validate(set.storage(), Inputs, Shapes);
+    return set;
+  }
+
   [[nodiscard]] static constexpr std::size_t num_inputs() noexcept { return Inputs; }
   [[nodiscard]] static constexpr std::size_t num_shapes() noexcept { return Shapes; }
   [[nodiscard]] constexpr std::span<const Dims> storage() const noexcept { return shapes_; }
@@ -219,6 +247,15 @@ public:
     set.inputs_ = ranges.size();
     set.shapes_count_ = shapes;
     base::validate(set.storage(), set.inputs_, set.shapes_count_);
+    return set;
+  }
+
+  template <class F> [[nodiscard]] ShapeSet transform(F f) const {
+    ShapeSet set;
+    set.inputs_ = inputs_;
+    set.shapes_count_ = shapes_count_;
+    for (const Dims& d : shapes_) set.shapes_.push_back(f(d));
+    base::validate(set.storage(), inputs_, shapes_count_);
     return set;
   }
 

@@ -1,0 +1,53 @@
+#pragma once
+// How the host runtime fails: inside, an ApiError carries the vendor's return code and a
+// message; at the C boundary guarded() turns it into that code and one log line.
+
+#include <rknnxx/abi/c_api.h>
+
+#include <fmt/core.h>
+
+#include <new>
+#include <stdexcept>
+#include <string>
+
+#include "log.hpp"
+
+namespace rknnxx::host {
+
+class ApiError : public std::runtime_error {
+ public:
+  ApiError(int code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  [[nodiscard]] int code() const noexcept { return code_; }
+
+ private:
+  int code_;
+};
+
+template <class... Args>
+[[noreturn]] void fail(int code, fmt::format_string<Args...> format, Args&&... args) {
+  throw ApiError(code, fmt::format(format, std::forward<Args>(args)...));
+}
+
+// Runs body() and maps whatever it throws to a vendor return code, logging one line that
+// starts with the C function's name. Nothing escapes into C.
+template <class Body>
+int guarded(const char* call, Body&& body) noexcept {
+  try {
+    body();
+    return RKNN_SUCC;
+  } catch (const ApiError& e) {
+    log_error("{}: {}", call, e.what());
+    return e.code();
+  } catch (const std::bad_alloc&) {
+    log_error("{}: out of memory", call);
+    return RKNN_ERR_MALLOC_FAIL;
+  } catch (const std::exception& e) {
+    log_error("{}: {}", call, e.what());
+    return RKNN_ERR_FAIL;
+  } catch (...) {
+    log_error("{}: unknown failure", call);
+    return RKNN_ERR_FAIL;
+  }
+}
+
+} // namespace rknnxx::host

@@ -1,0 +1,56 @@
+#pragma once
+// Memory behind rknn_tensor_mem on the host. Runtime-allocated memory is a memfd mapping,
+// so mem->fd is a real file descriptor that create_mem_from_fd can wrap again, as a
+// dma-buf fd can on a board. Wrapped memory (from fd, phys or a user pointer) stays the
+// caller's.
+//
+// Cache emulation: a board's NPU sees memory through its own view, which the CPU's caches
+// reach only at a sync. Each HostMem may keep a "device view"; when a context disables the
+// runtime's own flushes (RKNN_FLAG_DISABLE_FLUSH_*_MEM_CACHE), the engine reads and writes
+// that view and only rknn_mem_sync moves bytes between it and the CPU view, so a forgotten
+// sync shows on the host exactly as stale data would on a board.
+
+#include <rknnxx/abi/c_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace rknnxx::host {
+
+class HostMem {
+ public:
+  // Runtime-owned memory of `size` bytes (zeroed), mapped from a memfd.
+  static std::unique_ptr<HostMem> allocate(rknn_context owner, uint64_t size, uint64_t alloc_flags);
+  // Wraps memory the caller owns; `virt` must stay valid while the mem lives.
+  static std::unique_ptr<HostMem> wrap(rknn_context owner, void* virt, uint32_t size, int32_t fd, int32_t offset,
+                                       uint64_t phys, uint32_t flags);
+  ~HostMem();
+  HostMem(const HostMem&) = delete;
+  HostMem& operator=(const HostMem&) = delete;
+
+  [[nodiscard]] rknn_tensor_mem* descriptor() noexcept { return &desc_; }
+  [[nodiscard]] rknn_context owner() const noexcept { return owner_; }
+  // Unique over the process's life: tells this memory from a later one at the same address.
+  [[nodiscard]] uint64_t serial() const noexcept { return serial_; }
+  [[nodiscard]] std::span<std::byte> cpu_view() noexcept;
+
+  // The bytes the NPU would read or write: the CPU view itself when the runtime syncs for
+  // the caller, otherwise the separate device view.
+  [[nodiscard]] std::span<std::byte> device_view(bool emulate_cache);
+  void sync_to_device();
+  void sync_from_device();
+
+ private:
+  HostMem();
+  rknn_tensor_mem desc_{};
+  rknn_context owner_ = 0;
+  uint64_t serial_ = 0;
+  void* mapping_ = nullptr;  // our mmap of the memfd, when we allocated
+  size_t mapping_size_ = 0;
+  std::vector<std::byte> device_;  // the device view, made on first use
+};
+
+} // namespace rknnxx::host

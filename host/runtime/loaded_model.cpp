@@ -1,0 +1,175 @@
+#include "loaded_model.hpp"
+
+#include "api_error.hpp"
+
+#include "../engine/engine_error.hpp"
+#include "../engine/onnx_reader.hpp"
+
+#include <rknnxx/core/geometry.hpp>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cstring>
+#include <unordered_set>
+
+namespace rknnxx::host {
+
+std::string dims_string(const std::vector<int64_t>& dims) { return fmt::format("[{}]", fmt::join(dims, ",")); }
+
+namespace {
+
+std::vector<int64_t> declared_dims(const onnx::ValueInfoProto& value) {
+  std::vector<int64_t> dims;
+  for (const auto& d : value.shape) dims.push_back(d.has_value ? d.value : -1);
+  return dims;
+}
+
+bool fully_known(const std::vector<int64_t>& dims) {
+  return std::all_of(dims.begin(), dims.end(), [](int64_t d) { return d > 0; });
+}
+
+// NCHW dims of a 4-D tensor as the attribute reports them for a layout.
+Dims reported(const std::vector<int64_t>& nchw, TensorFormat format) {
+  auto u = [&](size_t i) { return static_cast<uint32_t>(nchw[i]); };
+  if (format == TensorFormat::nhwc) return Dims{u(0), u(2), u(3), u(1)};
+  return Dims{u(0), u(1), u(2), u(3)};
+}
+
+} // namespace
+
+std::shared_ptr<const LoadedModel> LoadedModel::load(std::span<const std::byte> bytes) {
+  auto model = std::make_shared<LoadedModel>();
+  try {
+    model->file_ = parse_model_file(bytes);
+    model->onnx_ = onnx::read_model(model->file_.onnx);
+  } catch (const std::exception& e) {
+    fail(RKNN_ERR_MODEL_INVALID, "{}", e.what());
+  }
+  const auto platform = platform_from_name(toolkit::name_of(model->file_.target_platform));
+  if (!platform)
+    fail(RKNN_ERR_MODEL_INVALID, "target platform '{}' is unknown to this runtime",
+         toolkit::name_of(model->file_.target_platform));
+  model->platform_ = *platform;
+  model->info_ = rknnxx::platform_info(*platform);
+
+  const auto& graph = model->onnx_.graph;
+  std::unordered_set<std::string> initializers;
+  for (const auto& init : graph.initializer) {
+    initializers.insert(init.name);
+    size_t count = 1;
+    for (int64_t d : init.dims) count *= static_cast<size_t>(std::max<int64_t>(d, 0));
+    const size_t bytes_per = init.data_type == onnx::DataType::float32 ? (model->float16_model() ? 2 : 4)
+                             : init.data_type == onnx::DataType::int64 ? 8
+                                                                       : 4;
+    model->weight_bytes_ += count * bytes_per;
+  }
+  ShapeChoice declared;
+  for (const auto& input : graph.input) {
+    if (initializers.contains(input.name)) continue;  // older exporters list initializers as inputs
+    model->inputs_.push_back({input.name, input.elem_type});
+    declared.push_back(declared_dims(input));
+  }
+  for (const auto& output : graph.output) model->outputs_.push_back({output.name, output.elem_type});
+  if (model->inputs_.empty() || model->outputs_.empty())
+    fail(RKNN_ERR_MODEL_INVALID, "the model has {} inputs and {} outputs; it needs at least one of each",
+         model->inputs_.size(), model->outputs_.size());
+
+  const auto& preprocess = model->file_.preprocess;
+  model->normalization_.resize(model->inputs_.size());
+  for (size_t i = 0; i < preprocess.size() && i < model->inputs_.size(); ++i) {
+    auto& n = model->normalization_[i];
+    n.mean.assign(preprocess[i].mean.begin(), preprocess[i].mean.end());
+    n.std.assign(preprocess[i].std.begin(), preprocess[i].std.end());
+  }
+
+  if (model->file_.dynamic_input) {
+    for (const auto& group : *model->file_.dynamic_input) {
+      if (group.size() != model->inputs_.size())
+        fail(RKNN_ERR_MODEL_INVALID, "a dynamic shape group has {} shapes for {} inputs", group.size(),
+             model->inputs_.size());
+      model->shape_set_.push_back(group);
+    }
+    model->initial_shapes_ = model->shape_set_[toolkit::max_shape_index(*model->file_.dynamic_input).value_or(0)];
+  } else {
+    for (size_t i = 0; i < declared.size(); ++i)
+      if (!fully_known(declared[i]))
+        fail(RKNN_ERR_MODEL_INVALID,
+             "input {} ('{}') has dims {} with unknown sizes and the model has no dynamic_input shape set: "
+             "convert it with dynamic_input, or with fixed input shapes",
+             i, model->inputs_[i].name, dims_string(declared[i]));
+    model->initial_shapes_ = declared;
+  }
+  return model;
+}
+
+bool LoadedModel::float16_model() const noexcept { return file_.float_dtype == toolkit::FloatDtype::float16; }
+
+rknn_tensor_type LoadedModel::runtime_type(DataType dtype) const {
+  switch (dtype) {
+    case DataType::float32:
+    case DataType::float16: return float16_model() ? RKNN_TENSOR_FLOAT16 : RKNN_TENSOR_FLOAT32;
+    case DataType::int8: return RKNN_TENSOR_INT8;
+    case DataType::uint8: return RKNN_TENSOR_UINT8;
+    case DataType::int16: return RKNN_TENSOR_INT16;
+    case DataType::uint16: return RKNN_TENSOR_UINT16;
+    case DataType::int32: return RKNN_TENSOR_INT32;
+    case DataType::uint32: return RKNN_TENSOR_UINT32;
+    case DataType::int64: return RKNN_TENSOR_INT64;
+    case DataType::boolean: return RKNN_TENSOR_BOOL;
+    case DataType::bfloat16: return RKNN_TENSOR_BFLOAT16;
+    default: break;
+  }
+  fail(RKNN_ERR_MODEL_INVALID, "ONNX element type {} has no runtime tensor type", static_cast<int>(dtype));
+}
+
+rknn_tensor_attr LoadedModel::attr(bool input, uint32_t index, const std::vector<int64_t>& dims, AttrKind kind) const {
+  const IoTensor& tensor = (input ? inputs_ : outputs_).at(index);
+  const auto type = static_cast<TensorType>(runtime_type(tensor.dtype));
+  const PlatformInfo& info = platform_info();
+
+  // Reference 4.3: 4-D inputs are reported NHWC and 4-D outputs NCHW; natively the NPU reads
+  // 1-, 3- and 4-channel images as NHWC and everything else as NC1HWC2 where the platform
+  // has a C2 for the element type; other ranks are UNDEFINED in the model's own order.
+  TensorFormat format = TensorFormat::undefined;
+  StrideRequest strides;
+  if (dims.size() == 4) {
+    const int64_t channels = dims[1];
+    const bool image_like = channels == 1 || channels == 3 || channels == 4;
+    const bool blockable = info.c2(type) != 0;
+    switch (kind) {
+      case AttrKind::normal: format = input ? TensorFormat::nhwc : TensorFormat::nchw; break;
+      case AttrKind::native:
+        format = (input && image_like) || !blockable ? (input ? TensorFormat::nhwc : TensorFormat::nchw)
+                                                     : TensorFormat::nc1hwc2;
+        break;
+      case AttrKind::native_nhwc: format = TensorFormat::nhwc; break;
+    }
+    // Only inputs carry the zero-copy width alignment; an output's NHWC rows are dense.
+    if (format == TensorFormat::nhwc && !input) strides.w_stride = static_cast<uint32_t>(dims[3]);
+  }
+  std::vector<uint32_t> extents;
+  for (int64_t d : dims) {
+    if (d <= 0 || d > std::numeric_limits<uint32_t>::max())
+      fail(RKNN_ERR_MODEL_INVALID, "tensor '{}' has dim {} in {}", tensor.name, d, dims_string(dims));
+    extents.push_back(static_cast<uint32_t>(d));
+  }
+  const Dims logical(extents);
+  const Dims shown = format == TensorFormat::nhwc ? reported(dims, format) : logical;
+  const Geometry g = geometry(platform_, type, format, shown, strides);
+
+  rknn_tensor_attr attr{};
+  attr.index = index;
+  std::strncpy(attr.name, tensor.name.c_str(), RKNN_MAX_NAME_LEN - 1);
+  g.fill(attr);
+  attr.qnt_type = RKNN_TENSOR_QNT_NONE;  // a float model: no quantization parameters
+  attr.fl = 0;
+  attr.zp = 0;
+  attr.scale = 1.0f;
+  attr.pass_through = 0;
+  attr.h_stride = 0;  // written by the caller; 0 means the height
+  return attr;
+}
+
+} // namespace rknnxx::host

@@ -1,0 +1,79 @@
+#pragma once
+// A host model file loaded for rknn_init: the file, its ONNX graph, and everything the
+// runtime reports about it (tensor names, element types as the board reports them, the
+// dynamic shape set, the normalisation fused into each input). Immutable and shared by
+// every context made from it with rknn_dup_context.
+
+#include <rknnxx/abi/c_api.h>
+#include <rknnxx/core/platform.hpp>
+
+#include "../engine/onnx_model.hpp"
+#include "../engine/tensor.hpp"
+#include "../model_file.hpp"
+#include "tensor_codec.hpp"
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace rknnxx::host {
+
+// The three views of a tensor the queries give (reference 4.3).
+enum class AttrKind { normal, native, native_nhwc };
+
+// Dims of every input in ONNX order: one choice of a dynamic model's shape set.
+using ShapeChoice = std::vector<std::vector<int64_t>>;
+
+struct IoTensor {
+  std::string name;
+  DataType dtype = DataType::undefined;  // as in the ONNX graph
+};
+
+class LoadedModel {
+ public:
+  // Throws ApiError(RKNN_ERR_MODEL_INVALID) naming what is wrong with the bytes.
+  static std::shared_ptr<const LoadedModel> load(std::span<const std::byte> bytes);
+
+  [[nodiscard]] Platform platform() const noexcept { return platform_; }
+  [[nodiscard]] const PlatformInfo& platform_info() const noexcept { return info_; }
+  [[nodiscard]] const ModelFile& file() const noexcept { return file_; }
+  [[nodiscard]] const onnx::ModelProto& onnx() const noexcept { return onnx_; }
+  [[nodiscard]] const std::vector<IoTensor>& inputs() const noexcept { return inputs_; }
+  [[nodiscard]] const std::vector<IoTensor>& outputs() const noexcept { return outputs_; }
+  [[nodiscard]] bool float16_model() const noexcept;
+  [[nodiscard]] size_t weight_bytes() const noexcept { return weight_bytes_; }
+
+  // The element type the board reports for a tensor of this ONNX type (float32 is float16
+  // in a model converted with float_dtype float16).
+  [[nodiscard]] rknn_tensor_type runtime_type(DataType dtype) const;
+  [[nodiscard]] const Normalization& normalization(size_t input) const { return normalization_.at(input); }
+
+  // The shape set of a dynamic model (empty for a static one) and the group the runtime
+  // starts with: MaxShape, the group with the largest sum of input sizes.
+  [[nodiscard]] const std::vector<ShapeChoice>& shape_set() const noexcept { return shape_set_; }
+  [[nodiscard]] bool dynamic() const noexcept { return !shape_set_.empty(); }
+  [[nodiscard]] const ShapeChoice& initial_shapes() const noexcept { return initial_shapes_; }
+
+  // The attribute a query reports for a tensor of these (ONNX-order) dims.
+  [[nodiscard]] rknn_tensor_attr attr(bool input, uint32_t index, const std::vector<int64_t>& dims,
+                                      AttrKind kind) const;
+
+ private:
+  Platform platform_ = Platform::rk3588;
+  PlatformInfo info_ = rknnxx::platform_info(Platform::rk3588);
+  ModelFile file_;
+  onnx::ModelProto onnx_;
+  std::vector<IoTensor> inputs_;
+  std::vector<IoTensor> outputs_;
+  std::vector<Normalization> normalization_;
+  std::vector<ShapeChoice> shape_set_;
+  ShapeChoice initial_shapes_;
+  size_t weight_bytes_ = 0;
+};
+
+// "[1,3,224,224]"
+std::string dims_string(const std::vector<int64_t>& dims);
+
+} // namespace rknnxx::host

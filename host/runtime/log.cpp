@@ -1,0 +1,29 @@
+#include "log.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+
+namespace rknnxx::host {
+
+namespace {
+int configured_level() noexcept {
+  static const int level = [] {
+    const char* env = std::getenv("RKNN_LOG_LEVEL");
+    if (env == nullptr || *env == '\0') return 2;
+    return std::atoi(env);
+  }();
+  return level;
+}
+} // namespace
+
+bool log_enabled(LogLevel level) noexcept { return static_cast<int>(level) <= configured_level(); }
+
+void log_line(LogLevel level, std::string_view text) noexcept {
+  static std::mutex mutex;
+  const char tag = level == LogLevel::error ? 'E' : level == LogLevel::warning ? 'W' : 'I';
+  std::lock_guard lock(mutex);
+  std::fprintf(stderr, "%c RKNN: %.*s\n", tag, static_cast<int>(text.size()), text.data());
+}
+
+} // namespace rknnxx::host

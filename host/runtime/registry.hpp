@@ -1,0 +1,39 @@
+#pragma once
+// Every live context and memory descriptor of the process, so that the C interface can
+// tell a live handle from a destroyed or made-up one instead of dereferencing it.
+// Context handles are never reused: a stale handle stays invalid for the process's life.
+
+#include <rknnxx/abi/c_api.h>
+
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "host_mem.hpp"
+
+namespace rknnxx::host {
+
+class HostContext;
+
+class Registry {
+ public:
+  rknn_context add_context(std::shared_ptr<HostContext> context);
+  // The live context behind `handle`, or RKNN_ERR_CTX_INVALID.
+  [[nodiscard]] std::shared_ptr<HostContext> context(rknn_context handle) const;
+  void remove_context(rknn_context handle);
+
+  rknn_tensor_mem* add_mem(std::unique_ptr<HostMem> mem);
+  // The live memory behind `mem`, which must belong to `context` (or to no context).
+  [[nodiscard]] HostMem& mem(rknn_context context, rknn_tensor_mem* mem) const;
+  void remove_mem(rknn_context context, rknn_tensor_mem* mem);
+
+ private:
+  mutable std::mutex mutex_;
+  rknn_context next_handle_ = 0x1000;
+  std::unordered_map<rknn_context, std::shared_ptr<HostContext>> contexts_;
+  std::unordered_map<rknn_tensor_mem*, std::unique_ptr<HostMem>> mems_;
+};
+
+Registry& registry();
+
+} // namespace rknnxx::host

@@ -1,0 +1,52 @@
+#pragma once
+// Moving tensor data between a caller's buffer, described by an rknn_tensor_attr-like
+// description (element type, format, dims, w_stride), and the engine's dense tensors
+// (ONNX order: NCHW for 4-D). This is what rknn_inputs_set, rknn_outputs_get and zero-copy
+// memory do on a board: layout conversion (NHWC with w_stride padding, NC1HWC2 blocking),
+// mean/std normalisation and element-type conversion.
+
+#include <rknnxx/abi/c_api.h>
+
+#include "../engine/tensor.hpp"
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace rknnxx::host {
+
+// How a caller's buffer holds one tensor.
+struct BufferFormat {
+  rknn_tensor_type type = RKNN_TENSOR_FLOAT32;
+  rknn_tensor_format fmt = RKNN_TENSOR_UNDEFINED;
+  std::vector<uint32_t> dims;  // as the attr reports them: NHWC, NCHW, [N,C1,H,W,C2] or any order for UNDEFINED
+  uint32_t w_stride = 0;       // 0: the width
+  uint32_t h_stride = 0;       // 0: the height
+
+  // Bytes the buffer must hold, padding included.
+  [[nodiscard]] size_t required_bytes() const;
+  [[nodiscard]] std::string describe() const;  // "UINT8 NHWC [1,224,224,3] w_stride 224"
+};
+
+// Per-channel affine normalisation applied to raw values: (x - mean[c]) / std[c].
+struct Normalization {
+  std::vector<float> mean;
+  std::vector<float> std;
+  [[nodiscard]] bool empty() const noexcept { return mean.empty() && std.empty(); }
+};
+
+// Bytes of one element of I/O data; int4 (matmul only) is refused.
+size_t element_bytes(rknn_tensor_type type);
+
+// Reads `source` (held as `format`) into `target`, a dense engine tensor in ONNX order whose
+// shape is the tensor's logical shape. Values are converted to target's element type after
+// normalisation (when given). Throws ApiError(RKNN_ERR_INPUT_INVALID) naming the mismatch.
+void decode(std::span<const std::byte> source, const BufferFormat& format, const Normalization& normalization,
+            Tensor& target);
+
+// Writes the dense tensor `source` (ONNX order) into `target`, held as `format`; padding
+// lanes and padded columns are written as zeros.
+void encode(const Tensor& source, const BufferFormat& format, std::span<std::byte> target);
+
+} // namespace rknnxx::host

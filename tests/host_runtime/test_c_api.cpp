@@ -1,0 +1,386 @@
+// The host runtime through its exported C interface: board-exact attributes, the general and
+// zero-copy flows against the engine run directly, dynamic shapes, and every kind of misuse
+// answered with the vendor's return code instead of a crash.
+
+#include "converted_models.hpp"
+
+#include <rknnxx/abi/c_api.h>
+
+#include "engine/session.hpp"
+#include "engine/float16.hpp"
+#include "engine/onnx_reader.hpp"
+#include "model_file.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace rknnxx;
+
+namespace {
+
+struct Ctx {  // a test's own tiny guard: the library's Context is tested elsewhere
+  rknn_context handle = 0;
+  explicit Ctx(const std::string& path, uint32_t flags = 0) {
+    REQUIRE(rknn_init(&handle, const_cast<char*>(path.c_str()), 0, flags, nullptr) == RKNN_SUCC);
+  }
+  ~Ctx() {
+    if (handle) rknn_destroy(handle);
+  }
+  Ctx(const Ctx&) = delete;
+  Ctx& operator=(const Ctx&) = delete;
+  operator rknn_context() const { return handle; }
+};
+
+rknn_tensor_attr query_attr(rknn_context ctx, rknn_query_cmd cmd, uint32_t index) {
+  rknn_tensor_attr attr{};
+  attr.index = index;
+  REQUIRE(rknn_query(ctx, cmd, &attr, sizeof attr) == RKNN_SUCC);
+  return attr;
+}
+
+std::vector<uint32_t> dims_of(const rknn_tensor_attr& a) { return {a.dims, a.dims + a.n_dims}; }
+
+std::vector<uint8_t> image(uint32_t h, uint32_t w, uint32_t c, uint32_t seed = 1) {
+  std::vector<uint8_t> img(size_t{h} * w * c);
+  for (size_t i = 0; i < img.size(); ++i) img[i] = static_cast<uint8_t>((i * 37 + seed * 101 + (i / c) % 7) % 256);
+  return img;
+}
+
+int set_image(rknn_context ctx, std::vector<uint8_t>& img) {
+  rknn_input in{};
+  in.index = 0;
+  in.type = RKNN_TENSOR_UINT8;
+  in.fmt = RKNN_TENSOR_NHWC;
+  in.buf = img.data();
+  in.size = static_cast<uint32_t>(img.size());
+  return rknn_inputs_set(ctx, 1, &in);
+}
+
+std::vector<float> get_float_output(rknn_context ctx, uint32_t index) {
+  rknn_output out{};
+  out.index = index;
+  out.want_float = 1;
+  // outputs_get takes the first n outputs; ask for all up to index.
+  std::vector<rknn_output> outs(index + 1);
+  for (uint32_t i = 0; i <= index; ++i) {
+    outs[i].index = i;
+    outs[i].want_float = 1;
+  }
+  REQUIRE(rknn_outputs_get(ctx, index + 1, outs.data(), nullptr) == RKNN_SUCC);
+  const auto* values = static_cast<const float*>(outs[index].buf);
+  std::vector<float> result(values, values + outs[index].size / sizeof(float));
+  REQUIRE(rknn_outputs_release(ctx, index + 1, outs.data()) == RKNN_SUCC);
+  return result;
+}
+
+// What the engine computes for this image when run directly: the same normalisation and
+// float16 rounding the runtime promises, with no runtime in between.
+std::vector<float> engine_reference(const std::vector<uint8_t>& img, uint32_t h, uint32_t w, size_t output) {
+  const auto onnx = test::read_bytes(test::models_dir() / "dyn/dyncnn.onnx");
+  host::Session session(host::onnx::read_model(onnx), {.threads = 1, .float16_activations = true});
+  const float mean[3] = {123.675f, 116.28f, 103.53f}, std_[3] = {58.395f, 57.12f, 57.375f};
+  host::Tensor input(host::DataType::float32, {1, 3, h, w});
+  float* x = input.data<float>();
+  for (uint32_t c = 0; c < 3; ++c)
+    for (uint32_t y = 0; y < h; ++y)
+      for (uint32_t xx = 0; xx < w; ++xx)
+        x[(c * h + y) * w + xx] = host::round_to_half(
+            static_cast<float>((static_cast<double>(img[(y * w + xx) * 3 + c]) - mean[c]) / std_[c]));
+  auto outputs = session.run(std::vector<host::Tensor>{std::move(input)});
+  std::vector<float> values(outputs[output].values<float>().begin(), outputs[output].values<float>().end());
+  for (float& v : values) v = host::round_to_half(v);
+  return values;
+}
+
+float max_abs_difference(const std::vector<float>& a, const std::vector<float>& b) {
+  REQUIRE(a.size() == b.size());
+  float worst = 0;
+  for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::fabs(a[i] - b[i]));
+  return worst;
+}
+
+} // namespace
+
+TEST_CASE("attributes are reported as on the board") {
+  Ctx ctx(test::dyncnn());
+  rknn_input_output_num io{};
+  REQUIRE(rknn_query(ctx, RKNN_QUERY_IN_OUT_NUM, &io, sizeof io) == RKNN_SUCC);
+  CHECK(io.n_input == 1);
+  CHECK(io.n_output == 2);
+
+  SUBCASE("4-D inputs are NHWC, float models float16, the largest shape first") {
+    const auto in = query_attr(ctx, RKNN_QUERY_INPUT_ATTR, 0);
+    CHECK(std::string(in.name) == "data");
+    CHECK(in.fmt == RKNN_TENSOR_NHWC);
+    CHECK(in.type == RKNN_TENSOR_FLOAT16);
+    CHECK(dims_of(in) == std::vector<uint32_t>{1, 224, 224, 3});
+    CHECK(in.n_elems == 224u * 224 * 3);
+    CHECK(in.size == in.n_elems * 2);
+    CHECK(in.w_stride == 224);
+    CHECK(in.size_with_stride == in.size);
+  }
+  SUBCASE("outputs are NCHW normally and NC1HWC2 natively, with the platform's C2") {
+    const auto normal = query_attr(ctx, RKNN_QUERY_OUTPUT_ATTR, 1);
+    CHECK(normal.fmt == RKNN_TENSOR_NCHW);
+    CHECK(dims_of(normal) == std::vector<uint32_t>{1, 32, 56, 56});
+    const auto native = query_attr(ctx, RKNN_QUERY_NATIVE_OUTPUT_ATTR, 1);
+    CHECK(native.fmt == RKNN_TENSOR_NC1HWC2);
+    CHECK(dims_of(native) == std::vector<uint32_t>{1, 4, 56, 56, 8});  // RK3588 float16: C2 = 8
+    CHECK(native.size_with_stride == 1u * 4 * 56 * 56 * 8 * 2);
+    const auto logits = query_attr(ctx, RKNN_QUERY_OUTPUT_ATTR, 0);
+    CHECK(logits.fmt == RKNN_TENSOR_UNDEFINED);
+    CHECK(dims_of(logits) == std::vector<uint32_t>{1, 10});
+  }
+  SUBCASE("RK3566 has C2 4 for float16 and aligns input rows to 8 pixels") {
+    Ctx rk3566(test::dyncnn("rk3566"));
+    const auto native = query_attr(rk3566, RKNN_QUERY_NATIVE_OUTPUT_ATTR, 1);
+    CHECK(dims_of(native) == std::vector<uint32_t>{1, 8, 56, 56, 4});
+  }
+  SUBCASE("SDK version, custom string and memory sizes") {
+    rknn_sdk_version version{};
+    REQUIRE(rknn_query(ctx, RKNN_QUERY_SDK_VERSION, &version, sizeof version) == RKNN_SUCC);
+    CHECK(std::string(version.api_version).find("rknnxx host runtime") != std::string::npos);
+    CHECK(std::string(version.api_version).find("2.3.2") != std::string::npos);
+    rknn_custom_string custom{};
+    REQUIRE(rknn_query(ctx, RKNN_QUERY_CUSTOM_STRING, &custom, sizeof custom) == RKNN_SUCC);
+    CHECK(std::string(custom.string) == "dyncnn for tests");
+    rknn_mem_size mem{};
+    REQUIRE(rknn_query(ctx, RKNN_QUERY_MEM_SIZE, &mem, sizeof mem) == RKNN_SUCC);
+    CHECK(mem.total_weight_size > 0);
+    CHECK(mem.total_internal_size > 0);
+  }
+}
+
+TEST_CASE("dynamic shapes follow the seed") {
+  Ctx ctx(test::dyncnn());
+  rknn_input_range range{};
+  range.index = 0;
+  REQUIRE(rknn_query(ctx, RKNN_QUERY_INPUT_DYNAMIC_RANGE, &range, sizeof range) == RKNN_SUCC);
+  CHECK(range.shape_number == 3);
+  CHECK(range.fmt == RKNN_TENSOR_NHWC);
+  CHECK(range.n_dims == 4);
+  CHECK(std::vector<uint32_t>(range.dyn_range[2], range.dyn_range[2] + 4) == std::vector<uint32_t>{1, 100, 100, 3});
+
+  auto attr = query_attr(ctx, RKNN_QUERY_INPUT_ATTR, 0);
+  SUBCASE("setting a shape of the set changes the current attributes") {
+    attr.dims[1] = attr.dims[2] = 100;
+    REQUIRE(rknn_set_input_shapes(ctx, 1, &attr) == RKNN_SUCC);
+    const auto current = query_attr(ctx, RKNN_QUERY_CURRENT_INPUT_ATTR, 0);
+    CHECK(dims_of(current) == std::vector<uint32_t>{1, 100, 100, 3});
+    CHECK(current.w_stride == 112);  // RK3588 aligns zero-copy rows to 16 pixels
+    CHECK(current.size_with_stride == 112u * 100 * 3 * 2);
+    CHECK(dims_of(query_attr(ctx, RKNN_QUERY_CURRENT_OUTPUT_ATTR, 1)) == std::vector<uint32_t>{1, 32, 25, 25});
+    // The plain query keeps reporting the largest shape.
+    CHECK(dims_of(query_attr(ctx, RKNN_QUERY_INPUT_ATTR, 0)) == std::vector<uint32_t>{1, 224, 224, 3});
+  }
+  SUBCASE("a shape outside the set is refused") {
+    attr.dims[1] = attr.dims[2] = 128;
+    CHECK(rknn_set_input_shapes(ctx, 1, &attr) == RKNN_ERR_FAIL);
+  }
+  SUBCASE("NCHW dims labelled NHWC are refused") {
+    attr.dims[1] = 3;
+    attr.dims[2] = attr.dims[3] = 160;
+    CHECK(rknn_set_input_shapes(ctx, 1, &attr) == RKNN_ERR_FAIL);
+  }
+  SUBCASE("4-D shapes must say NHWC") {
+    attr.fmt = RKNN_TENSOR_NCHW;
+    CHECK(rknn_set_input_shapes(ctx, 1, &attr) == RKNN_ERR_PARAM_INVALID);
+  }
+  SUBCASE("a static model answers the range query as the board does") {
+    Ctx fixed(test::squeezenet());
+    rknn_input_range r{};
+    CHECK(rknn_query(fixed, RKNN_QUERY_INPUT_DYNAMIC_RANGE, &r, sizeof r) == RKNN_ERR_MODEL_INVALID);
+  }
+}
+
+TEST_CASE("general and zero-copy flows agree with the engine run directly, for every shape") {
+  Ctx ctx(test::dyncnn());
+  auto attr = query_attr(ctx, RKNN_QUERY_INPUT_ATTR, 0);
+  rknn_tensor_mem* in_mem = rknn_create_mem(ctx, attr.size_with_stride);
+  rknn_tensor_mem* out_mem = rknn_create_mem(ctx, query_attr(ctx, RKNN_QUERY_OUTPUT_ATTR, 1).n_elems * 4);
+  REQUIRE(in_mem != nullptr);
+  REQUIRE(out_mem != nullptr);
+  for (uint32_t side : {224u, 160u, 100u}) {
+    CAPTURE(side);
+    attr.dims[1] = attr.dims[2] = side;
+    REQUIRE(rknn_set_input_shapes(ctx, 1, &attr) == RKNN_SUCC);
+    auto img = image(side, side, 3, side);
+    const auto reference = engine_reference(img, side, side, 1);
+
+    REQUIRE(set_image(ctx, img) == RKNN_SUCC);
+    REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+    CHECK(max_abs_difference(get_float_output(ctx, 1), reference) == 0.0f);
+
+    auto cur_in = query_attr(ctx, RKNN_QUERY_CURRENT_INPUT_ATTR, 0);
+    auto* dst = static_cast<uint8_t*>(in_mem->virt_addr);
+    for (uint32_t h = 0; h < side; ++h) std::memcpy(dst + size_t{h} * cur_in.w_stride * 3, img.data() + size_t{h} * side * 3, side * 3);
+    cur_in.type = RKNN_TENSOR_UINT8;
+    REQUIRE(rknn_set_io_mem(ctx, in_mem, &cur_in) == RKNN_SUCC);
+    auto cur_out = query_attr(ctx, RKNN_QUERY_CURRENT_OUTPUT_ATTR, 1);
+    cur_out.type = RKNN_TENSOR_FLOAT32;
+    REQUIRE(rknn_set_io_mem(ctx, out_mem, &cur_out) == RKNN_SUCC);
+    REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+    const auto* zc = static_cast<const float*>(out_mem->virt_addr);
+    CHECK(max_abs_difference(std::vector<float>(zc, zc + reference.size()), reference) == 0.0f);
+  }
+  CHECK(rknn_destroy_mem(ctx, in_mem) == RKNN_SUCC);
+  CHECK(rknn_destroy_mem(ctx, out_mem) == RKNN_SUCC);
+}
+
+TEST_CASE("native NC1HWC2 output memory holds the blocked output, padding lanes zero") {
+  Ctx ctx(test::dyncnn("rk3566"));  // C2 4 for float16
+  auto img = image(224, 224, 3);
+  REQUIRE(set_image(ctx, img) == RKNN_SUCC);
+  auto native = query_attr(ctx, RKNN_QUERY_NATIVE_OUTPUT_ATTR, 1);
+  rknn_tensor_mem* mem = rknn_create_mem(ctx, native.size_with_stride);
+  REQUIRE(rknn_set_io_mem(ctx, mem, &native) == RKNN_SUCC);
+  REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+  const auto normal = get_float_output(ctx, 1);  // [1,32,56,56]
+  const auto* blocked = static_cast<const uint16_t*>(mem->virt_addr);
+  const uint32_t c2 = native.dims[4], h = native.dims[2], w = native.dims[3];
+  int mismatches = 0;
+  for (uint32_t c = 0; c < 32; ++c)
+    for (uint32_t y = 0; y < h; ++y)
+      for (uint32_t x = 0; x < w; ++x) {
+        const size_t at = ((size_t{c / c2} * h + y) * w + x) * c2 + c % c2;
+        if (host::half_bits_to_float(blocked[at]) != normal[(size_t{c} * h + y) * w + x]) ++mismatches;
+      }
+  CHECK(mismatches == 0);
+  CHECK(rknn_destroy_mem(ctx, mem) == RKNN_SUCC);
+}
+
+TEST_CASE("cache sync is emulated: without mem_sync the NPU sees stale memory") {
+  Ctx ctx(test::dyncnn(), RKNN_FLAG_DISABLE_FLUSH_INPUT_MEM_CACHE);
+  auto attr = query_attr(ctx, RKNN_QUERY_INPUT_ATTR, 0);
+  attr.type = RKNN_TENSOR_UINT8;
+  rknn_tensor_mem* mem = rknn_create_mem(ctx, attr.size_with_stride);
+  auto img = image(224, 224, 3);
+  std::memcpy(mem->virt_addr, img.data(), img.size());
+  REQUIRE(rknn_set_io_mem(ctx, mem, &attr) == RKNN_SUCC);
+  REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+  const auto stale = get_float_output(ctx, 0);
+  REQUIRE(rknn_mem_sync(ctx, mem, RKNN_MEMORY_SYNC_TO_DEVICE) == RKNN_SUCC);
+  REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+  const auto fresh = get_float_output(ctx, 0);
+  CHECK(max_abs_difference(fresh, engine_reference(img, 224, 224, 0)) == 0.0f);
+  CHECK(max_abs_difference(stale, fresh) > 0.0f);
+  CHECK(rknn_destroy_mem(ctx, mem) == RKNN_SUCC);
+}
+
+TEST_CASE("misuse gets the vendor's return codes, never a crash") {
+  Ctx ctx(test::dyncnn());
+  SUBCASE("bad model files") {
+    rknn_context c = 0;
+    CHECK(rknn_init(&c, const_cast<char*>("/nonexistent/model.hrknn"), 0, 0, nullptr) == RKNN_ERR_MODEL_INVALID);
+    auto bytes = test::read_bytes(test::dyncnn());
+    CHECK(rknn_init(&c, bytes.data(), static_cast<uint32_t>(bytes.size() / 2), 0, nullptr) == RKNN_ERR_MODEL_INVALID);
+    bytes[bytes.size() / 2] ^= std::byte{0x5a};
+    CHECK(rknn_init(&c, bytes.data(), static_cast<uint32_t>(bytes.size()), 0, nullptr) == RKNN_ERR_MODEL_INVALID);
+    CHECK(rknn_init(nullptr, bytes.data(), 1, 0, nullptr) == RKNN_ERR_PARAM_INVALID);
+    CHECK(c == 0);
+  }
+  SUBCASE("destroyed and made-up contexts") {
+    rknn_context c = 0;
+    REQUIRE(rknn_init(&c, const_cast<char*>(test::dyncnn().c_str()), 0, 0, nullptr) == RKNN_SUCC);
+    REQUIRE(rknn_destroy(c) == RKNN_SUCC);
+    rknn_input_output_num io{};
+    CHECK(rknn_query(c, RKNN_QUERY_IN_OUT_NUM, &io, sizeof io) == RKNN_ERR_CTX_INVALID);
+    CHECK(rknn_run(c, nullptr) == RKNN_ERR_CTX_INVALID);
+    CHECK(rknn_destroy(c) == RKNN_ERR_CTX_INVALID);
+    CHECK(rknn_run(0xdeadbeef, nullptr) == RKNN_ERR_CTX_INVALID);
+  }
+  SUBCASE("queries with a short struct, an index out of range, an unknown command") {
+    rknn_tensor_attr attr{};
+    CHECK(rknn_query(ctx, RKNN_QUERY_INPUT_ATTR, &attr, 372) == RKNN_ERR_PARAM_INVALID);
+    attr.index = 5;
+    CHECK(rknn_query(ctx, RKNN_QUERY_INPUT_ATTR, &attr, sizeof attr) == RKNN_ERR_PARAM_INVALID);
+    CHECK(rknn_query(ctx, static_cast<rknn_query_cmd>(99), &attr, sizeof attr) == RKNN_ERR_PARAM_INVALID);
+    CHECK(rknn_query(ctx, RKNN_QUERY_INPUT_ATTR, nullptr, sizeof attr) == RKNN_ERR_PARAM_INVALID);
+  }
+  SUBCASE("inputs of the wrong size, type or count") {
+    auto img = image(224, 224, 3);
+    rknn_input in{};
+    in.index = 0;
+    in.type = RKNN_TENSOR_FLOAT32;  // the classic: type left at 0 means FLOAT32, four times the bytes
+    in.fmt = RKNN_TENSOR_NHWC;
+    in.buf = img.data();
+    in.size = static_cast<uint32_t>(img.size());
+    CHECK(rknn_inputs_set(ctx, 1, &in) == RKNN_ERR_PARAM_INVALID);
+    in.type = RKNN_TENSOR_INT64;
+    in.size = static_cast<uint32_t>(img.size());
+    CHECK(rknn_inputs_set(ctx, 1, &in) != RKNN_SUCC);
+    in.type = RKNN_TENSOR_UINT8;
+    CHECK(rknn_inputs_set(ctx, 2, &in) == RKNN_ERR_PARAM_INVALID);
+    in.buf = nullptr;
+    CHECK(rknn_inputs_set(ctx, 1, &in) == RKNN_ERR_PARAM_INVALID);
+    in.buf = img.data();
+    in.index = 3;
+    CHECK(rknn_inputs_set(ctx, 1, &in) == RKNN_ERR_PARAM_INVALID);
+  }
+  SUBCASE("calls in the wrong order") {
+    rknn_output out{};
+    out.want_float = 1;
+    CHECK(rknn_outputs_get(ctx, 1, &out, nullptr) == RKNN_ERR_OUTPUT_INVALID);
+    CHECK(rknn_run(ctx, nullptr) == RKNN_ERR_INPUT_INVALID);  // no input given yet
+    auto img = image(224, 224, 3);
+    REQUIRE(set_image(ctx, img) == RKNN_SUCC);
+    REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+    REQUIRE(rknn_outputs_get(ctx, 1, &out, nullptr) == RKNN_SUCC);
+    rknn_output copy = out;
+    REQUIRE(rknn_outputs_release(ctx, 1, &out) == RKNN_SUCC);
+    CHECK(rknn_outputs_release(ctx, 1, &copy) == RKNN_ERR_PARAM_INVALID);  // released twice
+  }
+  SUBCASE("zero-copy memory too small, destroyed, or of another context") {
+    auto attr = query_attr(ctx, RKNN_QUERY_INPUT_ATTR, 0);
+    attr.type = RKNN_TENSOR_UINT8;
+    rknn_tensor_mem* small = rknn_create_mem(ctx, attr.size_with_stride / 2);
+    CHECK(rknn_set_io_mem(ctx, small, &attr) == RKNN_ERR_PARAM_INVALID);
+    CHECK(rknn_destroy_mem(ctx, small) == RKNN_SUCC);
+    CHECK(rknn_destroy_mem(ctx, small) == RKNN_ERR_PARAM_INVALID);
+    Ctx other(test::dyncnn());
+    rknn_tensor_mem* foreign = rknn_create_mem(other, attr.size_with_stride);
+    CHECK(rknn_set_io_mem(ctx, foreign, &attr) == RKNN_ERR_PARAM_INVALID);
+    rknn_tensor_mem* mem = rknn_create_mem(ctx, attr.size_with_stride);
+    REQUIRE(rknn_set_io_mem(ctx, mem, &attr) == RKNN_SUCC);
+    REQUIRE(rknn_destroy_mem(ctx, mem) == RKNN_SUCC);
+    CHECK(rknn_run(ctx, nullptr) == RKNN_ERR_PARAM_INVALID);  // the bound memory is gone
+    CHECK(rknn_destroy_mem(other, foreign) == RKNN_SUCC);
+    CHECK(rknn_create_mem(ctx, 0) == nullptr);
+  }
+  SUBCASE("a binding from the old shape is refused after a shape switch") {
+    auto attr = query_attr(ctx, RKNN_QUERY_INPUT_ATTR, 0);
+    attr.type = RKNN_TENSOR_UINT8;
+    rknn_tensor_mem* mem = rknn_create_mem(ctx, attr.size_with_stride);
+    REQUIRE(rknn_set_io_mem(ctx, mem, &attr) == RKNN_SUCC);
+    auto shape = attr;
+    shape.dims[1] = shape.dims[2] = 160;
+    REQUIRE(rknn_set_input_shapes(ctx, 1, &shape) == RKNN_SUCC);
+    CHECK(rknn_run(ctx, nullptr) == RKNN_ERR_INPUT_INVALID);
+    CHECK(rknn_destroy_mem(ctx, mem) == RKNN_SUCC);
+  }
+  SUBCASE("core masks: only multi-core platforms, only valid masks") {
+    CHECK(rknn_set_core_mask(ctx, RKNN_NPU_CORE_0_1) == RKNN_SUCC);
+    CHECK(rknn_set_core_mask(ctx, static_cast<rknn_core_mask>(0x40)) == RKNN_ERR_PARAM_INVALID);
+    Ctx single(test::dyncnn("rk3566"));
+    CHECK(rknn_set_core_mask(single, RKNN_NPU_CORE_0) == RKNN_ERR_FAIL);
+  }
+  SUBCASE("dup_context: refused for dynamic models, works for static ones") {
+    rknn_context copy = 0;
+    rknn_context source = ctx;
+    CHECK(rknn_dup_context(&source, &copy) == RKNN_ERR_MODEL_INVALID);
+    Ctx fixed(test::squeezenet());
+    source = fixed;
+    REQUIRE(rknn_dup_context(&source, &copy) == RKNN_SUCC);
+    CHECK(copy != source);
+    CHECK(rknn_destroy(copy) == RKNN_SUCC);
+  }
+  SUBCASE("perf detail needs the collect-perf flag") {
+    rknn_perf_detail detail{};
+    CHECK(rknn_query(ctx, RKNN_QUERY_PERF_DETAIL, &detail, sizeof detail) == RKNN_ERR_PARAM_INVALID);
+  }
+}

@@ -5,7 +5,8 @@
 // serializes to bytes that parse to the same value, and a config that parses writes JSON that reads
 // back equal. Built and run by tests/fuzz/run_model_file.sh.
 //
-// With -DMODEL_FILE_FUZZ_SEEDS it is a small program instead, writing seed inputs into a directory.
+// With -DMODEL_FILE_FUZZ_SEEDS it is a small program instead, writing seed inputs into a directory (each
+// seed also goes through the checks above, so a seed that breaks a property fails before fuzzing).
 
 #include "convert/config_json.hpp"
 #include "model_file.hpp"
@@ -83,6 +84,10 @@ int main(int argc, char** argv) {
     std::ofstream out(dir + "/" + name, std::ios::binary);
     out.put(selector);
     out.write(body.data(), static_cast<std::streamsize>(body.size()));
+    if (selector & 1)
+      fuzz_config(body);
+    else
+      fuzz_model_file(std::as_bytes(std::span(body.data(), body.size())));
   };
   auto write_model = [&](const std::string& name, const rknnxx::host::ModelFile& m) {
     const auto bytes = rknnxx::host::serialize_model_file(m);

@@ -19,3 +19,18 @@
 #include <rknnxx/core/packed_float.hpp>
 #include <rknnxx/core/platform.hpp>
 #include <rknnxx/core/shape_set.hpp>
+
+// Tensor attributes, typed views and layout/type conversions (rknnxx/tensor), and the runtime
+// layer (rknnxx/runtime): loader, Context, Mem, IoBinding, outputs, typed contexts.
+#include <rknnxx/tensor/attr.hpp>
+#include <rknnxx/tensor/convert.hpp>
+#include <rknnxx/tensor/view.hpp>
+#include <rknnxx/runtime/api_table.hpp>
+#include <rknnxx/runtime/context.hpp>
+#include <rknnxx/runtime/context_state.hpp>
+#include <rknnxx/runtime/flags.hpp>
+#include <rknnxx/runtime/io_binding.hpp>
+#include <rknnxx/runtime/loader.hpp>
+#include <rknnxx/runtime/mem.hpp>
+#include <rknnxx/runtime/outputs.hpp>
+#include <rknnxx/runtime/typed_context.hpp>

@@ -27,6 +27,9 @@ TEST_CASE("error: the rknn category and the exception's context") {
   const std::system_error& base = e; // catchable as the standard type
   CHECK(base.code().category() == rknn_category());
 
+  CHECK_FALSE(to_error_code(RKNN_SUCC));
+  CHECK(to_error_code(RKNN_ERR_MODEL_INVALID) == Errc::model_invalid);
+  CHECK(to_error_code(RKNN_WARNING_SKIP_CUSTOM_OP_COMPUTE) == Errc::skip_custom_op_compute);
   CHECK_NOTHROW(check(RKNN_SUCC, "rknn_run"));
   try {
     check(RKNN_ERR_TIMEOUT, "rknn_run", TensorId::output(2));

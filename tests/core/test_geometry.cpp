@@ -92,3 +92,20 @@ TEST_CASE("geometry: nonsense is refused with the value named") {
   CHECK_THROWS_WITH_AS((void)geometry(Platform::rk3588, TensorType::int8, TensorFormat::nhwc, {1, 2, 20, 1}, {.w_stride = 10}),
                        doctest::Contains("w_stride 10 is smaller than the width 20"), Error);
 }
+
+TEST_CASE("geometry: comparing with what the runtime reported") {
+  constexpr auto g = geometry<Platform::rk3568, std::int8_t, layout::NC1HWC2>({1, 255, 80, 80});
+  rknn_tensor_attr attr{};
+  g.fill(attr);
+  CHECK(geometry_mismatch(g, attr).empty());
+  attr.w_stride = 0; // "0 means equal to the width"
+  CHECK(geometry_mismatch(g, attr).empty());
+  attr.size_with_stride = 0; // observed for some inputs: read as size
+  CHECK(geometry_mismatch(g, attr) == "size_with_stride: computed 1638400, reported 1632000");
+  g.fill(attr);
+  attr.dims[4] = 16;
+  attr.type = RKNN_TENSOR_FLOAT16;
+  CHECK(geometry_mismatch(g, attr) == "type: computed INT8, reported FP16; dims: computed [1, 32, 80, 80, 8], reported [1, 32, 80, 80, 16]");
+  attr.n_dims = 99;
+  CHECK(geometry_mismatch(g, attr).find("n_dims: computed 5, reported 99") != std::string::npos);
+}

@@ -163,7 +163,12 @@ private:
   TensorId tensor_;
 };
 
-// Turns a runtime return code into an exception; the non-throwing form is the code itself.
+// The non-throwing form for hot paths: a runtime return code as an error_code (empty on success).
+[[nodiscard]] inline std::error_code to_error_code(int rc) noexcept {
+  return rc < 0 ? make_error_code(static_cast<Errc>(rc)) : std::error_code{};
+}
+
+// Turns a runtime return code into an exception naming the call (and the tensor, when known).
 inline void check(int rc, std::string_view call, TensorId tensor = {}) {
   if (rc < 0) throw Error(static_cast<Errc>(rc), std::string(call), {}, std::move(tensor));
 }

@@ -32,8 +32,15 @@
 #include <rknnxx/core/layout.hpp>
 #include <rknnxx/core/platform.hpp>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <span>
+#include <string>
+#include <string_view>
 
 namespace rknnxx {
 
@@ -158,6 +165,35 @@ template <Platform P, TensorElement T, Layout L>
   requires(L::format != TensorFormat::nc1hwc2 || platform_traits<P>.c2(tensor_type_of<T>) != 0)
 [[nodiscard]] constexpr Geometry geometry(const Dims& dims, StrideRequest request = {}) {
   return geometry(P, tensor_type_of<T>, L::format, dims, request);
+}
+
+// What the runtime reported against what the calculator predicts: empty when they agree, else
+// one "field: computed X, reported Y" clause per difference, for messages and host-runtime tests.
+// The ABI's zeros are read as documented: w_stride 0 is the width, and size_with_stride 0 (seen
+// for float16 and UNDEFINED inputs) is size.
+[[nodiscard]] inline std::string geometry_mismatch(const Geometry& g, const rknn_tensor_attr& attr) {
+  std::string out;
+  const auto differ = [&out](std::string_view field, const auto& computed, const auto& reported) {
+    if (computed == reported) return;
+    out += fmt::format("{}{}: computed {}, reported {}", out.empty() ? "" : "; ", field, computed, reported);
+  };
+  differ("fmt", name_of(g.format), name_of(static_cast<TensorFormat>(attr.fmt)));
+  differ("type", name_of(g.type), name_of(static_cast<TensorType>(attr.type)));
+  if (attr.n_dims > max_rank) {
+    differ("n_dims", g.dims.rank(), std::size_t{attr.n_dims});
+  } else {
+    const std::span<const std::uint32_t> reported(attr.dims, attr.n_dims);
+    if (!std::equal(g.dims.begin(), g.dims.end(), reported.begin(), reported.end()))
+      differ("dims", fmt::format("[{}]", fmt::join(g.dims.span(), ", ")), fmt::format("[{}]", fmt::join(reported, ", ")));
+  }
+  differ("n_elems", g.n_elems, attr.n_elems);
+  differ("size", g.size, attr.size);
+  if (g.format != TensorFormat::undefined) {
+    const std::uint32_t width = g.format == TensorFormat::nhwc ? g.dims[2] : g.dims[3];
+    differ("w_stride", g.w_stride, attr.w_stride == 0 ? width : attr.w_stride);
+  }
+  differ("size_with_stride", g.size_with_stride, attr.size_with_stride == 0 ? attr.size : attr.size_with_stride);
+  return out;
 }
 
 // The cases the reference documents (4.1 to 4.3) hold at compile time.

@@ -1,0 +1,14 @@
+#pragma once
+// The one exception type of the host engine. Messages name the node, the operator and
+// the tensor involved, and say what was expected and what was given.
+
+#include <stdexcept>
+
+namespace rknnxx::host {
+
+class EngineError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+} // namespace rknnxx::host

@@ -1,0 +1,84 @@
+#pragma once
+// An ONNX graph made ready to plan: names resolved to value ids, initializers and Constant
+// nodes folded to constant tensors, every node bound to its registered operator, nodes in
+// topological order, and nodes that no graph output depends on removed.
+
+#include "onnx_model.hpp"
+#include "tensor.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace rknnxx::host {
+
+struct OpDefinition;
+
+using ValueId = int32_t;
+inline constexpr ValueId no_value = -1;  // an omitted optional input
+
+inline constexpr int64_t min_opset = 9;
+inline constexpr int64_t max_opset = 17;
+
+struct Value {
+  std::string name;
+  DataType dtype = DataType::undefined;  // declared (graph input/output, value_info) or of the constant
+  bool has_declared_shape = false;
+  std::vector<onnx::Dimension> declared_shape;
+  int32_t producer = -1;  // index into Graph::nodes(), -1 for inputs and constants
+};
+
+struct Node {
+  std::string name;
+  std::string op_type;
+  std::string domain;
+  std::vector<ValueId> inputs;  // no_value for an omitted optional input
+  std::vector<ValueId> outputs;  // no_value for an omitted optional output
+  std::vector<onnx::AttributeProto> attributes;
+  const OpDefinition* op = nullptr;
+
+  // "node 'conv1' (Conv)" for messages.
+  std::string label() const;
+  const onnx::AttributeProto* attribute(std::string_view attribute_name) const;
+};
+
+class Graph {
+public:
+  // Throws EngineError for an opset outside [min_opset, max_opset], unsupported operators,
+  // dangling names, duplicate outputs and cycles, naming the node and operator.
+  explicit Graph(const onnx::ModelProto& model);
+
+  int64_t opset() const noexcept { return opset_; }
+  std::span<const Value> values() const noexcept { return values_; }
+  const Value& value(ValueId id) const { return values_.at(static_cast<std::size_t>(id)); }
+  std::span<const Node> nodes() const noexcept { return nodes_; }
+  std::span<const ValueId> inputs() const noexcept { return inputs_; }   // initializers excluded
+  std::span<const ValueId> outputs() const noexcept { return outputs_; }
+  // The constant tensor of a value, or nullptr when it is computed or an input.
+  const Tensor* constant(ValueId id) const;
+  std::optional<ValueId> find(std::string_view name) const;
+
+  // Plan-independent rewrites: BatchNormalization folded into a preceding Conv, and Relu or
+  // Clip with constant bounds fused into a preceding Conv. Keeps the graph's observable results.
+  void fuse_for_inference();
+
+private:
+  ValueId add_value(std::string name);
+  ValueId add_constant(std::string name, Tensor tensor);
+  // Orders nodes topologically (throws naming a node on a cycle) and drops dead nodes.
+  void sort_and_prune();
+
+  int64_t opset_ = 0;
+  std::vector<Value> values_;
+  std::vector<Node> nodes_;
+  std::vector<ValueId> inputs_;
+  std::vector<ValueId> outputs_;
+  std::unordered_map<std::string, ValueId> by_name_;
+  std::unordered_map<ValueId, Tensor> constants_;
+};
+
+} // namespace rknnxx::host

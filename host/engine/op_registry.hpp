@@ -1,0 +1,135 @@
+#pragma once
+// The operator registry. An operator is one self-contained .cpp file in host/engine/ops/:
+// a prepare function that checks the node, infers its output types and shapes from the input
+// types and shapes (and constant inputs), and returns the kernel to run, registered with
+//
+//   namespace { const OpRegistrar relu{"Relu", prepare_relu}; }
+//
+// (the engine library is linked whole, so the registrar's constructor always runs).
+// Inputs whose values are all constant at plan time are folded: the planner runs the kernel
+// once while planning and its outputs become constants, so shape subgraphs
+// (Shape -> Gather -> Concat -> Reshape) cost nothing per run.
+
+#include "engine_error.hpp"
+#include "graph.hpp"
+#include "tensor.hpp"
+#include "thread_pool.hpp"
+
+#include <fmt/format.h>
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rknnxx::host {
+
+// What a kernel sees when it runs. Inputs and outputs are views with the planned shapes;
+// outputs live in the session's arena and hold garbage on entry.
+struct KernelContext {
+  std::span<const Tensor* const> inputs;  // nullptr for an omitted optional input
+  std::span<Tensor* const> outputs;       // nullptr for an omitted optional output
+  ThreadPool& pool;
+  std::byte* scratch;  // PreparedOp::scratch_bytes, 64-byte aligned, only for this call
+
+  const Tensor& input(std::size_t i) const { return *inputs[i]; }
+  const Tensor* optional_input(std::size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }
+  Tensor& output(std::size_t i) const { return *outputs[i]; }
+};
+
+using Kernel = std::function<void(KernelContext&)>;
+
+struct PreparedOp {
+  std::vector<TensorInfo> outputs;  // one per node output (omitted outputs too: give any info)
+  Kernel kernel;
+  std::size_t scratch_bytes = 0;
+  // When not empty (one per output): the outputs are known while planning and no kernel runs
+  // (e.g. Shape). `kernel` may then be empty.
+  std::vector<Tensor> constant_outputs;
+};
+
+// What prepare sees: the node, its attributes, and the types, shapes and constant values of
+// its inputs. Every error goes through fail(), which names the node and operator.
+class OpContext {
+public:
+  OpContext(const Graph& graph, const Node& node, std::span<const TensorInfo* const> inputs,
+            std::span<const Tensor* const> constants, std::size_t threads)
+      : graph_(graph), node_(node), opset_(graph.opset()), inputs_(inputs), constants_(constants),
+        threads_(threads) {}
+
+  const Node& node() const noexcept { return node_; }
+  int64_t opset() const noexcept { return opset_; }
+  std::size_t threads() const noexcept { return threads_; }
+
+  std::size_t input_count() const noexcept { return inputs_.size(); }
+  bool has_input(std::size_t i) const noexcept { return i < inputs_.size() && inputs_[i] != nullptr; }
+  const TensorInfo& input(std::size_t i) const;
+  // The input's value when it is constant while planning, else nullptr.
+  const Tensor* constant(std::size_t i) const noexcept { return has_input(i) ? constants_[i] : nullptr; }
+  // The name of the value feeding input i ("" when omitted), for messages.
+  std::string_view input_name(std::size_t i) const;
+  std::size_t output_count() const noexcept { return node_.outputs.size(); }
+  bool has_output(std::size_t i) const noexcept { return i < node_.outputs.size() && node_.outputs[i] != no_value; }
+
+  // Input count within [min, max]; input types among `types`.
+  void expect_inputs(std::size_t min, std::size_t max) const;
+  void expect_dtype(std::size_t i, std::initializer_list<DataType> types) const;
+  // Input i must be a constant (e.g. weights of a fused op); returns it.
+  const Tensor& expect_constant(std::size_t i) const;
+
+  const onnx::AttributeProto* attribute(std::string_view name) const { return node_.attribute(name); }
+  int64_t attr_int(std::string_view name, int64_t fallback) const;
+  float attr_float(std::string_view name, float fallback) const;
+  std::string attr_string(std::string_view name, std::string_view fallback) const;
+  std::vector<int64_t> attr_ints(std::string_view name, std::vector<int64_t> fallback = {}) const;
+  std::vector<float> attr_floats(std::string_view name, std::vector<float> fallback = {}) const;
+  std::optional<Tensor> attr_tensor(std::string_view name) const;
+
+  // Normalizes a possibly negative axis against `rank`; fails when out of range.
+  int64_t normalize_axis(int64_t axis, int64_t rank) const;
+
+  [[noreturn]] void fail(std::string_view message) const;
+  template <class... Args> [[noreturn]] void fail(fmt::format_string<Args...> format, Args&&... args) const {
+    fail(std::string_view(fmt::format(format, std::forward<Args>(args)...)));
+  }
+
+private:
+  const onnx::AttributeProto& typed_attribute(std::string_view name, onnx::AttributeProto::Type type) const;
+
+  const Graph& graph_;
+  const Node& node_;
+  int64_t opset_;
+  std::span<const TensorInfo* const> inputs_;
+  std::span<const Tensor* const> constants_;
+  std::size_t threads_;
+};
+
+using PrepareFunction = PreparedOp (*)(OpContext&);
+
+struct OpDefinition {
+  std::string op_type;
+  std::string domain;  // "" is the default ONNX domain
+  PrepareFunction prepare = nullptr;
+};
+
+class OpRegistry {
+public:
+  static OpRegistry& instance();
+  // Aborts on a second registration of the same operator: a build mistake every test run shows.
+  void add(OpDefinition definition);
+  const OpDefinition* find(std::string_view domain, std::string_view op_type) const;
+  std::vector<std::string> op_types() const;
+
+private:
+  std::vector<std::unique_ptr<OpDefinition>> definitions_;
+};
+
+struct OpRegistrar {
+  OpRegistrar(std::string_view op_type, PrepareFunction prepare, std::string_view domain = "");
+};
+
+} // namespace rknnxx::host

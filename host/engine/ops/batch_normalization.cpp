@@ -1,0 +1,70 @@
+// BatchNormalization in inference mode: y = (x - mean) / sqrt(var + epsilon) * scale + bias,
+// per channel (axis 1). Usually folded into the preceding Conv by Graph::fuse_for_inference.
+
+#include "../op_registry.hpp"
+
+#include <cmath>
+
+namespace rknnxx::host {
+namespace {
+
+PreparedOp prepare_batch_normalization(OpContext& ctx) {
+  ctx.expect_inputs(5, 5);
+  for (std::size_t i = 0; i < 5; ++i) {
+    ctx.expect_dtype(i, {DataType::float32});
+  }
+  if (ctx.attr_int("training_mode", 0) != 0) {
+    ctx.fail("training_mode is not supported by the host engine");
+  }
+  for (std::size_t o = 1; o < ctx.output_count(); ++o) {
+    if (ctx.has_output(o)) {
+      ctx.fail("output {} (training statistics) is not supported by the host engine", o);
+    }
+  }
+  const auto& x = ctx.input(0).shape;
+  if (x.size() < 2) {
+    ctx.fail("input '{}' has shape {}, expected rank 2 or more", ctx.input_name(0), shape_string(x));
+  }
+  const int64_t channels = x[1];
+  for (std::size_t i = 1; i < 5; ++i) {
+    if (ctx.input(i).shape != std::vector<int64_t>{channels}) {
+      ctx.fail("input '{}' has shape {}, expected [{}]", ctx.input_name(i), shape_string(ctx.input(i).shape),
+               channels);
+    }
+  }
+  const float epsilon = ctx.attr_float("epsilon", 1e-5f);
+  const int64_t batch = x[0];
+  const int64_t plane = element_count(std::span(x).subspan(2));
+  PreparedOp op;
+  op.outputs = {ctx.input(0)};
+  for (std::size_t o = 1; o < ctx.output_count(); ++o) {
+    op.outputs.push_back(ctx.input(1));
+  }
+  op.kernel = [=](KernelContext& k) {
+    const float* scale = k.input(1).data<float>();
+    const float* bias = k.input(2).data<float>();
+    const float* mean = k.input(3).data<float>();
+    const float* var = k.input(4).data<float>();
+    const float* in = k.input(0).data<float>();
+    float* out = k.output(0).data<float>();
+    k.pool.parallel_for(batch * channels, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, plane)),
+                        [&](int64_t begin, int64_t end) {
+                          for (int64_t t = begin; t < end; ++t) {
+                            const int64_t c = t % channels;
+                            const float a = scale[c] / std::sqrt(var[c] + epsilon);
+                            const float b = bias[c] - mean[c] * a;
+                            const float* src = in + t * plane;
+                            float* dst = out + t * plane;
+                            for (int64_t i = 0; i < plane; ++i) {
+                              dst[i] = src[i] * a + b;
+                            }
+                          }
+                        });
+  };
+  return op;
+}
+
+const OpRegistrar batch_normalization_op{"BatchNormalization", prepare_batch_normalization};
+
+} // namespace
+} // namespace rknnxx::host

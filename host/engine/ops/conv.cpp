@@ -1,0 +1,425 @@
+// Conv and ConvTranspose (1-D and 2-D, groups, dilations, pads, auto_pad), float32.
+// Conv runs one of three paths: depthwise (one input channel per group) as a direct loop,
+// pointwise (1x1, stride 1, no pad) as a GEMM on the input itself, and everything else as
+// im2col on tiles of output positions followed by a GEMM (Eigen). A fused activation
+// (Relu/Clip folded in by Graph::fuse_for_inference) is applied to each finished tile.
+
+#include "../gemm.hpp"
+#include "../op_registry.hpp"
+#include "spatial.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+namespace rknnxx::host {
+namespace {
+
+// Names of the attributes the fusion pass sets on Conv (not ONNX attributes).
+constexpr std::string_view fused_min_attribute = "rknnxx.fused_min";
+constexpr std::string_view fused_max_attribute = "rknnxx.fused_max";
+
+enum class ConvPath { depthwise, pointwise, im2col };
+
+struct ConvPlan {
+  WindowGeometry g;
+  int64_t out_channels = 0;
+  int64_t group = 1;
+  int64_t in_per_group = 0;   // Cg
+  int64_t out_per_group = 0;  // Mg
+  int64_t patch = 0;          // Kg = Cg * kh * kw
+  int64_t tile = 0;           // output positions per task (pointwise and im2col)
+  std::size_t scratch_floats_per_thread = 0;
+  ConvPath path = ConvPath::im2col;
+  bool has_activation = false;
+  float act_min = 0.0f;
+  float act_max = 0.0f;
+};
+
+void apply_bias_activation(const ConvPlan& p, float* y, int64_t ld, int64_t rows, int64_t cols, const float* bias) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = y + r * ld;
+    const float b = bias != nullptr ? bias[r] : 0.0f;
+    if (p.has_activation) {
+      for (int64_t i = 0; i < cols; ++i) {
+        row[i] = std::min(std::max(row[i] + b, p.act_min), p.act_max);
+      }
+    } else if (b != 0.0f) {
+      for (int64_t i = 0; i < cols; ++i) {
+        row[i] += b;
+      }
+    }
+  }
+}
+
+// col[Kg, len] for output positions [first, first + len) of one image and group.
+void im2col(const ConvPlan& p, const float* x, int64_t first, int64_t len, float* col) {
+  const WindowGeometry& g = p.g;
+  for (int64_t c = 0; c < p.in_per_group; ++c) {
+    const float* plane = x + c * g.in_size();
+    for (int64_t ki = 0; ki < g.kernel_h; ++ki) {
+      for (int64_t kj = 0; kj < g.kernel_w; ++kj) {
+        float* dst = col + ((c * g.kernel_h + ki) * g.kernel_w + kj) * len;
+        const int64_t w_offset = kj * g.dilation_w - g.pad_left;
+        const ValidRange valid = valid_outputs(w_offset, g.stride_w, g.in_w, g.out_w);
+        int64_t pos = first;
+        int64_t j = 0;
+        while (j < len) {
+          const int64_t oh = pos / g.out_w;
+          const int64_t ow0 = pos - oh * g.out_w;
+          const int64_t ow1 = std::min(g.out_w, ow0 + (len - j));
+          const int64_t ih = oh * g.stride_h - g.pad_top + ki * g.dilation_h;
+          float* d = dst + j;  // d[ow - ow0] is this row's element for output column ow
+          if (ih < 0 || ih >= g.in_h) {
+            std::fill(d, d + (ow1 - ow0), 0.0f);
+          } else {
+            const float* row = plane + ih * g.in_w;
+            const int64_t lo = std::clamp(valid.begin, ow0, ow1);
+            const int64_t hi = std::clamp(valid.end, lo, ow1);
+            std::fill(d, d + (lo - ow0), 0.0f);
+            if (g.stride_w == 1 && hi > lo) {
+              std::copy(row + (lo + w_offset), row + (hi + w_offset), d + (lo - ow0));
+            } else {
+              for (int64_t ow = lo; ow < hi; ++ow) {
+                d[ow - ow0] = row[ow * g.stride_w + w_offset];
+              }
+            }
+            std::fill(d + (hi - ow0), d + (ow1 - ow0), 0.0f);
+          }
+          j += ow1 - ow0;
+          pos += ow1 - ow0;
+        }
+      }
+    }
+  }
+}
+
+// One output channel of a depthwise convolution, computed directly.
+void depthwise_channel(const ConvPlan& p, const float* x, const float* w, float bias, float* y) {
+  const WindowGeometry& g = p.g;
+  std::fill(y, y + g.out_size(), bias);
+  for (int64_t oh = 0; oh < g.out_h; ++oh) {
+    float* out = y + oh * g.out_w;
+    for (int64_t ki = 0; ki < g.kernel_h; ++ki) {
+      const int64_t ih = oh * g.stride_h - g.pad_top + ki * g.dilation_h;
+      if (ih < 0 || ih >= g.in_h) {
+        continue;
+      }
+      const float* row = x + ih * g.in_w;
+      for (int64_t kj = 0; kj < g.kernel_w; ++kj) {
+        const float wv = w[ki * g.kernel_w + kj];
+        const int64_t offset = kj * g.dilation_w - g.pad_left;
+        const ValidRange valid = valid_outputs(offset, g.stride_w, g.in_w, g.out_w);
+        if (valid.end <= valid.begin) {
+          continue;
+        }
+        if (g.stride_w == 1) {
+          const float* src = row + (valid.begin + offset);
+          float* dst = out + valid.begin;
+          const int64_t count = valid.end - valid.begin;
+          for (int64_t i = 0; i < count; ++i) {
+            dst[i] += wv * src[i];
+          }
+        } else {
+          for (int64_t ow = valid.begin; ow < valid.end; ++ow) {
+            out[ow] += wv * row[ow * g.stride_w + offset];
+          }
+        }
+      }
+    }
+  }
+  if (p.has_activation) {
+    for (int64_t i = 0; i < g.out_size(); ++i) {
+      y[i] = std::min(std::max(y[i], p.act_min), p.act_max);
+    }
+  }
+}
+
+void run_conv(const ConvPlan& p, KernelContext& k) {
+  const WindowGeometry& g = p.g;
+  const float* x = k.input(0).data<float>();
+  const float* w = k.input(1).data<float>();
+  const float* bias = k.optional_input(2) != nullptr ? k.input(2).data<float>() : nullptr;
+  float* y = k.output(0).data<float>();
+  const int64_t in_image = g.channels * g.in_size();
+  const int64_t out_image = p.out_channels * g.out_size();
+  if (p.path == ConvPath::depthwise) {
+    const int64_t kernel = g.kernel_h * g.kernel_w;
+    k.pool.parallel_for(g.batch * p.out_channels, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t) {
+        const int64_t n = t / p.out_channels;
+        const int64_t m = t - n * p.out_channels;
+        const int64_t c = m / p.out_per_group;
+        depthwise_channel(p, x + n * in_image + c * g.in_size(), w + m * kernel,
+                          bias != nullptr ? bias[m] : 0.0f, y + n * out_image + m * g.out_size());
+      }
+    });
+    return;
+  }
+  const int64_t positions = g.out_size();
+  const int64_t tiles = (positions + p.tile - 1) / p.tile;
+  auto* scratch = reinterpret_cast<float*>(k.scratch);
+  k.pool.parallel_for(g.batch * p.group * tiles, 1, [&](int64_t begin, int64_t end, std::size_t worker) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t n = t / (p.group * tiles);
+      const int64_t gi = (t / tiles) % p.group;
+      const int64_t first = (t % tiles) * p.tile;
+      const int64_t len = std::min(p.tile, positions - first);
+      const float* xg = x + n * in_image + gi * p.in_per_group * g.in_size();
+      const float* wg = w + gi * p.out_per_group * p.patch;
+      float* yg = y + n * out_image + gi * p.out_per_group * positions + first;
+      if (p.path == ConvPath::pointwise) {
+        gemm(false, false, p.out_per_group, len, p.patch, 1.0f, wg, p.patch, xg + first, g.in_size(), 0.0f, yg,
+             positions);
+      } else {
+        float* col = scratch + worker * p.scratch_floats_per_thread;
+        im2col(p, xg, first, len, col);
+        gemm(false, false, p.out_per_group, len, p.patch, 1.0f, wg, p.patch, col, len, 0.0f, yg, positions);
+      }
+      apply_bias_activation(p, yg, positions, p.out_per_group, len, bias != nullptr ? bias + gi * p.out_per_group : nullptr);
+    }
+  });
+}
+
+void check_weights(const OpContext& ctx, std::size_t rank) {
+  ctx.expect_dtype(0, {DataType::float32});
+  ctx.expect_dtype(1, {DataType::float32});
+  if (ctx.input(1).shape.size() != rank) {
+    ctx.fail("weights '{}' have shape {}, expected rank {} like input '{}' {}", ctx.input_name(1),
+             shape_string(ctx.input(1).shape), rank, ctx.input_name(0), shape_string(ctx.input(0).shape));
+  }
+}
+
+std::vector<int64_t> kernel_shape(const OpContext& ctx) {
+  const auto& w = ctx.input(1).shape;
+  std::vector<int64_t> from_weights(w.begin() + 2, w.end());
+  const std::vector<int64_t> attr = ctx.attr_ints("kernel_shape", from_weights);
+  if (attr != from_weights) {
+    ctx.fail("kernel_shape {} does not match the weights '{}' {}", shape_string(attr), ctx.input_name(1),
+             shape_string(w));
+  }
+  return from_weights;
+}
+
+PreparedOp prepare_conv(OpContext& ctx) {
+  ctx.expect_inputs(2, 3);
+  const std::size_t rank = ctx.input(0).shape.size();
+  check_weights(ctx, rank);
+  ConvPlan p;
+  p.g = forward_window(ctx, kernel_shape(ctx), false);
+  const auto& w = ctx.input(1).shape;
+  p.group = ctx.attr_int("group", 1);
+  p.out_channels = w[0];
+  if (p.group <= 0 || p.g.channels % p.group != 0 || p.out_channels % p.group != 0) {
+    ctx.fail("group {} does not divide the {} input and {} output channels", p.group, p.g.channels, p.out_channels);
+  }
+  p.in_per_group = p.g.channels / p.group;
+  p.out_per_group = p.out_channels / p.group;
+  if (w[1] != p.in_per_group) {
+    ctx.fail("weights '{}' {} expect {} input channels per group, input '{}' {} has {} with group {}",
+             ctx.input_name(1), shape_string(w), w[1], ctx.input_name(0), shape_string(ctx.input(0).shape),
+             p.in_per_group, p.group);
+  }
+  if (ctx.has_input(2)) {
+    ctx.expect_dtype(2, {DataType::float32});
+    if (ctx.input(2).shape != std::vector<int64_t>{p.out_channels}) {
+      ctx.fail("bias '{}' has shape {}, expected [{}]", ctx.input_name(2), shape_string(ctx.input(2).shape),
+               p.out_channels);
+    }
+  }
+  if (ctx.attribute(fused_min_attribute) != nullptr) {
+    p.has_activation = true;
+    p.act_min = ctx.attr_float(fused_min_attribute, std::numeric_limits<float>::lowest());
+    p.act_max = ctx.attr_float(fused_max_attribute, std::numeric_limits<float>::max());
+  }
+  const WindowGeometry& g = p.g;
+  p.patch = p.in_per_group * g.kernel_h * g.kernel_w;
+  const auto threads = static_cast<int64_t>(ctx.threads());
+  if (p.in_per_group == 1 && p.group > 1) {
+    p.path = ConvPath::depthwise;
+  } else {
+    const bool pointwise = g.kernel_h == 1 && g.kernel_w == 1 && g.stride_h == 1 && g.stride_w == 1 &&
+                           g.pad_top == 0 && g.pad_left == 0 && g.pad_bottom == 0 && g.pad_right == 0;
+    p.path = pointwise ? ConvPath::pointwise : ConvPath::im2col;
+    const int64_t positions = std::max<int64_t>(1, g.out_size());
+    // Enough tasks for every thread; im2col tiles also stay small enough for the cache.
+    const int64_t images = std::max<int64_t>(1, g.batch * p.group);
+    const int64_t wanted_tiles = std::max<int64_t>(1, (threads * 2 + images - 1) / images);
+    int64_t tile = (positions + wanted_tiles - 1) / wanted_tiles;
+    if (p.path == ConvPath::im2col) {
+      tile = std::min(tile, std::max<int64_t>(32, (int64_t{1} << 17) / std::max<int64_t>(1, p.patch)));
+    }
+    tile = std::max<int64_t>(16, (tile + 15) / 16 * 16);
+    p.tile = std::min(tile, positions);
+    if (p.path == ConvPath::im2col) {
+      p.scratch_floats_per_thread = static_cast<std::size_t>((p.patch * p.tile + 15) / 16 * 16);
+    }
+  }
+  PreparedOp op;
+  op.outputs = {TensorInfo{DataType::float32, g.output_shape(p.out_channels)}};
+  op.scratch_bytes = p.scratch_floats_per_thread * sizeof(float) * static_cast<std::size_t>(threads);
+  op.kernel = [p](KernelContext& k) { run_conv(p, k); };
+  return op;
+}
+
+struct ConvTransposePlan {
+  WindowGeometry g;  // in_* is the input, out_* the output
+  int64_t group = 1, in_per_group = 0, out_per_group = 0, out_channels = 0;
+};
+
+void run_conv_transpose(const ConvTransposePlan& p, KernelContext& k) {
+  const WindowGeometry& g = p.g;
+  const float* x = k.input(0).data<float>();
+  const float* w = k.input(1).data<float>();
+  const float* bias = k.optional_input(2) != nullptr ? k.input(2).data<float>() : nullptr;
+  float* y = k.output(0).data<float>();
+  auto* col = reinterpret_cast<float*>(k.scratch);
+  const int64_t kernel = g.kernel_h * g.kernel_w;
+  const int64_t rows = p.out_per_group * kernel;
+  const int64_t in_size = g.in_size();
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t gi = 0; gi < p.group; ++gi) {
+      // col[Mg * kh * kw, H * W] = W_g^T * X_g, W_g stored as [Cg, Mg * kh * kw].
+      const float* xg = x + (n * g.channels + gi * p.in_per_group) * in_size;
+      const float* wg = w + gi * p.in_per_group * rows;
+      parallel_gemm(k.pool, true, false, rows, in_size, p.in_per_group, 1.0f, wg, rows, xg, in_size, 0.0f, col,
+                    in_size);
+      // col2im: every output channel gathers its own rows, so channels run in parallel.
+      k.pool.parallel_for(p.out_per_group, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t m = begin; m < end; ++m) {
+          const int64_t channel = gi * p.out_per_group + m;
+          float* out = y + (n * p.out_channels + channel) * g.out_size();
+          std::fill(out, out + g.out_size(), bias != nullptr ? bias[channel] : 0.0f);
+          for (int64_t ki = 0; ki < g.kernel_h; ++ki) {
+            for (int64_t kj = 0; kj < g.kernel_w; ++kj) {
+              const float* src = col + ((m * g.kernel_h + ki) * g.kernel_w + kj) * in_size;
+              // Output column of input column iw: iw * stride + kj * dilation - pad_left.
+              const int64_t offset = kj * g.dilation_w - g.pad_left;
+              const int64_t iw_begin = offset >= 0 ? 0 : (-offset + g.stride_w - 1) / g.stride_w;
+              const int64_t iw_end =
+                  std::min(g.in_w, g.out_w - 1 - offset < 0 ? 0 : (g.out_w - 1 - offset) / g.stride_w + 1);
+              for (int64_t ih = 0; ih < g.in_h; ++ih) {
+                const int64_t oh = ih * g.stride_h - g.pad_top + ki * g.dilation_h;
+                if (oh < 0 || oh >= g.out_h) {
+                  continue;
+                }
+                float* orow = out + oh * g.out_w;
+                const float* irow = src + ih * g.in_w;
+                for (int64_t iw = iw_begin; iw < iw_end; ++iw) {
+                  orow[iw * g.stride_w + offset] += irow[iw];
+                }
+              }
+            }
+          }
+        }
+      });
+    }
+  }
+}
+
+PreparedOp prepare_conv_transpose(OpContext& ctx) {
+  ctx.expect_inputs(2, 3);
+  const auto& xs = ctx.input(0).shape;
+  const std::size_t rank = xs.size();
+  if (rank != 3 && rank != 4) {
+    ctx.fail("input '{}' has shape {}; the host engine supports 1-D and 2-D windows (rank 3 or 4)", ctx.input_name(0),
+             shape_string(xs));
+  }
+  check_weights(ctx, rank);
+  const auto& ws = ctx.input(1).shape;
+  ConvTransposePlan p;
+  p.group = ctx.attr_int("group", 1);
+  if (p.group <= 0 || xs[1] % p.group != 0 || ws[0] != xs[1]) {
+    ctx.fail("weights '{}' {} and group {} do not fit the {} channels of input '{}'", ctx.input_name(1),
+             shape_string(ws), p.group, xs[1], ctx.input_name(0));
+  }
+  p.in_per_group = xs[1] / p.group;
+  p.out_per_group = ws[1];
+  p.out_channels = p.out_per_group * p.group;
+  const std::size_t spatial = rank - 2;
+  const std::vector<int64_t> kernel = kernel_shape(ctx);
+  auto per_axis = [&](std::string_view name, int64_t fallback, std::size_t count) {
+    std::vector<int64_t> v = ctx.attr_ints(name, std::vector<int64_t>(count, fallback));
+    if (v.size() != count) {
+      ctx.fail("attribute '{}' has {} values, expected {}", name, v.size(), count);
+    }
+    return v;
+  };
+  const auto strides = per_axis("strides", 1, spatial);
+  const auto dilations = per_axis("dilations", 1, spatial);
+  const auto output_padding = per_axis("output_padding", 0, spatial);
+  auto pads = per_axis("pads", 0, spatial * 2);
+  std::vector<int64_t> output_shape = ctx.attr_ints("output_shape");
+  if (output_shape.size() == rank) {
+    output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
+  }
+  if (!output_shape.empty() && output_shape.size() != spatial) {
+    ctx.fail("attribute 'output_shape' has {} values, expected {}", output_shape.size(), spatial);
+  }
+  const std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
+  std::vector<int64_t> out(spatial);
+  for (std::size_t i = 0; i < spatial; ++i) {
+    if (strides[i] <= 0 || dilations[i] <= 0) {
+      ctx.fail("strides and dilations must be positive");
+    }
+    const int64_t in = xs[i + 2];
+    const int64_t extent = (kernel[i] - 1) * dilations[i] + 1;
+    const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+    if (!output_shape.empty() || same) {
+      out[i] = !output_shape.empty() ? output_shape[i] : in * strides[i];
+      const int64_t total = strides[i] * (in - 1) + output_padding[i] + extent - out[i];
+      const int64_t small = total / 2;
+      // As the ONNX reference: SAME_UPPER puts the smaller half at the start.
+      pads[i] = auto_pad == "SAME_UPPER" ? small : total - small;
+      pads[i + spatial] = total - pads[i];
+    } else {
+      if (auto_pad == "VALID") {
+        pads[i] = pads[i + spatial] = 0;
+      }
+      out[i] = strides[i] * (in - 1) + output_padding[i] + extent - pads[i] - pads[i + spatial];
+    }
+    if (out[i] <= 0) {
+      ctx.fail("the output size along axis {} would be {}", i + 2, out[i]);
+    }
+  }
+  WindowGeometry& g = p.g;
+  g.batch = xs[0];
+  g.channels = xs[1];
+  g.one_dimensional = spatial == 1;
+  const std::size_t wi = spatial - 1;
+  g.in_w = xs[rank - 1];
+  g.kernel_w = kernel[wi];
+  g.stride_w = strides[wi];
+  g.dilation_w = dilations[wi];
+  g.pad_left = pads[wi];
+  g.pad_right = pads[wi + spatial];
+  g.out_w = out[wi];
+  if (spatial == 2) {
+    g.in_h = xs[2];
+    g.kernel_h = kernel[0];
+    g.stride_h = strides[0];
+    g.dilation_h = dilations[0];
+    g.pad_top = pads[0];
+    g.pad_bottom = pads[2];
+    g.out_h = out[0];
+  }
+  if (ctx.has_input(2)) {
+    ctx.expect_dtype(2, {DataType::float32});
+    if (ctx.input(2).shape != std::vector<int64_t>{p.out_channels}) {
+      ctx.fail("bias '{}' has shape {}, expected [{}]", ctx.input_name(2), shape_string(ctx.input(2).shape),
+               p.out_channels);
+    }
+  }
+  PreparedOp op;
+  op.outputs = {TensorInfo{DataType::float32, g.output_shape(p.out_channels)}};
+  op.scratch_bytes =
+      static_cast<std::size_t>(p.out_per_group * g.kernel_h * g.kernel_w * g.in_size()) * sizeof(float);
+  op.kernel = [p](KernelContext& k) { run_conv_transpose(p, k); };
+  return op;
+}
+
+const OpRegistrar conv_op{"Conv", prepare_conv};
+const OpRegistrar conv_transpose_op{"ConvTranspose", prepare_conv_transpose};
+
+} // namespace
+} // namespace rknnxx::host

@@ -1,0 +1,335 @@
+// Elementwise operators: the arithmetic binaries with numpy-style broadcasting (float32 and
+// the integer types ONNX allows), PRelu, and the float32 activations.
+
+#include "../broadcast.hpp"
+#include "../op_registry.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+namespace rknnxx::host {
+namespace {
+
+constexpr int64_t elementwise_grain = int64_t{1} << 14;
+
+// out[i] = f(a[...], b[...]) over a broadcast of two operands.
+template <class TA, class TB, class TO, class F>
+void broadcast_binary(const Broadcast& bc, ThreadPool& pool, const TA* a, const TB* b, TO* out, F f) {
+  bc.parallel_runs(pool, [&](int64_t o, std::span<const int64_t> offsets, std::span<const int64_t> steps, int64_t n) {
+    const TA* pa = a + offsets[0];
+    const TB* pb = b + offsets[1];
+    TO* po = out + o;
+    if (steps[0] != 0 && steps[1] != 0) {
+      for (int64_t i = 0; i < n; ++i) {
+        po[i] = f(pa[i], pb[i]);
+      }
+    } else if (steps[0] != 0) {
+      const TB bv = *pb;
+      for (int64_t i = 0; i < n; ++i) {
+        po[i] = f(pa[i], bv);
+      }
+    } else if (steps[1] != 0) {
+      const TA av = *pa;
+      for (int64_t i = 0; i < n; ++i) {
+        po[i] = f(av, pb[i]);
+      }
+    } else {
+      std::fill(po, po + n, f(*pa, *pb));
+    }
+  });
+}
+
+enum class Arithmetic { add, sub, mul, div };
+
+// Signed overflow wraps (as the integer kernels of ONNX Runtime do) instead of being undefined;
+// integer division by zero gives 0 instead of trapping.
+template <Arithmetic kind, class T> T arithmetic(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (kind == Arithmetic::add) return a + b;
+    if constexpr (kind == Arithmetic::sub) return a - b;
+    if constexpr (kind == Arithmetic::mul) return a * b;
+    if constexpr (kind == Arithmetic::div) return a / b;
+  } else {
+    using U = std::make_unsigned_t<std::conditional_t<(sizeof(T) < sizeof(int)), int, T>>;
+    if constexpr (kind == Arithmetic::add) return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+    if constexpr (kind == Arithmetic::sub) return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+    if constexpr (kind == Arithmetic::mul) return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+    if constexpr (kind == Arithmetic::div) {
+      if (b == 0) return T{0};
+      if constexpr (std::is_signed_v<T>) {
+        if (b == T{-1}) return static_cast<T>(U{0} - static_cast<U>(a));
+      }
+      return static_cast<T>(a / b);
+    }
+  }
+}
+
+Broadcast prepare_broadcast(const OpContext& ctx, std::initializer_list<std::size_t> inputs) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (std::size_t i : inputs) {
+    shapes.push_back(ctx.input(i).shape);
+  }
+  std::string error;
+  broadcast_shape(shapes, error);
+  if (!error.empty()) {
+    std::vector<std::string> names;
+    for (std::size_t i : inputs) {
+      names.push_back(fmt::format("'{}'", ctx.input_name(i)));
+    }
+    ctx.fail("inputs {}: {}", fmt::join(names, ", "), error);
+  }
+  return Broadcast(shapes);
+}
+
+template <Arithmetic kind> PreparedOp prepare_arithmetic(OpContext& ctx) {
+  ctx.expect_inputs(2, 2);
+  ctx.expect_dtype(0, {DataType::float32, DataType::int8, DataType::uint8, DataType::int16, DataType::int32,
+                       DataType::int64});
+  const DataType dtype = ctx.input(0).dtype;
+  if (ctx.input(1).dtype != dtype) {
+    ctx.fail("inputs '{}' and '{}' have element types {} and {}; they must match", ctx.input_name(0),
+             ctx.input_name(1), dtype_name(dtype), dtype_name(ctx.input(1).dtype));
+  }
+  Broadcast bc = prepare_broadcast(ctx, {0, 1});
+  PreparedOp op;
+  op.outputs = {TensorInfo{dtype, bc.shape()}};
+  op.kernel = [bc, dtype](KernelContext& k) {
+    visit_dtype(dtype, [&]<class T>() {
+      if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+        broadcast_binary(bc, k.pool, k.input(0).data<T>(), k.input(1).data<T>(), k.output(0).data<T>(),
+                         [](T a, T b) { return arithmetic<kind, T>(a, b); });
+      }
+    });
+  };
+  return op;
+}
+
+template <class T> T integer_power(T base, T exponent) {
+  if (exponent < 0) {
+    return base == 1 ? T{1} : (base == -1 ? (exponent % 2 == 0 ? T{1} : T{-1}) : T{0});
+  }
+  using U = std::make_unsigned_t<T>;
+  U result = 1;
+  U b = static_cast<U>(base);
+  for (T e = exponent; e > 0; e /= 2) {
+    if (e % 2 != 0) {
+      result *= b;
+    }
+    b *= b;
+  }
+  return static_cast<T>(result);
+}
+
+PreparedOp prepare_pow(OpContext& ctx) {
+  ctx.expect_inputs(2, 2);
+  ctx.expect_dtype(0, {DataType::float32, DataType::int32, DataType::int64});
+  const DataType base = ctx.input(0).dtype;
+  const DataType exponent = ctx.input(1).dtype;
+  if (base == DataType::float32) {
+    ctx.expect_dtype(1, {DataType::float32, DataType::int32, DataType::int64});
+  } else {
+    ctx.expect_dtype(1, {base});
+  }
+  Broadcast bc = prepare_broadcast(ctx, {0, 1});
+  PreparedOp op;
+  op.outputs = {TensorInfo{base, bc.shape()}};
+  op.kernel = [bc, base, exponent](KernelContext& k) {
+    if (base == DataType::float32) {
+      const float* a = k.input(0).data<float>();
+      float* out = k.output(0).data<float>();
+      auto fpow = [](float x, auto y) {
+        const auto e = static_cast<float>(y);
+        if (e == 2.0f) return x * x;
+        if (e == 0.5f) return std::sqrt(x);
+        return std::pow(x, e);
+      };
+      if (exponent == DataType::float32) {
+        broadcast_binary(bc, k.pool, a, k.input(1).data<float>(), out, fpow);
+      } else if (exponent == DataType::int32) {
+        broadcast_binary(bc, k.pool, a, k.input(1).data<int32_t>(), out, fpow);
+      } else {
+        broadcast_binary(bc, k.pool, a, k.input(1).data<int64_t>(), out, fpow);
+      }
+    } else if (base == DataType::int32) {
+      broadcast_binary(bc, k.pool, k.input(0).data<int32_t>(), k.input(1).data<int32_t>(),
+                       k.output(0).data<int32_t>(), integer_power<int32_t>);
+    } else {
+      broadcast_binary(bc, k.pool, k.input(0).data<int64_t>(), k.input(1).data<int64_t>(),
+                       k.output(0).data<int64_t>(), integer_power<int64_t>);
+    }
+  };
+  return op;
+}
+
+PreparedOp prepare_prelu(OpContext& ctx) {
+  ctx.expect_inputs(2, 2);
+  ctx.expect_dtype(0, {DataType::float32});
+  ctx.expect_dtype(1, {DataType::float32});
+  Broadcast bc = prepare_broadcast(ctx, {0, 1});
+  if (bc.shape() != ctx.input(0).shape) {
+    ctx.fail("slope '{}' of shape {} does not broadcast to the input shape {}", ctx.input_name(1),
+             shape_string(ctx.input(1).shape), shape_string(ctx.input(0).shape));
+  }
+  PreparedOp op;
+  op.outputs = {ctx.input(0)};
+  op.kernel = [bc](KernelContext& k) {
+    broadcast_binary(bc, k.pool, k.input(0).data<float>(), k.input(1).data<float>(), k.output(0).data<float>(),
+                     [](float x, float slope) { return x < 0.0f ? x * slope : x; });
+  };
+  return op;
+}
+
+// A float32 unary operator; F is made from the node's attributes by `make`.
+template <class MakeFunction> PreparedOp prepare_unary_float(OpContext& ctx, MakeFunction make) {
+  ctx.expect_inputs(1, 1);
+  ctx.expect_dtype(0, {DataType::float32});
+  PreparedOp op;
+  op.outputs = {ctx.input(0)};
+  op.kernel = [f = make(ctx)](KernelContext& k) {
+    const float* in = k.input(0).data<float>();
+    float* out = k.output(0).data<float>();
+    k.pool.parallel_for(k.input(0).elements(), elementwise_grain, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        out[i] = f(in[i]);
+      }
+    });
+  };
+  return op;
+}
+
+template <float (*F)(float)> PreparedOp prepare_simple(OpContext& ctx) {
+  return prepare_unary_float(ctx, [](const OpContext&) { return F; });
+}
+
+float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+float tanh_(float x) { return std::tanh(x); }
+float erf_(float x) { return std::erf(x); }
+float sqrt_(float x) { return std::sqrt(x); }
+float exp_(float x) { return std::exp(x); }
+float log_(float x) { return std::log(x); }
+float neg(float x) { return -x; }
+float abs_(float x) { return std::fabs(x); }
+float reciprocal(float x) { return 1.0f / x; }
+float floor_(float x) { return std::floor(x); }
+float ceil_(float x) { return std::ceil(x); }
+float hard_swish(float x) { return x * std::clamp(x / 6.0f + 0.5f, 0.0f, 1.0f); }
+
+PreparedOp prepare_leaky_relu(OpContext& ctx) {
+  return prepare_unary_float(ctx, [](const OpContext& c) {
+    return [alpha = c.attr_float("alpha", 0.01f)](float x) { return x < 0.0f ? alpha * x : x; };
+  });
+}
+
+PreparedOp prepare_hard_sigmoid(OpContext& ctx) {
+  return prepare_unary_float(ctx, [](const OpContext& c) {
+    return [alpha = c.attr_float("alpha", 0.2f), beta = c.attr_float("beta", 0.5f)](float x) {
+      return std::clamp(alpha * x + beta, 0.0f, 1.0f);
+    };
+  });
+}
+
+PreparedOp prepare_elu(OpContext& ctx) {
+  return prepare_unary_float(ctx, [](const OpContext& c) {
+    return [alpha = c.attr_float("alpha", 1.0f)](float x) { return x < 0.0f ? alpha * (std::exp(x) - 1.0f) : x; };
+  });
+}
+
+// Relu and Clip also take integer tensors (opsets 14 and 12).
+template <class T> void clamp_kernel(KernelContext& k, T lo, T hi) {
+  const T* in = k.input(0).data<T>();
+  T* out = k.output(0).data<T>();
+  k.pool.parallel_for(k.input(0).elements(), elementwise_grain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      out[i] = std::min(std::max(in[i], lo), hi);
+    }
+  });
+}
+
+PreparedOp prepare_relu(OpContext& ctx) {
+  ctx.expect_inputs(1, 1);
+  ctx.expect_dtype(0, {DataType::float32, DataType::int8, DataType::int16, DataType::int32, DataType::int64});
+  const DataType dtype = ctx.input(0).dtype;
+  PreparedOp op;
+  op.outputs = {ctx.input(0)};
+  op.kernel = [dtype](KernelContext& k) {
+    visit_dtype(dtype, [&]<class T>() {
+      if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+        clamp_kernel<T>(k, T{0}, std::numeric_limits<T>::max());
+      }
+    });
+  };
+  return op;
+}
+
+PreparedOp prepare_clip(OpContext& ctx) {
+  ctx.expect_inputs(1, ctx.opset() < 11 ? 1 : 3);
+  ctx.expect_dtype(0, {DataType::float32, DataType::int8, DataType::uint8, DataType::int16, DataType::int32,
+                       DataType::int64});
+  const DataType dtype = ctx.input(0).dtype;
+  for (std::size_t i = 1; i < 3; ++i) {
+    if (ctx.has_input(i)) {
+      ctx.expect_dtype(i, {dtype});
+      if (ctx.input(i).elements() != 1) {
+        ctx.fail("input '{}' (the {} bound) must be a scalar, given shape {}", ctx.input_name(i),
+                 i == 1 ? "lower" : "upper", shape_string(ctx.input(i).shape));
+      }
+    }
+  }
+  if (ctx.opset() < 11 && dtype != DataType::float32) {
+    ctx.fail("integer inputs need opset 12 or later");
+  }
+  const float attr_min = ctx.attr_float("min", std::numeric_limits<float>::lowest());
+  const float attr_max = ctx.attr_float("max", std::numeric_limits<float>::max());
+  const bool bounds_from_inputs = ctx.opset() >= 11;
+  PreparedOp op;
+  op.outputs = {ctx.input(0)};
+  op.kernel = [dtype, attr_min, attr_max, bounds_from_inputs](KernelContext& k) {
+    visit_dtype(dtype, [&]<class T>() {
+      if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+        T lo = std::numeric_limits<T>::lowest();
+        T hi = std::numeric_limits<T>::max();
+        if (!bounds_from_inputs) {
+          lo = static_cast<T>(attr_min);
+          hi = static_cast<T>(attr_max);
+        }
+        if (const Tensor* t = k.optional_input(1)) {
+          lo = *t->data<T>();
+        }
+        if (const Tensor* t = k.optional_input(2)) {
+          hi = *t->data<T>();
+        }
+        clamp_kernel<T>(k, lo, hi);
+      }
+    });
+  };
+  return op;
+}
+
+const OpRegistrar add_op{"Add", prepare_arithmetic<Arithmetic::add>};
+const OpRegistrar sub_op{"Sub", prepare_arithmetic<Arithmetic::sub>};
+const OpRegistrar mul_op{"Mul", prepare_arithmetic<Arithmetic::mul>};
+const OpRegistrar div_op{"Div", prepare_arithmetic<Arithmetic::div>};
+const OpRegistrar pow_op{"Pow", prepare_pow};
+const OpRegistrar prelu_op{"PRelu", prepare_prelu};
+const OpRegistrar relu_op{"Relu", prepare_relu};
+const OpRegistrar clip_op{"Clip", prepare_clip};
+const OpRegistrar leaky_relu_op{"LeakyRelu", prepare_leaky_relu};
+const OpRegistrar hard_sigmoid_op{"HardSigmoid", prepare_hard_sigmoid};
+const OpRegistrar hard_swish_op{"HardSwish", prepare_simple<hard_swish>};
+const OpRegistrar elu_op{"Elu", prepare_elu};
+const OpRegistrar sigmoid_op{"Sigmoid", prepare_simple<sigmoid>};
+const OpRegistrar tanh_op{"Tanh", prepare_simple<tanh_>};
+const OpRegistrar erf_op{"Erf", prepare_simple<erf_>};
+const OpRegistrar sqrt_op{"Sqrt", prepare_simple<sqrt_>};
+const OpRegistrar exp_op{"Exp", prepare_simple<exp_>};
+const OpRegistrar log_op{"Log", prepare_simple<log_>};
+const OpRegistrar neg_op{"Neg", prepare_simple<neg>};
+const OpRegistrar abs_op{"Abs", prepare_simple<abs_>};
+const OpRegistrar reciprocal_op{"Reciprocal", prepare_simple<reciprocal>};
+const OpRegistrar floor_op{"Floor", prepare_simple<floor_>};
+const OpRegistrar ceil_op{"Ceil", prepare_simple<ceil_>};
+
+} // namespace
+} // namespace rknnxx::host

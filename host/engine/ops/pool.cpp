@@ -1,0 +1,153 @@
+// MaxPool, AveragePool (count_include_pad, ceil_mode), GlobalAveragePool and GlobalMaxPool, float32.
+
+#include "../op_registry.hpp"
+#include "spatial.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace rknnxx::host {
+namespace {
+
+struct PoolPlan {
+  WindowGeometry g;
+  bool count_include_pad = false;
+};
+
+void max_pool_plane(const WindowGeometry& g, const float* x, float* y) {
+  for (int64_t oh = 0; oh < g.out_h; ++oh) {
+    const int64_t h0 = oh * g.stride_h - g.pad_top;
+    for (int64_t ow = 0; ow < g.out_w; ++ow) {
+      const int64_t w0 = ow * g.stride_w - g.pad_left;
+      float best = std::numeric_limits<float>::lowest();
+      for (int64_t ki = 0; ki < g.kernel_h; ++ki) {
+        const int64_t ih = h0 + ki * g.dilation_h;
+        if (ih < 0 || ih >= g.in_h) {
+          continue;
+        }
+        const float* row = x + ih * g.in_w;
+        for (int64_t kj = 0; kj < g.kernel_w; ++kj) {
+          const int64_t iw = w0 + kj * g.dilation_w;
+          if (iw >= 0 && iw < g.in_w) {
+            best = std::max(best, row[iw]);
+          }
+        }
+      }
+      y[oh * g.out_w + ow] = best;
+    }
+  }
+}
+
+void average_pool_plane(const PoolPlan& p, const float* x, float* y) {
+  const WindowGeometry& g = p.g;
+  for (int64_t oh = 0; oh < g.out_h; ++oh) {
+    const int64_t h0 = oh * g.stride_h - g.pad_top;
+    // As ONNX Runtime and PyTorch: the padded window ends at the end padding, not beyond it.
+    const int64_t h1 = std::min(h0 + g.kernel_h, g.in_h + g.pad_bottom);
+    const int64_t hs = std::max<int64_t>(h0, 0);
+    const int64_t he = std::min(h1, g.in_h);
+    for (int64_t ow = 0; ow < g.out_w; ++ow) {
+      const int64_t w0 = ow * g.stride_w - g.pad_left;
+      const int64_t w1 = std::min(w0 + g.kernel_w, g.in_w + g.pad_right);
+      const int64_t ws = std::max<int64_t>(w0, 0);
+      const int64_t we = std::min(w1, g.in_w);
+      float sum = 0.0f;
+      for (int64_t ih = hs; ih < he; ++ih) {
+        for (int64_t iw = ws; iw < we; ++iw) {
+          sum += x[ih * g.in_w + iw];
+        }
+      }
+      const int64_t count = p.count_include_pad ? (h1 - h0) * (w1 - w0) : (he - hs) * (we - ws);
+      y[oh * g.out_w + ow] = count > 0 ? sum / static_cast<float>(count) : 0.0f;
+    }
+  }
+}
+
+template <bool is_max> PreparedOp prepare_pool(OpContext& ctx) {
+  ctx.expect_inputs(1, 1);
+  ctx.expect_dtype(0, {DataType::float32});
+  if (is_max && ctx.has_output(1)) {
+    ctx.fail("the Indices output is not supported by the host engine");
+  }
+  if (!is_max && ctx.attribute("dilations") != nullptr) {
+    for (int64_t d : ctx.attr_ints("dilations")) {
+      if (d != 1) {
+        ctx.fail("dilations are not supported for AveragePool");
+      }
+    }
+  }
+  const std::vector<int64_t> kernel = ctx.attr_ints("kernel_shape");
+  if (kernel.empty()) {
+    ctx.fail("attribute 'kernel_shape' is required");
+  }
+  PoolPlan p;
+  p.g = forward_window(ctx, kernel, ctx.attr_int("ceil_mode", 0) != 0);
+  p.count_include_pad = ctx.attr_int("count_include_pad", 0) != 0;
+  PreparedOp op;
+  op.outputs = {TensorInfo{DataType::float32, p.g.output_shape(p.g.channels)}};
+  if (is_max && ctx.output_count() > 1) {
+    op.outputs.push_back(TensorInfo{DataType::int64, p.g.output_shape(p.g.channels)});
+  }
+  op.kernel = [p](KernelContext& k) {
+    const float* x = k.input(0).data<float>();
+    float* y = k.output(0).data<float>();
+    const WindowGeometry& g = p.g;
+    k.pool.parallel_for(g.batch * g.channels, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t c = begin; c < end; ++c) {
+        if constexpr (is_max) {
+          max_pool_plane(g, x + c * g.in_size(), y + c * g.out_size());
+        } else {
+          average_pool_plane(p, x + c * g.in_size(), y + c * g.out_size());
+        }
+      }
+    });
+  };
+  return op;
+}
+
+template <bool is_max> PreparedOp prepare_global_pool(OpContext& ctx) {
+  ctx.expect_inputs(1, 1);
+  ctx.expect_dtype(0, {DataType::float32});
+  const auto& shape = ctx.input(0).shape;
+  if (shape.size() < 3) {
+    ctx.fail("input '{}' has shape {}, expected rank 3 or more", ctx.input_name(0), shape_string(shape));
+  }
+  std::vector<int64_t> out_shape(shape.size(), 1);
+  out_shape[0] = shape[0];
+  out_shape[1] = shape[1];
+  const int64_t planes = shape[0] * shape[1];
+  const int64_t plane = element_count(std::span(shape).subspan(2));
+  PreparedOp op;
+  op.outputs = {TensorInfo{DataType::float32, out_shape}};
+  op.kernel = [planes, plane](KernelContext& k) {
+    const float* x = k.input(0).data<float>();
+    float* y = k.output(0).data<float>();
+    k.pool.parallel_for(planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, plane)), [&](int64_t b, int64_t e) {
+      for (int64_t c = b; c < e; ++c) {
+        const float* src = x + c * plane;
+        if constexpr (is_max) {
+          float best = std::numeric_limits<float>::lowest();
+          for (int64_t i = 0; i < plane; ++i) {
+            best = std::max(best, src[i]);
+          }
+          y[c] = best;
+        } else {
+          float sum = 0.0f;
+          for (int64_t i = 0; i < plane; ++i) {
+            sum += src[i];
+          }
+          y[c] = plane > 0 ? sum / static_cast<float>(plane) : 0.0f;
+        }
+      }
+    });
+  };
+  return op;
+}
+
+const OpRegistrar max_pool_op{"MaxPool", prepare_pool<true>};
+const OpRegistrar average_pool_op{"AveragePool", prepare_pool<false>};
+const OpRegistrar global_average_pool_op{"GlobalAveragePool", prepare_global_pool<false>};
+const OpRegistrar global_max_pool_op{"GlobalMaxPool", prepare_global_pool<true>};
+
+} // namespace
+} // namespace rknnxx::host

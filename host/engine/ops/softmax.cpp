@@ -1,0 +1,79 @@
+// Softmax and LogSoftmax. Before opset 13 the input is seen as a 2-D matrix
+// [prod(shape[:axis]), prod(shape[axis:])] (axis default 1); from opset 13 the operation runs
+// along one axis (default -1).
+
+#include "../op_registry.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace rknnxx::host {
+namespace {
+
+template <bool log_softmax> void softmax_line(const float* in, float* out, int64_t length, int64_t stride) {
+  float max = std::numeric_limits<float>::lowest();
+  for (int64_t i = 0; i < length; ++i) {
+    max = std::max(max, in[i * stride]);
+  }
+  float sum = 0.0f;
+  for (int64_t i = 0; i < length; ++i) {
+    const float e = std::exp(in[i * stride] - max);
+    sum += e;
+    if constexpr (!log_softmax) {
+      out[i * stride] = e;
+    }
+  }
+  if constexpr (log_softmax) {
+    const float log_sum = std::log(sum);
+    for (int64_t i = 0; i < length; ++i) {
+      out[i * stride] = in[i * stride] - max - log_sum;
+    }
+  } else {
+    const float inverse = 1.0f / sum;
+    for (int64_t i = 0; i < length; ++i) {
+      out[i * stride] *= inverse;
+    }
+  }
+}
+
+template <bool log_softmax> PreparedOp prepare_softmax(OpContext& ctx) {
+  ctx.expect_inputs(1, 1);
+  ctx.expect_dtype(0, {DataType::float32});
+  const auto& shape = ctx.input(0).shape;
+  const auto rank = static_cast<int64_t>(shape.size());
+  const bool legacy = ctx.opset() < 13;
+  const int64_t axis = ctx.normalize_axis(ctx.attr_int("axis", legacy ? 1 : -1), rank);
+  const auto split = static_cast<std::size_t>(std::min(axis, rank));
+  int64_t outer = element_count(std::span(shape).first(split));
+  int64_t length = 1;
+  int64_t inner = 1;
+  if (legacy) {
+    length = element_count(std::span(shape).subspan(split));
+  } else if (rank > 0) {
+    length = shape[split];
+    inner = element_count(std::span(shape).subspan(split + 1));
+  }
+  PreparedOp op;
+  op.outputs = {ctx.input(0)};
+  op.kernel = [=](KernelContext& k) {
+    const float* in = k.input(0).data<float>();
+    float* out = k.output(0).data<float>();
+    k.pool.parallel_for(outer * inner, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, length)),
+                        [&](int64_t begin, int64_t end) {
+                          for (int64_t line = begin; line < end; ++line) {
+                            const int64_t o = line / inner;
+                            const int64_t i = line - o * inner;
+                            const int64_t start = o * length * inner + i;
+                            softmax_line<log_softmax>(in + start, out + start, length, inner);
+                          }
+                        });
+  };
+  return op;
+}
+
+const OpRegistrar softmax_op{"Softmax", prepare_softmax<false>};
+const OpRegistrar log_softmax_op{"LogSoftmax", prepare_softmax<true>};
+
+} // namespace
+} // namespace rknnxx::host

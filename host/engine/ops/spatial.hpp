@@ -1,0 +1,127 @@
+#pragma once
+// Window geometry shared by Conv, ConvTranspose and the pooling operators: kernel size,
+// strides, dilations and pads (explicit or auto_pad) of a 1-D or 2-D window over NC[H]W data.
+// 1-D is handled as 2-D with height 1.
+
+#include "../op_registry.hpp"
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace rknnxx::host {
+
+struct WindowGeometry {
+  int64_t batch = 0, channels = 0;
+  int64_t in_h = 1, in_w = 1;
+  int64_t kernel_h = 1, kernel_w = 1;
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t dilation_h = 1, dilation_w = 1;
+  int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+  int64_t out_h = 1, out_w = 1;
+  bool one_dimensional = false;
+
+  int64_t in_size() const noexcept { return in_h * in_w; }
+  int64_t out_size() const noexcept { return out_h * out_w; }
+  // The output shape [N, channels, (out_h,) out_w].
+  std::vector<int64_t> output_shape(int64_t out_channels) const {
+    if (one_dimensional) {
+      return {batch, out_channels, out_w};
+    }
+    return {batch, out_channels, out_h, out_w};
+  }
+};
+
+// Reads the window attributes of a forward window (Conv and pools) over input 0, whose kernel
+// size is `kernel` (from the weights or kernel_shape), and computes the output size.
+// ceil_mode rounds the output size up, dropping a last window that would start in the padding.
+inline WindowGeometry forward_window(const OpContext& ctx, std::vector<int64_t> kernel, bool ceil_mode) {
+  const TensorInfo& x = ctx.input(0);
+  if (x.shape.size() != 3 && x.shape.size() != 4) {
+    ctx.fail("input '{}' has shape {}; the host engine supports 1-D and 2-D windows (rank 3 or 4)",
+             ctx.input_name(0), shape_string(x.shape));
+  }
+  const std::size_t spatial = x.shape.size() - 2;
+  if (kernel.size() != spatial) {
+    ctx.fail("kernel shape {} does not match the {} spatial dimensions of input '{}' {}", shape_string(kernel),
+             spatial, ctx.input_name(0), shape_string(x.shape));
+  }
+  auto per_axis = [&](std::string_view name, int64_t fallback, std::size_t count) {
+    std::vector<int64_t> v = ctx.attr_ints(name, std::vector<int64_t>(count, fallback));
+    if (v.size() != count) {
+      ctx.fail("attribute '{}' has {} values, expected {}", name, v.size(), count);
+    }
+    return v;
+  };
+  const std::vector<int64_t> strides = per_axis("strides", 1, spatial);
+  const std::vector<int64_t> dilations = per_axis("dilations", 1, spatial);
+  std::vector<int64_t> pads = per_axis("pads", 0, spatial * 2);
+  const std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
+  std::vector<int64_t> in(x.shape.begin() + 2, x.shape.end());
+  std::vector<int64_t> out(spatial);
+  for (std::size_t i = 0; i < spatial; ++i) {
+    if (strides[i] <= 0 || dilations[i] <= 0 || kernel[i] <= 0) {
+      ctx.fail("kernel sizes, strides and dilations must be positive");
+    }
+    const int64_t extent = (kernel[i] - 1) * dilations[i] + 1;
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      out[i] = (in[i] + strides[i] - 1) / strides[i];
+      const int64_t total = std::max<int64_t>(0, (out[i] - 1) * strides[i] + extent - in[i]);
+      const int64_t small = total / 2;
+      pads[i] = auto_pad == "SAME_UPPER" ? small : total - small;
+      pads[i + spatial] = total - pads[i];
+      continue;
+    }
+    if (auto_pad == "VALID") {
+      pads[i] = pads[i + spatial] = 0;
+    } else if (auto_pad != "NOTSET" && !auto_pad.empty()) {
+      ctx.fail("auto_pad '{}' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID", auto_pad);
+    }
+    const int64_t span = in[i] + pads[i] + pads[i + spatial] - extent;
+    if (span < 0) {
+      ctx.fail("the window (extent {}) is larger than the padded input ({}) along axis {}", extent,
+               in[i] + pads[i] + pads[i + spatial], i + 2);
+    }
+    out[i] = (ceil_mode ? (span + strides[i] - 1) / strides[i] : span / strides[i]) + 1;
+    if (ceil_mode && (out[i] - 1) * strides[i] >= in[i] + pads[i]) {
+      --out[i];
+    }
+  }
+  WindowGeometry g;
+  g.batch = x.shape[0];
+  g.channels = x.shape[1];
+  g.one_dimensional = spatial == 1;
+  const std::size_t w = spatial - 1;  // the last axis is the width
+  g.in_w = in[w];
+  g.kernel_w = kernel[w];
+  g.stride_w = strides[w];
+  g.dilation_w = dilations[w];
+  g.pad_left = pads[w];
+  g.pad_right = pads[w + spatial];
+  g.out_w = out[w];
+  if (spatial == 2) {
+    g.in_h = in[0];
+    g.kernel_h = kernel[0];
+    g.stride_h = strides[0];
+    g.dilation_h = dilations[0];
+    g.pad_top = pads[0];
+    g.pad_bottom = pads[spatial];
+    g.out_h = out[0];
+  }
+  return g;
+}
+
+// The range [begin, end) of output positions o whose input index o * stride + offset lies in
+// [0, size): the part of a row that needs no bounds checks.
+struct ValidRange {
+  int64_t begin = 0, end = 0;
+};
+inline ValidRange valid_outputs(int64_t offset, int64_t stride, int64_t size, int64_t outputs) {
+  int64_t begin = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
+  int64_t end = size - 1 - offset < 0 ? 0 : (size - 1 - offset) / stride + 1;
+  begin = std::min(begin, outputs);
+  end = std::max(begin, std::min(end, outputs));
+  return {begin, end};
+}
+
+} // namespace rknnxx::host

@@ -1,0 +1,467 @@
+#include "session.hpp"
+
+#include "op_registry.hpp"
+#include "thread_pool.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <numeric>
+#include <optional>
+
+namespace rknnxx::host {
+
+std::size_t plan_arena(std::span<ArenaBlock> blocks) {
+  auto aligned = [](std::size_t n) { return (n + tensor_alignment - 1) / tensor_alignment * tensor_alignment; };
+  std::vector<std::size_t> order(blocks.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return blocks[a].bytes > blocks[b].bytes;
+  });
+  std::vector<std::size_t> placed;
+  std::size_t arena = 0;
+  std::vector<const ArenaBlock*> overlapping;
+  for (std::size_t i : order) {
+    ArenaBlock& block = blocks[i];
+    const std::size_t size = aligned(std::max<std::size_t>(block.bytes, 1));
+    overlapping.clear();
+    for (std::size_t p : placed) {
+      const ArenaBlock& other = blocks[p];
+      if (other.first <= block.last && block.first <= other.last) {
+        overlapping.push_back(&other);
+      }
+    }
+    std::sort(overlapping.begin(), overlapping.end(),
+              [](const ArenaBlock* a, const ArenaBlock* b) { return a->offset < b->offset; });
+    std::size_t offset = 0;
+    for (const ArenaBlock* other : overlapping) {
+      if (offset + size <= other->offset) {
+        break;
+      }
+      offset = std::max(offset, aligned(other->offset + std::max<std::size_t>(other->bytes, 1)));
+    }
+    block.offset = offset;
+    arena = std::max(arena, offset + size);
+    placed.push_back(i);
+  }
+  return arena;
+}
+
+namespace {
+
+struct Step {
+  const Node* node = nullptr;
+  Kernel kernel;
+  std::vector<const Tensor*> inputs;
+  std::vector<Tensor*> outputs;
+  std::size_t scratch_offset = 0;
+  std::vector<Tensor*> round_to_half;  // float32 outputs rounded when storing activations as float16
+};
+
+struct Plan {
+  std::vector<std::vector<int64_t>> input_shapes;  // the key
+  std::vector<TensorInfo> infos;                    // per value id
+  std::vector<const Tensor*> constants;             // per value id, nullptr when computed per run
+  std::vector<Tensor> slots;                        // per value id: views used by the kernels
+  std::vector<std::unique_ptr<Tensor>> folded;      // constants computed while planning
+  std::vector<std::pair<ValueId, std::size_t>> input_copies;  // inputs copied (and rounded) into the arena
+  AlignedBuffer arena;
+  std::vector<Step> steps;
+  PlanStats stats;
+};
+
+void round_tensor_to_half(Tensor& t, ThreadPool& pool) {
+  float* data = t.data<float>();
+  pool.parallel_for(t.elements(), int64_t{1} << 14, [data](int64_t begin, int64_t end) {
+    round_to_half(data + begin, static_cast<std::size_t>(end - begin));
+  });
+}
+
+std::string declared_shape_string(const Value& v) {
+  std::vector<std::string> dims;
+  for (const auto& d : v.declared_shape) {
+    dims.push_back(d.has_value ? std::to_string(d.value) : (d.param.empty() ? std::string("?") : d.param));
+  }
+  return fmt::format("[{}]", fmt::join(dims, ", "));
+}
+
+} // namespace
+
+struct Session::State {
+  Graph graph;
+  SessionOptions options;
+  ThreadPool pool;
+  std::vector<std::unique_ptr<Plan>> plans;  // most recently used last
+  Plan* current = nullptr;
+
+  State(Graph g, SessionOptions o) : graph(std::move(g)), options(o), pool(o.threads) {
+    if (options.fuse) {
+      graph.fuse_for_inference();
+    }
+  }
+
+  void check_inputs(std::span<const TensorInfo> inputs) const;
+  Plan& plan_for(std::span<const TensorInfo> inputs);
+  std::unique_ptr<Plan> make_plan(std::span<const TensorInfo> inputs);
+};
+
+void Session::State::check_inputs(std::span<const TensorInfo> inputs) const {
+  const auto graph_inputs = graph.inputs();
+  if (inputs.size() != graph_inputs.size()) {
+    throw EngineError(fmt::format("the graph has {} inputs, given {}", graph_inputs.size(), inputs.size()));
+  }
+  std::map<std::string, std::pair<int64_t, std::string>> symbols;  // dim_param -> value, first input using it
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const Value& v = graph.value(graph_inputs[i]);
+    const TensorInfo& given = inputs[i];
+    auto mismatch = [&](std::string_view why) {
+      throw EngineError(fmt::format("input '{}': expected {} {}, given {} ({})", v.name, dtype_name(v.dtype),
+                                    v.has_declared_shape ? declared_shape_string(v) : std::string("of any shape"),
+                                    info_string(given), why));
+    };
+    if (v.dtype != DataType::undefined && given.dtype != v.dtype) {
+      mismatch("wrong element type");
+    }
+    if (!is_supported(given.dtype)) {
+      mismatch("element type not supported");
+    }
+    for (int64_t d : given.shape) {
+      if (d < 0) {
+        mismatch("negative dimension");
+      }
+    }
+    if (!v.has_declared_shape) {
+      continue;
+    }
+    if (given.shape.size() != v.declared_shape.size()) {
+      mismatch("wrong rank");
+    }
+    for (std::size_t d = 0; d < given.shape.size(); ++d) {
+      const auto& dim = v.declared_shape[d];
+      if (dim.has_value && dim.value >= 0 && dim.value != given.shape[d]) {
+        mismatch(fmt::format("dimension {} must be {}", d, dim.value));
+      }
+      if (!dim.has_value && !dim.param.empty()) {
+        const auto [it, added] = symbols.emplace(dim.param, std::pair{given.shape[d], v.name});
+        if (!added && it->second.first != given.shape[d]) {
+          mismatch(fmt::format("dimension {} is '{}', which is {} in input '{}'", d, dim.param, it->second.first,
+                               it->second.second));
+        }
+      }
+    }
+  }
+}
+
+Plan& Session::State::plan_for(std::span<const TensorInfo> inputs) {
+  for (auto it = plans.begin(); it != plans.end(); ++it) {
+    const Plan& p = **it;
+    bool same = true;
+    for (std::size_t i = 0; i < inputs.size() && same; ++i) {
+      same = p.input_shapes[i] == inputs[i].shape;
+    }
+    if (same) {
+      current = it->get();
+      return *current;
+    }
+  }
+  check_inputs(inputs);
+  constexpr std::size_t cached_plans = 4;
+  if (plans.size() == cached_plans) {
+    plans.erase(plans.begin());
+  }
+  plans.push_back(make_plan(inputs));
+  current = plans.back().get();
+  return *current;
+}
+
+std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inputs) {
+  auto plan = std::make_unique<Plan>();
+  const std::size_t value_count = graph.values().size();
+  plan->infos.resize(value_count);
+  plan->constants.resize(value_count, nullptr);
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    plan->input_shapes.push_back(inputs[i].shape);
+    plan->infos[static_cast<std::size_t>(graph.inputs()[i])] = inputs[i];
+  }
+  for (std::size_t v = 0; v < value_count; ++v) {
+    if (const Tensor* c = graph.constant(static_cast<ValueId>(v))) {
+      plan->constants[v] = c;
+      plan->infos[v] = c->info();
+    }
+  }
+
+  // Inference and constant folding, node by node in topological order.
+  struct Pending {
+    const Node* node;
+    PreparedOp prepared;
+  };
+  std::vector<Pending> pending;
+  const std::size_t threads = pool.size();
+  for (const Node& node : graph.nodes()) {
+    std::vector<const TensorInfo*> in_infos;
+    std::vector<const Tensor*> in_constants;
+    bool all_constant = true;
+    for (ValueId in : node.inputs) {
+      if (in == no_value) {
+        in_infos.push_back(nullptr);
+        in_constants.push_back(nullptr);
+        continue;
+      }
+      in_infos.push_back(&plan->infos[static_cast<std::size_t>(in)]);
+      in_constants.push_back(plan->constants[static_cast<std::size_t>(in)]);
+      all_constant = all_constant && in_constants.back() != nullptr;
+    }
+    OpContext ctx(graph, node, in_infos, in_constants, threads);
+    PreparedOp prepared;
+    try {
+      prepared = node.op->prepare(ctx);
+    } catch (const EngineError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw EngineError(fmt::format("{}: {}", node.label(), e.what()));
+    }
+    if (prepared.outputs.size() < node.outputs.size()) {
+      throw EngineError(fmt::format("{}: the operator infers {} outputs, the node has {}", node.label(),
+                                    prepared.outputs.size(), node.outputs.size()));
+    }
+    for (std::size_t o = 0; o < node.outputs.size(); ++o) {
+      if (node.outputs[o] != no_value) {
+        plan->infos[static_cast<std::size_t>(node.outputs[o])] = prepared.outputs[o];
+      }
+    }
+    if (prepared.constant_outputs.empty() && all_constant) {
+      // Fold: run the kernel now on owning outputs.
+      std::vector<Tensor> outs;
+      for (std::size_t o = 0; o < node.outputs.size(); ++o) {
+        outs.emplace_back(prepared.outputs[o]);
+      }
+      std::vector<Tensor*> out_ptrs;
+      for (auto& t : outs) {
+        out_ptrs.push_back(&t);
+      }
+      AlignedBuffer scratch(prepared.scratch_bytes);
+      KernelContext kc{in_constants, out_ptrs, pool, scratch.data()};
+      try {
+        prepared.kernel(kc);
+      } catch (const EngineError&) {
+        throw;
+      } catch (const std::exception& e) {
+        throw EngineError(fmt::format("{}: {}", node.label(), e.what()));
+      }
+      prepared.constant_outputs = std::move(outs);
+    }
+    if (!prepared.constant_outputs.empty()) {
+      ++plan->stats.folded_nodes;
+      for (std::size_t o = 0; o < node.outputs.size(); ++o) {
+        if (node.outputs[o] == no_value) {
+          continue;
+        }
+        plan->folded.push_back(std::make_unique<Tensor>(std::move(prepared.constant_outputs[o])));
+        const auto v = static_cast<std::size_t>(node.outputs[o]);
+        plan->constants[v] = plan->folded.back().get();
+        plan->infos[v] = plan->constants[v]->info();
+      }
+      continue;
+    }
+    pending.push_back(Pending{&node, std::move(prepared)});
+  }
+
+  // Lifetimes: step s runs at time s + 1; time 0 copies inputs that are stored as float16.
+  const auto end_time = static_cast<int32_t>(pending.size() + 1);
+  std::vector<int32_t> first_use(value_count, -1);
+  std::vector<int32_t> last_use(value_count, -1);
+  for (std::size_t s = 0; s < pending.size(); ++s) {
+    const auto time = static_cast<int32_t>(s + 1);
+    for (ValueId in : pending[s].node->inputs) {
+      if (in != no_value) {
+        last_use[static_cast<std::size_t>(in)] = time;
+      }
+    }
+    for (ValueId out : pending[s].node->outputs) {
+      if (out != no_value) {
+        first_use[static_cast<std::size_t>(out)] = time;
+      }
+    }
+  }
+  for (ValueId out : graph.outputs()) {
+    last_use[static_cast<std::size_t>(out)] = end_time;
+  }
+  std::vector<ArenaBlock> blocks;
+  std::vector<ValueId> block_values;  // no_value for a scratch block
+  std::vector<std::size_t> step_scratch_block(pending.size(), 0);
+  auto add_block = [&](std::size_t bytes, int32_t first, int32_t last, ValueId value) {
+    blocks.push_back(ArenaBlock{bytes, first, std::max(first, last), 0});
+    block_values.push_back(value);
+    plan->stats.intermediate_bytes += bytes;
+    return blocks.size() - 1;
+  };
+  const bool half_storage = options.float16_activations;
+  for (ValueId in : graph.inputs()) {
+    const auto v = static_cast<std::size_t>(in);
+    if (half_storage && plan->infos[v].dtype == DataType::float32) {
+      plan->input_copies.emplace_back(in, add_block(plan->infos[v].bytes(), 0, last_use[v], in));
+    }
+  }
+  for (std::size_t s = 0; s < pending.size(); ++s) {
+    const auto time = static_cast<int32_t>(s + 1);
+    for (ValueId out : pending[s].node->outputs) {
+      if (out != no_value) {
+        const auto v = static_cast<std::size_t>(out);
+        add_block(plan->infos[v].bytes(), first_use[v], last_use[v], out);
+      }
+    }
+    if (pending[s].prepared.scratch_bytes != 0) {
+      step_scratch_block[s] = add_block(pending[s].prepared.scratch_bytes, time, time, no_value);
+    }
+  }
+  plan->stats.arena_bytes = plan_arena(blocks);
+  plan->arena = AlignedBuffer(plan->stats.arena_bytes);
+
+  // Views: arena values, constants, and inputs (rebound on every run).
+  plan->slots.resize(value_count);
+  for (std::size_t v = 0; v < value_count; ++v) {
+    const TensorInfo& info = plan->infos[v];
+    if (plan->constants[v] != nullptr) {
+      plan->slots[v] = Tensor::view(info.dtype, info.shape, plan->constants[v]->raw());
+    } else if (info.dtype != DataType::undefined) {
+      plan->slots[v] = Tensor::view(info.dtype, info.shape, static_cast<void*>(nullptr));
+    }
+  }
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    if (block_values[b] != no_value) {
+      plan->slots[static_cast<std::size_t>(block_values[b])].rebind(plan->arena.data() + blocks[b].offset);
+    }
+  }
+  for (std::size_t s = 0; s < pending.size(); ++s) {
+    Step step;
+    step.node = pending[s].node;
+    step.kernel = std::move(pending[s].prepared.kernel);
+    for (ValueId in : step.node->inputs) {
+      step.inputs.push_back(in == no_value ? nullptr : &plan->slots[static_cast<std::size_t>(in)]);
+    }
+    for (ValueId out : step.node->outputs) {
+      Tensor* t = out == no_value ? nullptr : &plan->slots[static_cast<std::size_t>(out)];
+      step.outputs.push_back(t);
+      if (half_storage && t != nullptr && t->dtype() == DataType::float32) {
+        step.round_to_half.push_back(t);
+      }
+    }
+    step.scratch_offset = pending[s].prepared.scratch_bytes != 0 ? blocks[step_scratch_block[s]].offset : 0;
+    plan->steps.push_back(std::move(step));
+  }
+  plan->stats.steps = plan->steps.size();
+  return plan;
+}
+
+Session::Session(const onnx::ModelProto& model, SessionOptions options) : Session(Graph(model), options) {}
+
+Session::Session(Graph graph, SessionOptions options)
+    : state_(std::make_unique<State>(std::move(graph), options)) {}
+
+Session::~Session() = default;
+Session::Session(Session&&) noexcept = default;
+Session& Session::operator=(Session&&) noexcept = default;
+
+const Graph& Session::graph() const noexcept { return state_->graph; }
+std::size_t Session::threads() const noexcept { return state_->pool.size(); }
+
+std::vector<std::string> Session::input_names() const {
+  std::vector<std::string> names;
+  for (ValueId id : state_->graph.inputs()) {
+    names.push_back(state_->graph.value(id).name);
+  }
+  return names;
+}
+
+std::vector<std::string> Session::output_names() const {
+  std::vector<std::string> names;
+  for (ValueId id : state_->graph.outputs()) {
+    names.push_back(state_->graph.value(id).name);
+  }
+  return names;
+}
+
+void Session::prepare(std::span<const TensorInfo> inputs) {
+  state_->check_inputs(inputs);
+  state_->plan_for(inputs);
+}
+
+namespace {
+const Plan& current_plan(const Plan* plan) {
+  if (plan == nullptr) {
+    throw EngineError("the session has no plan yet: call prepare() or run() first");
+  }
+  return *plan;
+}
+} // namespace
+
+TensorInfo Session::info(std::string_view value_name) const {
+  const Plan& plan = current_plan(state_->current);
+  const auto id = state_->graph.find(value_name);
+  if (!id || plan.infos[static_cast<std::size_t>(*id)].dtype == DataType::undefined) {
+    throw EngineError(fmt::format("no value named '{}' in the planned graph", value_name));
+  }
+  return plan.infos[static_cast<std::size_t>(*id)];
+}
+
+std::vector<TensorInfo> Session::output_infos() const {
+  const Plan& plan = current_plan(state_->current);
+  std::vector<TensorInfo> infos;
+  for (ValueId id : state_->graph.outputs()) {
+    infos.push_back(plan.infos[static_cast<std::size_t>(id)]);
+  }
+  return infos;
+}
+
+const PlanStats& Session::stats() const { return current_plan(state_->current).stats; }
+
+std::vector<Tensor> Session::run(std::span<const Tensor> inputs) {
+  State& s = *state_;
+  std::vector<TensorInfo> infos;
+  infos.reserve(inputs.size());
+  for (const Tensor& t : inputs) {
+    infos.push_back(t.info());
+  }
+  s.check_inputs(infos);
+  Plan& plan = s.plan_for(infos);
+  const auto graph_inputs = s.graph.inputs();
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].raw() == nullptr && inputs[i].elements() != 0) {
+      throw EngineError(fmt::format("input '{}' has no data", s.graph.value(graph_inputs[i]).name));
+    }
+    const ValueId id = graph_inputs[i];
+    Tensor& slot = plan.slots[static_cast<std::size_t>(id)];
+    const bool copied = std::any_of(plan.input_copies.begin(), plan.input_copies.end(),
+                                    [id](const auto& copy) { return copy.first == id; });
+    if (copied) {  // float16 storage: the model sees the input rounded, as the NPU would
+      if (slot.bytes() != 0) {
+        std::memcpy(slot.raw(), inputs[i].raw(), slot.bytes());
+      }
+      round_tensor_to_half(slot, s.pool);
+    } else {
+      slot.rebind(const_cast<std::byte*>(inputs[i].raw()));
+    }
+  }
+  for (Step& step : plan.steps) {
+    KernelContext ctx{step.inputs, step.outputs, s.pool, plan.arena.data() + step.scratch_offset};
+    try {
+      step.kernel(ctx);
+    } catch (const EngineError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw EngineError(fmt::format("{}: {}", step.node->label(), e.what()));
+    }
+    for (Tensor* t : step.round_to_half) {
+      round_tensor_to_half(*t, s.pool);
+    }
+  }
+  std::vector<Tensor> outputs;
+  for (ValueId id : s.graph.outputs()) {
+    outputs.push_back(plan.slots[static_cast<std::size_t>(id)].clone());
+  }
+  return outputs;
+}
+
+} // namespace rknnxx::host

@@ -1,0 +1,75 @@
+#pragma once
+// A session executes one graph. For each set of input shapes it plans once: infers every
+// value's type and shape, folds what is constant, and places every intermediate tensor and
+// kernel scratch buffer at an offset in one arena, reusing memory between tensors whose
+// lifetimes do not overlap. A run then allocates nothing but the returned outputs.
+// A session is not shared between threads; it owns the thread pool its kernels use.
+
+#include "graph.hpp"
+#include "onnx_model.hpp"
+#include "tensor.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rknnxx::host {
+
+struct SessionOptions {
+  std::size_t threads = 0;           // 0: std::thread::hardware_concurrency()
+  bool float16_activations = false;  // round every float32 activation to float16 precision between nodes
+  bool fuse = true;                  // fold BatchNormalization and fuse Relu/Clip into Conv
+};
+
+struct PlanStats {
+  std::size_t arena_bytes = 0;         // the one arena of intermediates and scratch
+  std::size_t intermediate_bytes = 0;  // what they would take without sharing memory
+  std::size_t steps = 0;               // kernels executed per run
+  std::size_t folded_nodes = 0;        // nodes computed once while planning
+};
+
+// One block of the arena: its size and the first and last step that use it.
+struct ArenaBlock {
+  std::size_t bytes = 0;
+  int32_t first = 0;
+  int32_t last = 0;
+  std::size_t offset = 0;  // set by plan_arena
+};
+// Sets every block's offset (64-byte aligned) so that blocks alive at the same step never
+// overlap; returns the arena size. Greedy by size, which is close to optimal on CNNs.
+std::size_t plan_arena(std::span<ArenaBlock> blocks);
+
+class Session {
+public:
+  explicit Session(const onnx::ModelProto& model, SessionOptions options = {});
+  explicit Session(Graph graph, SessionOptions options = {});
+  ~Session();
+  Session(Session&&) noexcept;
+  Session& operator=(Session&&) noexcept;
+
+  const Graph& graph() const noexcept;
+  std::size_t threads() const noexcept;
+  std::vector<std::string> input_names() const;
+  std::vector<std::string> output_names() const;
+
+  // Plans for these input types and shapes unless already planned (run() does this itself).
+  // Throws EngineError naming the input (expected vs given) or the node whose inference fails.
+  void prepare(std::span<const TensorInfo> inputs);
+  // Type and shape of any value under the last prepared plan.
+  TensorInfo info(std::string_view value_name) const;
+  std::vector<TensorInfo> output_infos() const;
+  const PlanStats& stats() const;
+
+  // Inputs in the order of input_names(); returns owning output tensors in the order of output_names().
+  std::vector<Tensor> run(std::span<const Tensor> inputs);
+
+private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+} // namespace rknnxx::host

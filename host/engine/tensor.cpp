@@ -1,0 +1,196 @@
+#include "tensor.hpp"
+
+#include <fmt/format.h>
+
+#include <new>
+
+namespace rknnxx::host {
+
+bool is_supported(DataType type) noexcept {
+  switch (type) {
+    case DataType::float32:
+    case DataType::float16:
+    case DataType::int8:
+    case DataType::uint8:
+    case DataType::int16:
+    case DataType::int32:
+    case DataType::int64:
+    case DataType::boolean: return true;
+    default: return false;
+  }
+}
+
+std::size_t element_size(DataType type) {
+  switch (type) {
+    case DataType::float32:
+    case DataType::int32: return 4;
+    case DataType::float16:
+    case DataType::int16: return 2;
+    case DataType::int8:
+    case DataType::uint8:
+    case DataType::boolean: return 1;
+    case DataType::int64: return 8;
+    default: break;
+  }
+  throw EngineError(fmt::format("element type {} is not supported by the host engine", dtype_name(type)));
+}
+
+std::string_view dtype_name(DataType type) noexcept {
+  switch (type) {
+    case DataType::undefined: return "undefined";
+    case DataType::float32: return "float32";
+    case DataType::uint8: return "uint8";
+    case DataType::int8: return "int8";
+    case DataType::uint16: return "uint16";
+    case DataType::int16: return "int16";
+    case DataType::int32: return "int32";
+    case DataType::int64: return "int64";
+    case DataType::string: return "string";
+    case DataType::boolean: return "bool";
+    case DataType::float16: return "float16";
+    case DataType::float64: return "float64";
+    case DataType::uint32: return "uint32";
+    case DataType::uint64: return "uint64";
+    case DataType::complex64: return "complex64";
+    case DataType::complex128: return "complex128";
+    case DataType::bfloat16: return "bfloat16";
+  }
+  return "unknown";
+}
+
+int64_t element_count(std::span<const int64_t> shape) noexcept {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    n *= d;
+  }
+  return n;
+}
+
+std::string shape_string(std::span<const int64_t> shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
+
+std::string info_string(const TensorInfo& info) {
+  return fmt::format("{} {}", dtype_name(info.dtype), shape_string(info.shape));
+}
+
+Tensor::Tensor(DataType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape_(std::move(shape)) {
+  for (int64_t d : shape_) {
+    if (d < 0) {
+      throw EngineError(fmt::format("tensor shape {} has a negative dimension", shape_string(shape_)));
+    }
+  }
+  const std::size_t n = bytes();
+  if (n != 0) {
+    storage_.reset(static_cast<std::byte*>(::operator new(n, std::align_val_t{tensor_alignment})));
+    std::memset(storage_.get(), 0, n);
+    data_ = storage_.get();
+  }
+}
+
+Tensor Tensor::view(DataType dtype, std::vector<int64_t> shape, void* data) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.data_ = data;
+  return t;
+}
+
+Tensor::Tensor(const Tensor& other) : dtype_(other.dtype_), shape_(other.shape_), data_(other.data_) {
+  if (other.owns_storage()) {
+    *this = other.clone();
+  }
+}
+
+Tensor& Tensor::operator=(const Tensor& other) {
+  if (this != &other) {
+    Tensor copy(other);
+    *this = std::move(copy);
+  }
+  return *this;
+}
+
+Tensor Tensor::clone() const {
+  Tensor t(dtype_, shape_);
+  if (t.bytes() != 0) {
+    std::memcpy(t.raw(), raw(), t.bytes());
+  }
+  return t;
+}
+
+void Tensor::check_type(DataType wanted) const {
+  if (wanted != dtype_) {
+    throw EngineError(fmt::format("tensor of type {} read as {}", dtype_name(dtype_), dtype_name(wanted)));
+  }
+}
+
+namespace {
+
+template <class T, class Source> void convert_into(Tensor& t, const std::vector<Source>& source) {
+  T* out = t.data<T>();
+  for (std::size_t i = 0; i < source.size(); ++i) {
+    if constexpr (std::is_same_v<T, half>) {
+      out[i] = half{static_cast<uint16_t>(source[i])};
+    } else {
+      out[i] = static_cast<T>(source[i]);
+    }
+  }
+}
+
+} // namespace
+
+Tensor tensor_from_proto(const onnx::TensorProto& proto) {
+  const std::string name = proto.name.empty() ? std::string("(unnamed)") : proto.name;
+  if (proto.has_external_data) {
+    throw EngineError(fmt::format("tensor '{}': external data is not supported; embed the weights in the model", name));
+  }
+  if (!is_supported(proto.data_type)) {
+    throw EngineError(fmt::format("tensor '{}': element type {} is not supported by the host engine", name,
+                                  dtype_name(proto.data_type)));
+  }
+  Tensor t(proto.data_type, proto.dims);
+  const auto count = static_cast<std::size_t>(t.elements());
+  auto check_count = [&](std::size_t given, std::string_view field) {
+    if (given != count) {
+      throw EngineError(fmt::format("tensor '{}': shape {} holds {} elements, {} holds {}", name,
+                                    shape_string(proto.dims), count, field, given));
+    }
+  };
+  if (!proto.raw_data.empty() || count == 0) {
+    if (proto.raw_data.size() != t.bytes()) {
+      throw EngineError(fmt::format("tensor '{}': shape {} of {} needs {} bytes, raw_data has {}", name,
+                                    shape_string(proto.dims), dtype_name(proto.data_type), t.bytes(),
+                                    proto.raw_data.size()));
+    }
+    if (count != 0) {
+      std::memcpy(t.raw(), proto.raw_data.data(), t.bytes());  // little-endian hosts only (x86-64, aarch64)
+    }
+    return t;
+  }
+  switch (proto.data_type) {
+    case DataType::float32:
+      check_count(proto.float_data.size(), "float_data");
+      std::memcpy(t.raw(), proto.float_data.data(), t.bytes());
+      break;
+    case DataType::int64:
+      check_count(proto.int64_data.size(), "int64_data");
+      std::memcpy(t.raw(), proto.int64_data.data(), t.bytes());
+      break;
+    default:
+      check_count(proto.int32_data.size(), "int32_data");
+      visit_dtype(proto.data_type, [&]<class T>() {
+        if constexpr (!std::is_same_v<T, float> && !std::is_same_v<T, int64_t>) {
+          convert_into<T>(t, proto.int32_data);
+        }
+      });
+      break;
+  }
+  return t;
+}
+
+AlignedBuffer::AlignedBuffer(std::size_t bytes) : size_(bytes) {
+  if (bytes != 0) {
+    data_.reset(static_cast<std::byte*>(::operator new(bytes, std::align_val_t{tensor_alignment})));
+    std::memset(data_.get(), 0, bytes);
+  }
+}
+
+} // namespace rknnxx::host

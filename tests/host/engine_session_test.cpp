@@ -1,0 +1,182 @@
+// Sessions: input checks, symbolic dimensions, shape inference, memory plan, threads,
+// float16 activation storage, plan caching and constant folding.
+
+#include "engine_test_model.hpp"
+#include "op_registry.hpp"
+
+#include <cstring>
+
+using namespace rknnxx::host;
+using namespace rknnxx::host::testing;
+
+namespace {
+
+// A small CNN: conv -> relu -> depthwise conv -> add (residual) -> pool -> gemm -> softmax
+PreparedOp prepare_test_flatten(OpContext& ctx);
+
+ModelBuilder small_cnn(int64_t batch = 1) {
+  // Flatten proper belongs to the shape-operator files; a test-only one in a domain of its own
+  // keeps this test independent of them.
+  static const OpRegistrar test_flatten{"Flatten", prepare_test_flatten, "test.rknnxx"};
+  ModelBuilder m(13);
+  m.input("image", DataType::float32, {batch, 3, 16, 16})
+      .initializer("w1", random_tensor({8, 3, 3, 3}, 1))
+      .initializer("b1", random_tensor({8}, 2))
+      .initializer("w2", random_tensor({8, 1, 3, 3}, 3))
+      .initializer("w3", random_tensor({16, 8, 1, 1}, 4))
+      .initializer("fc", random_tensor({10, 16}, 5))
+      .initializer("fcb", random_tensor({10}, 6))
+      .initializer("shape", Tensor::from<int64_t>({2}, {-1, 16}))
+      .output("probs")
+      .node("Conv", {"image", "w1", "b1"}, {"c1"}, {attr("pads", std::vector<int64_t>{1, 1, 1, 1})})
+      .node("Relu", {"c1"}, {"r1"})
+      .node("Conv", {"r1", "w2"}, {"c2"}, {attr("pads", std::vector<int64_t>{1, 1, 1, 1}), attr("group", int64_t{8})})
+      .node("Add", {"c2", "r1"}, {"a"})
+      .node("Conv", {"a", "w3"}, {"c3"}, {attr("strides", std::vector<int64_t>{2, 2})})
+      .node("Sigmoid", {"c3"}, {"s3"})
+      .node("GlobalAveragePool", {"s3"}, {"g"})
+      .node("Flatten", {"g"}, {"f"}, {}, "", "test.rknnxx")
+      .node("Gemm", {"f", "fc", "fcb"}, {"logits"}, {attr("transB", int64_t{1})})
+      .node("Softmax", {"logits"}, {"probs"});
+  return m;
+}
+
+PreparedOp prepare_test_flatten(OpContext& ctx) {
+  const auto& s = ctx.input(0).shape;
+  const int64_t axis = ctx.normalize_axis(ctx.attr_int("axis", 1), static_cast<int64_t>(s.size()));
+  const auto split = static_cast<std::size_t>(axis);
+  PreparedOp op;
+  op.outputs = {TensorInfo{ctx.input(0).dtype, {element_count(std::span(s).first(split)),
+                                                element_count(std::span(s).subspan(split))}}};
+  op.kernel = [](KernelContext& k) { std::memcpy(k.output(0).raw(), k.input(0).raw(), k.input(0).bytes()); };
+  return op;
+}
+} // namespace
+
+TEST_SUITE("engine.session") {
+  TEST_CASE("a wrong input type or shape names the input, expected and given") {
+    Session s(small_cnn().model());
+    CHECK(s.input_names() == std::vector<std::string>{"image"});
+    CHECK(s.output_names() == std::vector<std::string>{"probs"});
+    CHECK(error_of([&] { s.run(std::vector{Tensor(DataType::float32, {1, 3, 16, 15})}); }) ==
+          "input 'image': expected float32 [1, 3, 16, 16], given float32 [1, 3, 16, 15] (dimension 3 must be 16)");
+    CHECK(error_of([&] { s.run(std::vector{Tensor(DataType::int32, {1, 3, 16, 16})}); }) ==
+          "input 'image': expected float32 [1, 3, 16, 16], given int32 [1, 3, 16, 16] (wrong element type)");
+    CHECK(error_of([&] { s.run(std::vector{Tensor(DataType::float32, {3, 16, 16})}); }).find("(wrong rank)") !=
+          std::string::npos);
+    CHECK(error_of([&] { s.run(std::vector<Tensor>{}); }) == "the graph has 1 inputs, given 0");
+  }
+
+  TEST_CASE("symbolic dimensions take the values of the inputs and must agree") {
+    ModelBuilder m(13);
+    m.input("a", DataType::float32, {-1, 2}).input("b", DataType::float32, {-1, 2}).output("y").node("Add", {"a", "b"}, {"y"});
+    Session s(m.model());
+    auto y = s.run(std::vector{Tensor(DataType::float32, {3, 2}), Tensor(DataType::float32, {3, 2})});
+    CHECK(y[0].shape() == std::vector<int64_t>{3, 2});
+    y = s.run(std::vector{Tensor(DataType::float32, {5, 2}), Tensor(DataType::float32, {5, 2})});
+    CHECK(y[0].shape() == std::vector<int64_t>{5, 2});
+    CHECK(error_of([&] { s.run(std::vector{Tensor(DataType::float32, {5, 2}), Tensor(DataType::float32, {4, 2})}); }) ==
+          "input 'b': expected float32 [N, 2], given float32 [4, 2] (dimension 0 is 'N', which is 5 in input 'a')");
+  }
+
+  TEST_CASE("shape inference covers every value for the given input shapes") {
+    Session s(small_cnn(-1).model());
+    const std::vector<TensorInfo> in{{DataType::float32, {4, 3, 16, 16}}};
+    s.prepare(in);
+    CHECK(s.info("r1") == TensorInfo{DataType::float32, {4, 8, 16, 16}});
+    CHECK(s.info("c3") == TensorInfo{DataType::float32, {4, 16, 8, 8}});
+    CHECK(s.info("logits") == TensorInfo{DataType::float32, {4, 10}});
+    CHECK(s.output_infos().front().shape == std::vector<int64_t>{4, 10});
+    CHECK_THROWS_AS(s.info("nope"), EngineError);
+    // an inference error names the node
+    ModelBuilder bad(13);
+    bad.input("x", DataType::float32, {2, 3}).initializer("w", random_tensor({4, 5}, 1)).output("y")
+        .node("MatMul", {"x", "w"}, {"y"}, {}, "mm");
+    Session b(bad.model());
+    CHECK(error_of([&] { b.prepare(std::vector<TensorInfo>{{DataType::float32, {2, 3}}}); })
+              .find("node 'mm' (MatMul): inputs 'x' [2, 3] and 'w' [4, 5] cannot be multiplied") != std::string::npos);
+  }
+
+  TEST_CASE("the arena reuses memory: peak smaller than the sum of intermediates") {
+    ModelBuilder m(13);
+    m.input("x", DataType::float32, {64, 64}).output("y");
+    std::string prev = "x";
+    for (int i = 0; i < 12; ++i) {
+      const std::string next = i == 11 ? "y" : "t" + std::to_string(i);
+      m.node(i == 0 ? "Relu" : "Neg", {prev}, {next});
+      prev = next;
+    }
+    Session s(m.model());
+    const auto x = random_tensor({64, 64}, 3);
+    const auto y = s.run(std::vector{x});
+    const PlanStats& st = s.stats();
+    CHECK(st.steps == 12);
+    CHECK(st.intermediate_bytes == 12 * 64 * 64 * 4);
+    CHECK(st.arena_bytes <= 2 * 64 * 64 * 4);
+    for (std::size_t i = 0; i < 4096; ++i) {
+      REQUIRE(y[0].values<float>()[i] == -std::max(x.values<float>()[i], 0.0f));
+    }
+  }
+
+  TEST_CASE("one thread and several threads give the same results") {
+    const auto model = small_cnn(2).model();
+    const auto x = random_tensor({2, 3, 16, 16}, 7);
+    Session one(model, {.threads = 1});
+    Session four(model, {.threads = 4});
+    CHECK(one.threads() == 1);
+    CHECK(four.threads() == 4);
+    const auto a = one.run(std::vector{x});
+    const auto b = four.run(std::vector{x});
+    check_close(a[0], b[0], 1e-6f);
+    const auto again = four.run(std::vector{x});  // a second run reuses the plan and arena
+    check_close(again[0], b[0], 0.0f);
+    float sum = 0;
+    for (float v : a[0].values<float>()) sum += v;
+    CHECK(sum == doctest::Approx(2.0f));
+  }
+
+  TEST_CASE("float16 activation storage rounds every activation") {
+    ModelBuilder m(13);
+    m.input("x", DataType::float32, {4}).initializer("k", Tensor::from<float>({4}, {3, 3, 3, 3})).output("y")
+        .node("Div", {"x", "k"}, {"t"}).node("Mul", {"t", "k"}, {"y"});
+    const auto x = Tensor::from<float>({4}, {1.0f, 0.1f, 1000.1f, 1e-6f});
+    const Tensor exact = run_one(m.model(), {x});
+    const Tensor half = run_one(m.model(), {x}, {.float16_activations = true});
+    for (std::size_t i = 0; i < 4; ++i) {
+      const float xi = round_to_half(x.values<float>()[i]);
+      const float want = round_to_half(round_to_half(xi / 3.0f) * 3.0f);
+      CHECK(half.values<float>()[i] == want);
+      CHECK(round_to_half(half.values<float>()[i]) == half.values<float>()[i]);
+    }
+    CHECK(exact.values<float>()[1] == doctest::Approx(0.1f));
+    CHECK(half.values<float>()[1] != exact.values<float>()[1]);
+  }
+
+  TEST_CASE("constant subgraphs are folded while planning") {
+    ModelBuilder m(13);
+    m.input("x", DataType::float32, {3})
+        .initializer("a", Tensor::from<float>({3}, {1, 2, 3}))
+        .initializer("b", Tensor::from<float>({3}, {4, 5, 6}))
+        .output("y")
+        .node("Mul", {"a", "b"}, {"ab"})
+        .node("Sqrt", {"ab"}, {"r"})
+        .node("Add", {"x", "r"}, {"y"});
+    Session s(m.model());
+    const auto y = s.run(std::vector{Tensor::from<float>({3}, {0, 0, 0})});
+    CHECK(s.stats().folded_nodes == 2);
+    CHECK(s.stats().steps == 1);
+    CHECK(y[0].values<float>()[2] == doctest::Approx(std::sqrt(18.0f)));
+  }
+
+  TEST_CASE("graph outputs that are inputs or constants, and several outputs") {
+    ModelBuilder m(13);
+    m.input("x", DataType::float32, {2}).initializer("c", Tensor::from<float>({1}, {7})).output("x").output("c").output("y")
+        .node("Add", {"x", "c"}, {"y"});
+    const auto out = Session(m.model()).run(std::vector{Tensor::from<float>({2}, {1, 2})});
+    REQUIRE(out.size() == 3);
+    CHECK(out[0].values<float>()[1] == 2.0f);
+    CHECK(out[1].values<float>()[0] == 7.0f);
+    CHECK(out[2].values<float>()[1] == 9.0f);
+    CHECK(out[2].owns_storage());
+  }
+}

@@ -1,0 +1,183 @@
+// Tensors, float16 rounding, broadcasting, the thread pool, the arena planner and the GEMM.
+
+#include "broadcast.hpp"
+#include "engine_test_model.hpp"
+#include "gemm.hpp"
+#include "thread_pool.hpp"
+
+#include <atomic>
+#include <numeric>
+#include <stdexcept>
+
+using namespace rknnxx::host;
+using namespace rknnxx::host::testing;
+
+TEST_SUITE("engine.tensor") {
+  TEST_CASE("float16 conversion rounds to nearest even and handles the edges") {
+    CHECK(float_to_half_bits(1.0f) == 0x3C00);
+    CHECK(float_to_half_bits(-2.0f) == 0xC000);
+    CHECK(float_to_half_bits(65504.0f) == 0x7BFF);
+    CHECK(float_to_half_bits(65519.0f) == 0x7BFF);
+    CHECK(float_to_half_bits(65520.0f) == 0x7C00);  // ties to even: overflow
+    CHECK(float_to_half_bits(std::ldexp(1.0f, -24)) == 0x0001);
+    CHECK(float_to_half_bits(std::ldexp(1.0f, -25)) == 0x0000);           // tie to even zero
+    CHECK(float_to_half_bits(std::ldexp(1.5f, -25)) == 0x0001);           // above the tie
+    CHECK(float_to_half_bits(std::ldexp(1.0f, -14)) == 0x0400);           // smallest normal
+    CHECK(float_to_half_bits(1.0f + std::ldexp(1.0f, -11)) == 0x3C00);    // tie, even stays
+    CHECK(float_to_half_bits(1.0f + 3 * std::ldexp(1.0f, -11)) == 0x3C02);  // tie, odd rounds up
+    CHECK(std::isnan(half_bits_to_float(float_to_half_bits(std::nanf("")))));
+    CHECK(half_bits_to_float(0x7C00) == std::numeric_limits<float>::infinity());
+    CHECK(half_bits_to_float(0x0001) == std::ldexp(1.0f, -24));
+    // round_to_half agrees with the round trip on every kind of value
+    for (float v : {0.1f, -0.1f, 1e-6f, -3e-5f, 70000.0f, 65519.9f, 1.0f / 3.0f, 12345.678f, 6e-8f, 0.0f}) {
+      CHECK(round_to_half(v) == half_bits_to_float(float_to_half_bits(v)));
+    }
+    CHECK(round_to_half(0.1f) == doctest::Approx(0.0999755859375f));
+  }
+
+  TEST_CASE("owning tensors are zeroed, 64-byte aligned, and copy deeply; views do not own") {
+    Tensor t(DataType::float32, {3, 5});
+    CHECK(t.elements() == 15);
+    CHECK(t.bytes() == 60);
+    CHECK(reinterpret_cast<uintptr_t>(t.raw()) % 64 == 0);
+    CHECK(t.values<float>()[7] == 0.0f);
+    t.data<float>()[0] = 4.0f;
+    Tensor copy = t;
+    copy.data<float>()[0] = 5.0f;
+    CHECK(t.data<float>()[0] == 4.0f);
+    Tensor v = Tensor::view(DataType::float32, {3, 5}, t.raw());
+    CHECK_FALSE(v.owns_storage());
+    Tensor view_copy = v;
+    CHECK(view_copy.raw() == t.raw());
+    CHECK(v.clone().owns_storage());
+    CHECK_THROWS_AS(t.data<int32_t>(), EngineError);
+    auto i = Tensor::from<int64_t>({2}, {7, 9});
+    CHECK(i.values<int64_t>()[1] == 9);
+    CHECK_THROWS_AS(Tensor::from<float>({3}, {1.0f}), EngineError);
+    CHECK(Tensor::scalar<float>(2.5f).rank() == 0);
+  }
+
+  TEST_CASE("initializers decode from raw_data and the typed fields") {
+    onnx::TensorProto p;
+    p.name = "w";
+    p.data_type = DataType::float32;
+    p.dims = {2};
+    p.float_data = {1.5f, -2.0f};
+    CHECK(tensor_from_proto(p).values<float>()[1] == -2.0f);
+    p.data_type = DataType::int8;
+    p.float_data.clear();
+    p.int32_data = {-3, 100};
+    CHECK(tensor_from_proto(p).values<int8_t>()[0] == -3);
+    p.data_type = DataType::boolean;
+    p.int32_data = {1, 0};
+    CHECK(tensor_from_proto(p).values<bool>()[0]);
+    p.data_type = DataType::int64;
+    p.int32_data.clear();
+    p.int64_data = {1, 2};
+    CHECK(tensor_from_proto(p).values<int64_t>()[1] == 2);
+    auto f = Tensor::from<float>({3}, {1, 2, 3});
+    CHECK(tensor_from_proto(to_proto("x", f)).values<float>()[2] == 3.0f);
+
+    p.int64_data = {1};
+    CHECK(error_of([&] { tensor_from_proto(p); }).find("tensor 'w'") != std::string::npos);
+    p.data_type = DataType::float64;
+    CHECK(error_of([&] { tensor_from_proto(p); }).find("float64") != std::string::npos);
+    p.data_type = DataType::float32;
+    p.has_external_data = true;
+    CHECK(error_of([&] { tensor_from_proto(p); }).find("external data") != std::string::npos);
+  }
+
+  TEST_CASE("broadcast shapes follow numpy and report incompatible shapes") {
+    std::string error;
+    std::vector<std::vector<int64_t>> shapes{{2, 1, 4}, {3, 1}};
+    CHECK(broadcast_shape(shapes, error) == std::vector<int64_t>{2, 3, 4});
+    CHECK(error.empty());
+    shapes = {{2, 3}, {4}};
+    broadcast_shape(shapes, error);
+    CHECK(error == "shapes [2, 3] and [4] cannot be broadcast together");
+    // Per-channel broadcast becomes contiguous runs
+    shapes = {{2, 3, 4, 5}, {1, 3, 1, 1}};
+    Broadcast bc(shapes);
+    int64_t runs = 0;
+    bc.for_each_run(0, bc.elements(), [&](int64_t o, std::span<const int64_t> off, std::span<const int64_t> st,
+                                          int64_t n) {
+      CHECK(n == 20);
+      CHECK(st[0] == 1);
+      CHECK(st[1] == 0);
+      CHECK(off[0] == o);
+      CHECK(off[1] == (o / 20) % 3);
+      ++runs;
+    });
+    CHECK(runs == 6);
+  }
+
+  TEST_CASE("the thread pool covers every index once, rethrows, and runs nested loops serially") {
+    for (std::size_t threads : {1, 2, 4}) {
+      ThreadPool pool(threads);
+      CHECK(pool.size() == threads);
+      for (int round = 0; round < 20; ++round) {
+        std::vector<std::atomic<int>> hits(1000);
+        pool.parallel_for(1000, 7, [&](int64_t b, int64_t e, std::size_t worker) {
+          CHECK(worker < threads);
+          for (int64_t i = b; i < e; ++i) {
+            hits[static_cast<std::size_t>(i)]++;
+          }
+        });
+        CHECK(std::all_of(hits.begin(), hits.end(), [](const auto& h) { return h == 1; }));
+      }
+      CHECK_THROWS_AS(pool.parallel_for(100, 1, [](int64_t b, int64_t e) {
+        if (b <= 50 && 50 < e) throw std::runtime_error("boom");
+      }), std::runtime_error);
+      std::atomic<int64_t> total{0};
+      pool.parallel_for(10, 1, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          pool.parallel_for(10, 1, [&](int64_t b2, int64_t e2) { total += e2 - b2; });
+        }
+      });
+      CHECK(total == 100);
+    }
+  }
+
+  TEST_CASE("the arena planner never overlaps live blocks and reuses dead ones") {
+    std::vector<ArenaBlock> blocks;
+    for (int32_t i = 0; i < 20; ++i) {
+      blocks.push_back(ArenaBlock{static_cast<std::size_t>(1000 + 37 * (i % 5)), i, i + 1, 0});
+    }
+    blocks.push_back(ArenaBlock{5000, 0, 20, 0});
+    const std::size_t arena = plan_arena(blocks);
+    std::size_t sum = 0;
+    for (std::size_t a = 0; a < blocks.size(); ++a) {
+      sum += blocks[a].bytes;
+      CHECK(blocks[a].offset % 64 == 0);
+      CHECK(blocks[a].offset + blocks[a].bytes <= arena);
+      for (std::size_t b = a + 1; b < blocks.size(); ++b) {
+        const bool live_together = blocks[a].first <= blocks[b].last && blocks[b].first <= blocks[a].last;
+        const bool disjoint = blocks[a].offset + blocks[a].bytes <= blocks[b].offset ||
+                              blocks[b].offset + blocks[b].bytes <= blocks[a].offset;
+        CHECK((!live_together || disjoint));
+      }
+    }
+    CHECK(arena < sum / 3);
+  }
+
+  TEST_CASE("gemm agrees with the naive loop for every transposition and beta") {
+    ThreadPool pool(3);
+    for (bool ta : {false, true}) {
+      for (bool tb : {false, true}) {
+        for (float beta : {0.0f, 1.0f, 0.5f}) {
+          const int64_t m = 37, n = 129, k = 23;
+          const auto a = random_floats(static_cast<std::size_t>(m * k), 1);
+          const auto b = random_floats(static_cast<std::size_t>(k * n), 2);
+          auto c1 = random_floats(static_cast<std::size_t>(m * n), 3);
+          auto c2 = c1;
+          const int64_t lda = ta ? m : k, ldb = tb ? k : n;
+          parallel_gemm(pool, ta, tb, m, n, k, 0.75f, a.data(), lda, b.data(), ldb, beta, c1.data(), n);
+          naive_gemm(ta, tb, m, n, k, 0.75f, a.data(), lda, b.data(), ldb, beta, c2.data(), n);
+          for (std::size_t i = 0; i < c1.size(); ++i) {
+            REQUIRE(c1[i] == doctest::Approx(c2[i]).epsilon(1e-4));
+          }
+        }
+      }
+    }
+  }
+}

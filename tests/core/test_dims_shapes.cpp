@@ -36,6 +36,11 @@ TEST_CASE("dims: rank up to 16, extents at least 1, 64-bit element count") {
 // shapes go together.
 constexpr ShapeSet seed{{{Dims{1, 224}, Dims{1, 40}}, {Dims{1, 112}, Dims{1, 80}}}};
 
+// A class template taking the shape set itself (deduced from the placeholder) as its argument.
+template <ShapeSet Shapes> struct TypedModel {
+  static constexpr auto shapes = Shapes;
+};
+
 template <auto Shapes> struct Model {
   static constexpr std::size_t inputs = Shapes.num_inputs();
   static constexpr std::size_t largest = Shapes.max_shape_index();
@@ -48,6 +53,9 @@ TEST_CASE("shape set: the seed's dynamic_input and its MaxShape") {
   static_assert(seed.max_shape_index() == 0);
   static_assert(seed.max_shape()[1] == Dims{1, 40});
   static_assert(Model<seed>::inputs == 2 && Model<seed>::largest == 0);
+  static_assert(std::is_same_v<decltype(TypedModel<seed>::shapes), const ShapeSet<2, 2>>);
+  static_assert(TypedModel<seed>::shapes == seed);
+  static_assert(!std::is_same_v<TypedModel<seed>, TypedModel<ShapeSet<2, 2>::per_input({{Dims{1, 224}, Dims{1, 112}}, {Dims{1, 40}, Dims{1, 81}}})>>);
   static_assert(seed.find(std::array{Dims{1, 112}, Dims{1, 80}}) == 1u);
   static_assert(!seed.contains(std::array{Dims{1, 224}, Dims{1, 80}})); // never mixed across groups
   static_assert(seed.max_elements(1) == 80); // B's largest buffer comes from group 1

@@ -133,6 +133,6 @@ TEST_CASE("element traits: size, name and ABI value per type") {
   CHECK(tensor_type_from_name("INT4") == TensorType::int4);
   CHECK_FALSE(tensor_type_from_name("FP64").has_value());
   // Each enum value maps to a type whose traits map back to it.
-  for (auto t : all_tensor_types) CHECK(visit(t, [](auto tr) { return decltype(tr)::type; }) == t);
+  for (auto t : all_tensor_types) CHECK(visit_element_type(t, [](auto tr) { return decltype(tr)::type; }) == t);
   CHECK_THROWS_WITH_AS((void)bits_of(static_cast<TensorType>(42)), doctest::Contains("tensor type value 42"), Error);
 }

@@ -124,7 +124,7 @@ template <class F> constexpr decltype(auto) visit_type(TensorType t, F&& f) {
 
 // Calls f(element_traits<T>{}) for the element type T of a run-time TensorType; refuses values
 // outside the enum with an error naming the value.
-template <class F> constexpr decltype(auto) visit(TensorType t, F&& f) { return detail::visit_type(t, f); }
+template <class F> constexpr decltype(auto) visit_element_type(TensorType t, F&& f) { return detail::visit_type(t, f); }
 
 [[nodiscard]] constexpr std::size_t bits_of(TensorType t) {
   return detail::visit_type(t, [](auto tr) { return decltype(tr)::bits; });

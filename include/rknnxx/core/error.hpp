@@ -177,6 +177,8 @@ namespace detail {
 // The one way the compile-time vocabulary reports bad input. It is deliberately not constexpr:
 // reached during constant evaluation it stops compilation, and compilers quote the calling line,
 // message included; reached at run time it throws rknnxx::Error with the values filled in.
+// Keep the format string on the line of the call: that line is what the diagnostic quotes (and
+// what tests/compile_fail matches).
 template <class... Args>
 [[noreturn]] void fail(std::string_view call, fmt::format_string<Args...> message, Args&&... args) {
   throw Error(Errc::param_invalid, std::string(call), fmt::format(message, std::forward<Args>(args)...));

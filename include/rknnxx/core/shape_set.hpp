@@ -32,9 +32,9 @@
 namespace rknnxx {
 
 inline constexpr std::size_t max_shapes = RKNN_MAX_DYNAMIC_SHAPE_NUM;
-inline constexpr std::size_t dynamic = std::dynamic_extent;
+inline constexpr std::size_t dynamic_count = std::dynamic_extent; // a count read at run time
 
-template <std::size_t Inputs = dynamic, std::size_t Shapes = dynamic> class ShapeSet;
+template <std::size_t Inputs = dynamic_count, std::size_t Shapes = dynamic_count> class ShapeSet;
 
 namespace detail {
 
@@ -220,8 +220,8 @@ private:
 template <std::size_t S, std::size_t I> ShapeSet(const Dims (&)[S][I]) -> ShapeSet<I, S>;
 
 // Dynamic counts, read at run time.
-template <> class ShapeSet<dynamic, dynamic> : public detail::ShapeSetBase<ShapeSet<dynamic, dynamic>> {
-  using base = detail::ShapeSetBase<ShapeSet<dynamic, dynamic>>;
+template <> class ShapeSet<dynamic_count, dynamic_count> : public detail::ShapeSetBase<ShapeSet<dynamic_count, dynamic_count>> {
+  using base = detail::ShapeSetBase<ShapeSet<dynamic_count, dynamic_count>>;
 
 public:
   // groups[s][i] is the s-th shape of input i.

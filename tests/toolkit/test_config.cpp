@@ -82,6 +82,9 @@ TEST_CASE("target_platform is required and takes exactly the documented chips") 
     CHECK(name_of(*p) == name);
     CHECK(minimal(*p).check().empty());
   }
+  std::size_t i = 0;
+  for (Platform p : all_values<Platform>()) CHECK(name_of(p) == std::array{"rv1103", "rv1103b", "rv1106", "rv1106b", "rv1126b", "rk2118", "rk3562", "rk3566", "rk3568", "rk3576", "rk3588"}[i++]);
+  CHECK(i == 11);
   CHECK(parse_name<Platform>("RK3588") == Platform::rk3588);
   CHECK_FALSE(parse_name<Platform>("rk3588s"));
   CHECK_FALSE(parse_name<Platform>("rk3399pro"));
@@ -185,7 +188,8 @@ TEST_CASE("quantized_dtype is limited by platform as documented") {
       {QuantizedDtype::w16a16i_dfp, {Platform::rv1103, Platform::rv1106}},
   };
   for (const Case& k : cases)
-    for (const auto& [p, name] : detail::EnumNames<Platform>::table) {
+    for (Platform p : all_values<Platform>()) {
+    const std::string_view name = name_of(p);
       Config c = minimal(p);
       c.quantized_dtype = k.dtype;
       const bool allowed = std::find(k.allowed.begin(), k.allowed.end(), p) != k.allowed.end();
@@ -203,7 +207,8 @@ TEST_CASE("quantized_dtype is limited by platform as documented") {
   CHECK(problem(c.check(), "quantized_dtype") ==
         "config: quantized_dtype 'w4a16' is supported only on rk3576 and rv1126b, not on rk3588");
   // w8a8 everywhere but RK2118; the default (unset) is not held against RK2118.
-  for (const auto& [p, name] : detail::EnumNames<Platform>::table) {
+  for (Platform p : all_values<Platform>()) {
+    const std::string_view name = name_of(p);
     Config w8a8 = minimal(p);
     w8a8.quantized_dtype = QuantizedDtype::w8a8;
     CAPTURE(name);
@@ -306,7 +311,8 @@ TEST_CASE("custom_string fits rknn_custom_string (1024 bytes with the NUL)") {
 }
 
 TEST_CASE("single_core_mode only on RK3588/RK3576, sparse_infer only on RK3576/RV1126B") {
-  for (const auto& [p, name] : detail::EnumNames<Platform>::table) {
+  for (Platform p : all_values<Platform>()) {
+    const std::string_view name = name_of(p);
     CAPTURE(name);
     Config c = minimal(p);
     c.single_core_mode = true;
@@ -376,7 +382,8 @@ TEST_CASE("dynamic_input: groups of one shape per input, same count and ranks, p
 }
 
 TEST_CASE("dynamic_input is supported on RK3562/RK3566/RK3568/RK3576/RK3588/RV1126B only") {
-  for (const auto& [p, name] : detail::EnumNames<Platform>::table) {
+  for (Platform p : all_values<Platform>()) {
+    const std::string_view name = name_of(p);
     CAPTURE(name);
     Config c = minimal(p);
     c.dynamic_input = DynamicInput{{{1, 3, 224, 224}}};

@@ -119,6 +119,14 @@ constexpr std::optional<E> parse_name(std::string_view text) noexcept {
   return std::nullopt;
 }
 
+// Every value of one of the enums above, in the toolkit's documented order.
+template <class E>
+constexpr auto all_values() noexcept {
+  std::array<E, detail::EnumNames<E>::table.size()> out{};
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = detail::EnumNames<E>::table[i].first;
+  return out;
+}
+
 // "a, b, c": every accepted spelling, for error messages.
 template <class E>
 std::string valid_names() {

@@ -1,0 +1,121 @@
+#pragma once
+// The state a Context shares with the objects made from it (Mem, Outputs, IoBinding), so that a
+// child never outlives its context unnoticed: when the Context goes, the state is marked dead,
+// the child's memory is destroyed with it, and every later use of the child throws.
+// Internal to rknnxx (namespace detail); applications use Context, Mem and IoBinding.
+
+#include <rknnxx/core/error.hpp>
+#include <rknnxx/core/platform.hpp>
+#include <rknnxx/core/shape_set.hpp>
+#include <rknnxx/runtime/flags.hpp>
+#include <rknnxx/runtime/loader.hpp>
+#include <rknnxx/tensor/attr.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+// Thread-use checks (one thread uses a context at a time) are on in debug builds; define
+// RKNNXX_THREAD_CHECKS to 1 or 0 to force them either way.
+#ifndef RKNNXX_THREAD_CHECKS
+#ifdef NDEBUG
+#define RKNNXX_THREAD_CHECKS 0
+#else
+#define RKNNXX_THREAD_CHECKS 1
+#endif
+#endif
+
+namespace rknnxx {
+
+struct IoCount {
+  std::uint32_t inputs = 0;
+  std::uint32_t outputs = 0;
+  friend bool operator==(const IoCount&, const IoCount&) = default;
+};
+
+struct ContextOptions {
+  InitFlags flags{};
+  std::shared_ptr<const Runtime> runtime{};  // null: Runtime::load() (RKNNXX_RUNTIME, vendor, host)
+  std::optional<Platform> platform{};        // when known: core masks and core counts are checked against it
+};
+
+} // namespace rknnxx
+
+namespace rknnxx::detail {
+
+inline std::string thread_name(std::thread::id id) {
+  std::ostringstream s;
+  s << id;
+  return s.str();
+}
+
+struct ContextState {
+  std::shared_ptr<const Runtime> runtime;
+  rknn_context handle = 0;
+  bool alive = true;        // false once the Context is destroyed
+  bool unbound = false;     // the pseudo-context of memory made with RKNN_MEM_FLAG_ALLOC_NO_CONTEXT
+  std::uint64_t generation = 0;       // bumped by every shape switch
+  std::uint64_t bound_generation = 0; // the generation the zero-copy bindings were made for
+  bool has_bindings = false;          // an IoBinding bound memory through rknn_set_io_mem
+  std::vector<rknn_tensor_mem*> mems; // live memory made through this context
+  std::vector<TensorInfo> current_inputs;  // the inputs' attributes for the current shape
+  std::vector<TensorInfo> current_outputs;
+  std::atomic<std::thread::id> owner{};
+  ContextOptions options{};
+  IoCount io{};
+  std::optional<ShapeSet<>> shapes;  // the model's shape set; nullopt for static shapes
+  std::optional<std::size_t> group;  // the group of the last set_input_shapes
+  std::vector<std::string> dropped;  // tensors whose bound memory went away with its IoBinding
+
+  [[nodiscard]] const ApiTable& api() const noexcept { return runtime->api(); }
+
+  // The thread rule: one thread uses a context at a time. The first call claims it; a call from
+  // another thread before the owner calls Context::release_thread() is refused (debug builds).
+  void enter([[maybe_unused]] std::string_view call) {
+#if RKNNXX_THREAD_CHECKS
+    const auto me = std::this_thread::get_id();
+    auto current = owner.load(std::memory_order_acquire);
+    if (current == me) return;
+    if (current == std::thread::id{} && owner.compare_exchange_strong(current, me)) return;
+    throw Error(Errc::ctx_invalid, std::string(call),
+                fmt::format("the context belongs to thread {} and this is thread {}: a Context is used by one thread "
+                            "at a time (call release_thread() on the owning thread to hand it over, or give each "
+                            "thread its own Context, e.g. with dup())",
+                            thread_name(current), thread_name(me)));
+#endif
+  }
+
+  void check_alive(std::string_view call, std::string_view what) const {
+    if (!alive)
+      throw Error(Errc::ctx_invalid, std::string(call),
+                  fmt::format("{} outlived its Context: the context was destroyed, and its memory with it", what));
+  }
+
+  // A runtime return code to an Error naming the call, the tensor and the runtime.
+  void check(int rc, std::string_view call, TensorId tensor = {}, std::string_view message = {}) const {
+    if (rc < 0)
+      throw Error(static_cast<Errc>(rc), std::string(call),
+                  message.empty() ? fmt::format("runtime {}", runtime->path())
+                                  : fmt::format("{} (runtime {})", message, runtime->path()),
+                  std::move(tensor));
+  }
+
+  template <class F> F require(F f, std::string_view call) const {
+    if (f == nullptr)
+      throw Error(Errc::fail, std::string(call), fmt::format("the runtime {} does not provide {}", runtime->path(), call));
+    return f;
+  }
+
+  void forget_mem(rknn_tensor_mem* m) noexcept {
+    mems.erase(std::remove(mems.begin(), mems.end(), m), mems.end());
+  }
+};
+
+} // namespace rknnxx::detail

@@ -1,0 +1,111 @@
+#pragma once
+// Outputs: the results of rknn_outputs_get as an RAII object, released (rknn_outputs_release)
+// when it goes out of scope. Made by Context::outputs().
+//
+//   auto out = ctx.outputs();                  // float32 (want_float), or OutputType::native
+//   std::span<const float> logits = out[0].as<float>();
+//   out["features"].info().dims();
+
+#include <rknnxx/core/error.hpp>
+#include <rknnxx/runtime/context_state.hpp>
+#include <rknnxx/tensor/attr.hpp>
+#include <rknnxx/tensor/view.hpp>
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace rknnxx {
+
+// What rknn_outputs_get returns: float32 (want_float = 1: dequantized, NCHW) or the model's type.
+enum class OutputType : std::uint8_t { float32, native };
+
+// One output: its attribute (type and dims as delivered) and its bytes.
+class OutputData {
+public:
+  OutputData(const TensorInfo& info, std::span<const std::byte> bytes) : info_(info), bytes_(bytes) {}
+
+  [[nodiscard]] const TensorInfo& info() const noexcept { return info_; }
+  [[nodiscard]] TensorType type() const noexcept { return info_.type(); }
+  [[nodiscard]] Dims dims() const { return info_.dims(); }
+  [[nodiscard]] std::span<const std::byte> bytes() const noexcept { return bytes_; }
+  // The values as T, which must be the delivered type.
+  template <TensorElement T> [[nodiscard]] std::span<const T> as() const {
+    if (tensor_type_of<T> != info_.type())
+      throw Error(Errc::output_invalid, "rknnxx::OutputData::as", fmt::format("asked for {}, the output holds {}",
+                  name_of(tensor_type_of<T>), name_of(info_.type())), info_.id());
+    return {reinterpret_cast<const T*>(bytes_.data()), bytes_.size() / sizeof(T)};
+  }
+  // The values as a typed view in layout L (an Error if the output has another layout).
+  template <TensorElement T, Layout L> [[nodiscard]] TensorView<const T, L> view() const {
+    const auto s = as<T>();
+    return TensorView<const T, L>(s, info_.layout().template mapping<L>(), info_.quantization());
+  }
+
+private:
+  TensorInfo info_;
+  std::span<const std::byte> bytes_;
+};
+
+class Outputs {
+public:
+  Outputs(Outputs&& o) noexcept
+      : state_(std::move(o.state_)), outputs_(std::move(o.outputs_)), infos_(std::move(o.infos_)) {}
+  Outputs& operator=(Outputs&& o) noexcept {
+    if (this != &o) {
+      release();
+      state_ = std::move(o.state_);
+      outputs_ = std::move(o.outputs_);
+      infos_ = std::move(o.infos_);
+    }
+    return *this;
+  }
+  Outputs(const Outputs&) = delete;
+  Outputs& operator=(const Outputs&) = delete;
+  ~Outputs() { release(); }
+
+  [[nodiscard]] std::size_t size() const noexcept { return outputs_.size(); }
+  [[nodiscard]] OutputData operator[](std::size_t i) const {
+    check("rknnxx::Outputs::operator[]");
+    if (i >= outputs_.size())
+      throw Error(Errc::param_invalid, "rknnxx::Outputs::operator[]",
+                  fmt::format("output {} is out of range: the model has {} outputs", i, outputs_.size()));
+    const auto& o = outputs_[i];
+    return {infos_[i], {static_cast<const std::byte*>(o.buf), o.size}};
+  }
+  [[nodiscard]] OutputData operator[](std::string_view name) const {
+    for (std::size_t i = 0; i < infos_.size(); ++i)
+      if (infos_[i].name() == name) return (*this)[i];
+    std::string names;
+    for (const auto& info : infos_) names += fmt::format("{}\"{}\"", names.empty() ? "" : ", ", info.name());
+    throw Error(Errc::param_invalid, "rknnxx::Outputs::operator[]",
+                fmt::format("no output is named \"{}\"; the outputs are {}", name, names));
+  }
+
+  // Gives the buffers back to the runtime now; idempotent.
+  void release() noexcept {
+    if (!state_) return;
+    if (state_->alive && !outputs_.empty() && state_->api().rknn_outputs_release != nullptr)
+      (void)state_->api().rknn_outputs_release(state_->handle, static_cast<std::uint32_t>(outputs_.size()), outputs_.data());
+    outputs_.clear();
+    state_.reset();
+  }
+
+private:
+  friend class Context;
+  Outputs(std::shared_ptr<detail::ContextState> state, std::vector<rknn_output> outputs, std::vector<TensorInfo> infos)
+      : state_(std::move(state)), outputs_(std::move(outputs)), infos_(std::move(infos)) {}
+  void check(std::string_view call) const {
+    if (!state_) throw Error(Errc::output_invalid, std::string(call), "the outputs were released or moved from");
+    state_->check_alive(call, "the outputs");
+  }
+
+  std::shared_ptr<detail::ContextState> state_;
+  std::vector<rknn_output> outputs_;
+  std::vector<TensorInfo> infos_;
+};
+
+} // namespace rknnxx

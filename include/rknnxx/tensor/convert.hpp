@@ -1,0 +1,220 @@
+#pragma once
+// Conversions between tensor buffers: copy(source view, destination view) moves every logical
+// element (n, c, h, w) from one layout, element type and quantization into another:
+//  - NHWC with w_stride/h_stride padding rows (the zero-copy input layout; reference 4.2),
+//  - NC1HWC2 blocking and unblocking (reference 4.1; per-batch base offsets, any C % C2),
+//  - NCHW and UNDEFINED (dense, any rank in the model's order),
+//  - element types, with affine quantization q = clamp(round(x / scale) + zp) and
+//    dequantization x = (q - zp) * scale (reference 4.5); integers saturate.
+// Same type, same quantization and the same blocking take the fast path: one memcpy per row (or
+// one for the whole tensor when both are dense). Padding (stride pixels, lanes c >= C) is never
+// written. Free functions, usable without a Context (the host runtime's codec may share them).
+//
+//   copy(nhwc_view(rgb, {1, 3, h, w}), bound_input_view);     // the seed's w_stride row copy
+//   copy(native_nc1hwc2_output, nchw_view(floats.data(), e)); // unblock + dequantize
+
+#include <rknnxx/core/dims.hpp>
+#include <rknnxx/core/element_type.hpp>
+#include <rknnxx/core/error.hpp>
+#include <rknnxx/core/layout.hpp>
+#include <rknnxx/tensor/view.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+namespace rknnxx {
+
+namespace detail {
+
+// Element offsets of logical (n, c, h, w), for every layout at once: c splits into a block
+// c / c2 (stride c1) and a lane c % c2 (stride lane); c2 == 1 for the unblocked layouts.
+struct Walk {
+  Extents4 e;
+  std::size_t n = 0, c1 = 0, lane = 0, h = 0, w = 0;
+  std::uint32_t c2 = 1;
+  bool dense = false; // rows of every (n, c, h) follow each other without gaps (NCHW order)
+  TensorFormat order = TensorFormat::nchw; // the memory order the fast path follows
+
+  [[nodiscard]] std::size_t offset(std::size_t in, std::size_t ic, std::size_t ih, std::size_t iw) const noexcept {
+    return in * n + (ic / c2) * c1 + (ic % c2) * lane + ih * h + iw * w;
+  }
+};
+
+inline Walk walk_of(const RuntimeLayout& l, std::string_view who) {
+  Walk k;
+  const Dims& d = l.dims();
+  switch (l.format()) {
+  case TensorFormat::nhwc: {
+    const auto m = l.mapping<layout::NHWC>();
+    k.e = m.extents();
+    k.n = m.stride(0); k.c1 = 1; k.lane = 0; k.h = m.stride(2); k.w = m.stride(3);
+    k.dense = m.is_exhaustive();
+    k.order = TensorFormat::nhwc;
+    return k;
+  }
+  case TensorFormat::nc1hwc2: {
+    const auto m = l.mapping<layout::NC1HWC2>();
+    k.e = m.extents();
+    k.c2 = m.c2();
+    k.w = m.c2();
+    k.h = std::size_t{m.w_stride()} * m.c2();
+    k.c1 = k.h * k.e.h;
+    k.n = k.c1 * m.c1();
+    k.lane = 1;
+    k.dense = m.is_exhaustive();
+    k.order = TensorFormat::nc1hwc2;
+    return k;
+  }
+  case TensorFormat::nchw:
+  case TensorFormat::undefined: {
+    // UNDEFINED is the model's own order: a 4-D one is (n, c, h, w); other ranks are one row.
+    if (d.rank() == 4) k.e = {d[0], d[1], d[2], d[3]};
+    else {
+      const std::uint64_t n = d.elements();
+      if (n > std::numeric_limits<std::uint32_t>::max()) fail(who, "{} elements exceed 32 bits", n);
+      k.e = {1, 1, 1, static_cast<std::uint32_t>(n)};
+    }
+    k.w = 1; k.h = k.e.w; k.c1 = std::size_t{k.e.h} * k.e.w; k.lane = 0; k.n = k.c1 * k.e.c;
+    k.dense = true;
+    return k;
+  }
+  }
+  fail(who, "format value {} is not an rknn_tensor_format", static_cast<unsigned>(l.format()));
+}
+
+using LoadFn = double (*)(const std::byte*, std::size_t) noexcept;
+using StoreFn = void (*)(std::byte*, std::size_t, double) noexcept;
+
+template <class T> double load_as(const std::byte* p, std::size_t i) noexcept {
+  T v;
+  std::memcpy(&v, p + i * sizeof(T), sizeof(T));
+  if constexpr (std::is_same_v<T, bool>) return v ? 1.0 : 0.0;
+  else return static_cast<double>(static_cast<std::conditional_t<std::is_integral_v<T>, T, float>>(v));
+}
+
+template <class T> void store_as(std::byte* p, std::size_t i, double x) noexcept {
+  T v;
+  if constexpr (std::is_same_v<T, bool>) {
+    v = x != 0.0;
+  } else if constexpr (std::is_integral_v<T>) {
+    // Round to nearest, then saturate; NaN becomes 0.
+    const double r = std::isnan(x) ? 0.0 : std::round(x);
+    constexpr double lo = static_cast<double>(std::numeric_limits<T>::lowest());
+    constexpr double hi = static_cast<double>(std::numeric_limits<T>::max());
+    v = r <= lo ? std::numeric_limits<T>::lowest() : r >= hi ? std::numeric_limits<T>::max() : static_cast<T>(r);
+  } else if constexpr (std::is_same_v<T, float>) {
+    v = static_cast<float>(x);
+  } else {
+    v = T(x); // Float16 / BFloat16: one rounding from double
+  }
+  std::memcpy(p + i * sizeof(T), &v, sizeof(T));
+}
+
+inline std::size_t element_bytes(TensorType t, std::string_view who) {
+  const std::size_t bits = bits_of(t);
+  if (bits % 8 != 0) fail(who, "{} tensors are packed below one byte per element: convert them with the int4 helpers", name_of(t));
+  return bits / 8;
+}
+
+template <class F> auto visit_byte_type(TensorType t, F&& f) {
+  switch (t) {
+  case TensorType::float32: return f(static_cast<float*>(nullptr));
+  case TensorType::float16: return f(static_cast<Float16*>(nullptr));
+  case TensorType::bfloat16: return f(static_cast<BFloat16*>(nullptr));
+  case TensorType::int8: return f(static_cast<std::int8_t*>(nullptr));
+  case TensorType::uint8: return f(static_cast<std::uint8_t*>(nullptr));
+  case TensorType::int16: return f(static_cast<std::int16_t*>(nullptr));
+  case TensorType::uint16: return f(static_cast<std::uint16_t*>(nullptr));
+  case TensorType::int32: return f(static_cast<std::int32_t*>(nullptr));
+  case TensorType::uint32: return f(static_cast<std::uint32_t*>(nullptr));
+  case TensorType::int64: return f(static_cast<std::int64_t*>(nullptr));
+  case TensorType::boolean: return f(static_cast<bool*>(nullptr));
+  case TensorType::int4: break;
+  }
+  fail("rknnxx::copy", "no element conversion for {}", name_of(t));
+}
+
+inline std::size_t last_offset(const Walk& k) {
+  return k.offset(k.e.n - 1, k.e.c - 1, k.e.h - 1, k.e.w - 1);
+}
+
+} // namespace detail
+
+// Copies src into dst, converting layout, element type and quantization (see the top of this
+// file). The logical extents must agree; both buffers must be large enough for their mappings.
+inline void copy(const ErasedView& src, const ErasedView& dst) {
+  constexpr std::string_view who = "rknnxx::copy";
+  if (!dst.writable) detail::fail(who, "the destination view is read-only ({} {})", name_of(dst.type), name_of(dst.layout.format()));
+  const detail::Walk s = detail::walk_of(src.layout, who);
+  const detail::Walk d = detail::walk_of(dst.layout, who);
+  if (!(s.e == d.e))
+    detail::fail(who, "the source {} n={} c={} h={} w={} and the destination {} n={} c={} h={} w={} differ in extents",
+                 name_of(src.layout.format()), s.e.n, s.e.c, s.e.h, s.e.w, name_of(dst.layout.format()), d.e.n, d.e.c,
+                 d.e.h, d.e.w);
+  const std::size_t sb = detail::element_bytes(src.type, who);
+  const std::size_t db = detail::element_bytes(dst.type, who);
+  if ((detail::last_offset(s) + 1) * sb > src.bytes)
+    detail::fail(who, "the source {} view needs {} bytes, its buffer has {}", name_of(src.layout.format()),
+                 (detail::last_offset(s) + 1) * sb, src.bytes);
+  if ((detail::last_offset(d) + 1) * db > dst.bytes)
+    detail::fail(who, "the destination {} view needs {} bytes, its buffer has {}", name_of(dst.layout.format()),
+                 (detail::last_offset(d) + 1) * db, dst.bytes);
+
+  const Extents4 e = s.e;
+  const bool same_values = src.type == dst.type && (src.quantization == dst.quantization ||
+                                                    (!src.quantization.affine && !dst.quantization.affine));
+  if (same_values && s.order == d.order && s.c2 == d.c2) {
+    // Fast path: rows of the common memory order are contiguous on both sides.
+    if (s.dense && d.dense) {
+      std::memmove(dst.data, src.data, (detail::last_offset(s) + 1) * sb);
+      return;
+    }
+    if (s.order == TensorFormat::nhwc) { // rows (n, h) of W * C elements
+      const std::size_t row = std::size_t{e.w} * e.c * sb;
+      for (std::size_t n = 0; n < e.n; ++n)
+        for (std::size_t h = 0; h < e.h; ++h)
+          std::memcpy(dst.data + d.offset(n, 0, h, 0) * sb, src.data + s.offset(n, 0, h, 0) * sb, row);
+      return;
+    }
+    if (s.order == TensorFormat::nc1hwc2) { // rows (n, c1, h) of W * C2 elements, padding lanes included
+      const std::size_t row = std::size_t{e.w} * s.c2 * sb;
+      for (std::size_t n = 0; n < e.n; ++n)
+        for (std::size_t c = 0; c < e.c; c += s.c2)
+          for (std::size_t h = 0; h < e.h; ++h)
+            std::memcpy(dst.data + d.offset(n, c, h, 0) * sb, src.data + s.offset(n, c, h, 0) * sb, row);
+      return;
+    }
+  }
+  // General path: one element at a time through double, dequantizing and quantizing.
+  const auto load = detail::visit_byte_type(src.type, [](auto* p) -> detail::LoadFn {
+    return &detail::load_as<std::remove_pointer_t<decltype(p)>>;
+  });
+  const auto store = detail::visit_byte_type(dst.type, [](auto* p) -> detail::StoreFn {
+    return &detail::store_as<std::remove_pointer_t<decltype(p)>>;
+  });
+  const Quantization sq = src.quantization;
+  const Quantization dq = dst.quantization;
+  for (std::size_t n = 0; n < e.n; ++n)
+    for (std::size_t c = 0; c < e.c; ++c)
+      for (std::size_t h = 0; h < e.h; ++h) {
+        const std::size_t so = s.offset(n, c, h, 0);
+        const std::size_t dof = d.offset(n, c, h, 0);
+        for (std::size_t w = 0; w < e.w; ++w) {
+          double x = load(src.data, so + w * s.w);
+          if (sq.affine) x = (x - sq.zero_point) * static_cast<double>(sq.scale);
+          if (dq.affine) x = dq.quantize(x);
+          store(dst.data, dof + w * d.w, x);
+        }
+      }
+}
+
+template <class S, class SL, class D, class DL> void copy(const TensorView<S, SL>& src, const TensorView<D, DL>& dst) {
+  static_assert(!std::is_const_v<D>, "the destination of rknnxx::copy must be a view of mutable elements");
+  copy(erase(src), erase(dst));
+}
+
+} // namespace rknnxx

@@ -253,6 +253,7 @@ void parse_string_string_entry(Cursor& c, std::string& key, std::string& value) 
 }
 
 void check_tensor(Cursor& c, const TensorProto& t, std::size_t start);
+std::size_t element_size(DataType type) noexcept;
 
 void parse_tensor(Cursor& c, TensorProto& t) {
   const std::size_t start = c.pos();
@@ -538,6 +539,8 @@ int64_t element_count(const TensorProto& tensor) {
   return count;
 }
 
+namespace {
+// Bytes per element for fixed-size types; 0 for string and undefined.
 std::size_t element_size(DataType type) noexcept {
   switch (type) {
   case DataType::float32: case DataType::int32: case DataType::uint32: return 4;
@@ -548,6 +551,7 @@ std::size_t element_size(DataType type) noexcept {
   default: return 0;
   }
 }
+} // namespace
 
 const char* to_string(DataType type) noexcept {
   switch (type) {

@@ -57,9 +57,6 @@ TensorProto read_tensor_file(const std::filesystem::path& path);
 // Number of elements a tensor's dims describe (1 for a scalar); throws ParseError on overflow.
 int64_t element_count(const TensorProto& tensor);
 
-// Bytes per element for fixed-size types; 0 for string and undefined.
-std::size_t element_size(DataType type) noexcept;
-
 // "float32", "int64", ... for messages.
 const char* to_string(DataType type) noexcept;
 

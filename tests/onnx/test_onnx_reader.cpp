@@ -3,7 +3,7 @@
 
 #include <doctest/doctest.h>
 
-#include "engine/onnx_reader.hpp"
+#include "onnx_reader.hpp"
 
 #include <cstring>
 #include <filesystem>

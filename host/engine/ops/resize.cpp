@@ -1,0 +1,326 @@
+// Resize (opsets 10 to 17) and Upsample (opset 9): nearest, linear and cubic interpolation
+// with every coordinate_transformation_mode and nearest_mode, from scales or sizes.
+//
+// All three modes are separable: resizing axis by axis gives the same result as the N-D
+// formula (n-linear and n-cubic are products of 1-D weights; tf_crop_and_resize
+// extrapolation depends only on the output index of one axis). Each axis is one pass over
+// [outer, length, inner] with a precomputed table of source indices and weights; axes
+// whose table is the identity are skipped.
+
+#include "../op_registry.hpp"
+#include "constant_inputs.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+
+namespace rknnxx::host {
+namespace {
+
+enum class Mode { nearest, linear, cubic };
+enum class Transform { half_pixel, pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nn, tf_crop_and_resize };
+enum class Rounding { round_prefer_floor, round_prefer_ceil, floor, ceil };
+
+// One output position of one axis: up to four source positions with weights.
+struct Tap {
+  std::array<int64_t, 4> index{};
+  std::array<float, 4> weight{};
+  int32_t count = 0;  // 0: the extrapolation value (tf_crop_and_resize outside the input)
+};
+
+struct AxisPass {
+  int64_t outer = 1;
+  int64_t in_length = 1;
+  int64_t out_length = 1;
+  int64_t inner = 1;
+  std::vector<Tap> taps;  // out_length entries
+};
+
+struct Settings {
+  Mode mode = Mode::nearest;
+  Transform transform = Transform::half_pixel;
+  Rounding rounding = Rounding::round_prefer_floor;
+  float cubic_a = -0.75f;
+  bool exclude_outside = false;
+};
+
+// As the ONNX reference (onnx/backend/test/case/node/resize.py): the "resized length" in
+// these formulas is input length * scale, not the rounded output length, when they differ.
+double source_coordinate(const Settings& s, double x, double scale, int64_t in_length, double roi_start,
+                         double roi_end) {
+  const double resized = static_cast<double>(in_length) * scale;
+  const double last = static_cast<double>(in_length - 1);
+  switch (s.transform) {
+    case Transform::half_pixel: return (x + 0.5) / scale - 0.5;
+    case Transform::pytorch_half_pixel: return resized == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
+    case Transform::align_corners: return resized == 1 ? 0.0 : x * last / (resized - 1);
+    case Transform::asymmetric: return x / scale;
+    case Transform::tf_half_pixel_for_nn: return (x + 0.5) / scale;
+    case Transform::tf_crop_and_resize:
+      return resized == 1 ? 0.5 * (roi_start + roi_end) * last
+                          : roi_start * last + x * (roi_end - roi_start) * last / (resized - 1);
+  }
+  return x;
+}
+
+int64_t nearest_index(Rounding r, double x) {
+  switch (r) {
+    case Rounding::floor: return static_cast<int64_t>(std::floor(x));
+    case Rounding::ceil: return static_cast<int64_t>(std::ceil(x));
+    case Rounding::round_prefer_ceil: return static_cast<int64_t>(std::floor(x + 0.5));
+    case Rounding::round_prefer_floor: return static_cast<int64_t>(std::ceil(x - 0.5));
+  }
+  return 0;
+}
+
+std::array<double, 4> cubic_weights(double t, double a) {
+  const auto far = [a](double d) { return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a; };  // 1 <= d < 2
+  const auto near = [a](double d) { return ((a + 2) * d - (a + 3)) * d * d + 1; };       // 0 <= d < 1
+  return {far(t + 1), near(t), near(1 - t), far(2 - t)};
+}
+
+std::vector<Tap> axis_taps(const Settings& s, double scale, int64_t in_length, int64_t out_length, double roi_start,
+                           double roi_end, bool& identity) {
+  std::vector<Tap> taps(static_cast<std::size_t>(out_length));
+  identity = in_length == out_length;
+  const int64_t last = in_length - 1;
+  for (int64_t j = 0; j < out_length; ++j) {
+    Tap& tap = taps[static_cast<std::size_t>(j)];
+    const double x = source_coordinate(s, static_cast<double>(j), scale, in_length, roi_start, roi_end);
+    if (s.transform == Transform::tf_crop_and_resize && (x < 0 || x > static_cast<double>(last))) {
+      identity = false;
+      continue;  // count 0: extrapolation value
+    }
+    if (s.mode == Mode::nearest) {
+      tap.count = 1;
+      tap.index[0] = std::clamp<int64_t>(nearest_index(s.rounding, x), 0, last);
+      tap.weight[0] = 1;
+    } else if (s.mode == Mode::linear) {
+      const double clamped = std::clamp(x, 0.0, static_cast<double>(last));
+      const auto x0 = static_cast<int64_t>(std::floor(clamped));
+      const double w = clamped - static_cast<double>(x0);
+      tap.count = 2;
+      tap.index = {x0, std::min(x0 + 1, last), 0, 0};
+      tap.weight = {static_cast<float>(1 - w), static_cast<float>(w), 0, 0};
+    } else {
+      const double x0 = std::floor(x);
+      const auto weights = cubic_weights(x - x0, s.cubic_a);
+      double total = 0;
+      tap.count = 4;
+      for (int k = 0; k < 4; ++k) {
+        const auto i = static_cast<int64_t>(x0) - 1 + k;
+        double w = weights[static_cast<std::size_t>(k)];
+        if (s.exclude_outside && (i < 0 || i > last)) {
+          w = 0;
+        }
+        tap.index[static_cast<std::size_t>(k)] = std::clamp<int64_t>(i, 0, last);
+        tap.weight[static_cast<std::size_t>(k)] = static_cast<float>(w);
+        total += w;
+      }
+      if (s.exclude_outside && total != 0) {
+        for (auto& w : tap.weight) {
+          w = static_cast<float>(w / total);
+        }
+      }
+    }
+    // Identity: one source, its own position, weight 1 (other taps weigh nothing).
+    bool same = true;
+    for (int k = 0; k < tap.count; ++k) {
+      const auto kk = static_cast<std::size_t>(k);
+      const bool self = tap.index[kk] == j;
+      same = same && (self ? tap.weight[kk] == 1.0f : tap.weight[kk] == 0.0f);
+    }
+    identity = identity && same;
+  }
+  return taps;
+}
+
+template <class T> void run_pass(ThreadPool& pool, const AxisPass& pass, const T* src, T* dst, float extrapolation) {
+  const int64_t rows = pass.outer * pass.out_length;
+  pool.parallel_for(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(pass.inner, 1)), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t o = r / pass.out_length;
+      const int64_t j = r - o * pass.out_length;
+      const Tap& tap = pass.taps[static_cast<std::size_t>(j)];
+      T* out = dst + r * pass.inner;
+      const T* in = src + o * pass.in_length * pass.inner;
+      if constexpr (std::is_same_v<T, float>) {
+        if (tap.count == 0) {
+          std::fill(out, out + pass.inner, extrapolation);
+          continue;
+        }
+        const T* row0 = in + tap.index[0] * pass.inner;
+        for (int64_t i = 0; i < pass.inner; ++i) {
+          out[i] = tap.weight[0] * row0[i];
+        }
+        for (int k = 1; k < tap.count; ++k) {
+          const auto kk = static_cast<std::size_t>(k);
+          const T* row = in + tap.index[kk] * pass.inner;
+          const float w = tap.weight[kk];
+          for (int64_t i = 0; i < pass.inner; ++i) {
+            out[i] += w * row[i];
+          }
+        }
+      } else {  // nearest on any element type: a copy of the chosen row
+        if (tap.count == 0) {
+          std::fill(out, out + pass.inner, T{});
+        } else {
+          std::memcpy(out, in + tap.index[0] * pass.inner, static_cast<std::size_t>(pass.inner) * sizeof(T));
+        }
+      }
+    }
+  });
+}
+
+PreparedOp prepare_resize(OpContext& ctx) {
+  const bool upsample = ctx.node().op_type == "Upsample";
+  const bool legacy = upsample || ctx.opset() < 11;  // X, scales; asymmetric coordinates
+  ctx.expect_inputs(legacy ? 2 : 1, legacy ? 2 : 4);
+  const TensorInfo in = ctx.input(0);
+  const auto rank = in.shape.size();
+  Settings s;
+  const std::string mode = ctx.attr_string("mode", "nearest");
+  if (mode == "nearest") {
+    s.mode = Mode::nearest;
+  } else if (mode == "linear" || mode == "bilinear") {
+    s.mode = Mode::linear;
+  } else if (mode == "cubic" && !legacy) {
+    s.mode = Mode::cubic;
+  } else {
+    ctx.fail("mode '{}' is not supported", mode);
+  }
+  if (legacy) {
+    s.transform = Transform::asymmetric;
+    s.rounding = Rounding::floor;
+  } else {
+    const std::string transform = ctx.attr_string("coordinate_transformation_mode", "half_pixel");
+    if (transform == "half_pixel") s.transform = Transform::half_pixel;
+    else if (transform == "pytorch_half_pixel") s.transform = Transform::pytorch_half_pixel;
+    else if (transform == "align_corners") s.transform = Transform::align_corners;
+    else if (transform == "asymmetric") s.transform = Transform::asymmetric;
+    else if (transform == "tf_half_pixel_for_nn") s.transform = Transform::tf_half_pixel_for_nn;
+    else if (transform == "tf_crop_and_resize") s.transform = Transform::tf_crop_and_resize;
+    else ctx.fail("coordinate_transformation_mode '{}' is not supported", transform);
+    const std::string rounding = ctx.attr_string("nearest_mode", "round_prefer_floor");
+    if (rounding == "round_prefer_floor") s.rounding = Rounding::round_prefer_floor;
+    else if (rounding == "round_prefer_ceil") s.rounding = Rounding::round_prefer_ceil;
+    else if (rounding == "floor") s.rounding = Rounding::floor;
+    else if (rounding == "ceil") s.rounding = Rounding::ceil;
+    else ctx.fail("nearest_mode '{}' is not supported", rounding);
+    s.cubic_a = ctx.attr_float("cubic_coeff_a", -0.75f);
+    s.exclude_outside = ctx.attr_int("exclude_outside", 0) != 0;
+  }
+  const float extrapolation = legacy ? 0.0f : ctx.attr_float("extrapolation_value", 0.0f);
+  if (s.mode != Mode::nearest) {
+    ctx.expect_dtype(0, {DataType::float32});
+  }
+
+  // Scales or sizes: an omitted or empty input is absent.
+  auto present = [&](std::size_t i) { return ctx.has_input(i) && ctx.input(i).elements() > 0; };
+  const std::size_t scales_input = legacy ? 1 : 2;
+  std::vector<double> scales(rank, 1.0);
+  std::vector<int64_t> shape(rank);
+  if (present(scales_input)) {
+    if (!legacy && present(3)) {
+      ctx.fail("give scales or sizes, not both");
+    }
+    const auto given = constant_floats(ctx, scales_input, "scales");
+    if (given.size() != rank) {
+      ctx.fail("scales has {} entries for an input of rank {}", given.size(), rank);
+    }
+    for (std::size_t a = 0; a < rank; ++a) {
+      if (!(given[a] > 0)) {
+        ctx.fail("scale {} of axis {} is not positive", given[a], a);
+      }
+      scales[a] = given[a];
+      shape[a] = static_cast<int64_t>(std::floor(static_cast<double>(in.shape[a]) * scales[a]));
+    }
+  } else if (!legacy && present(3)) {
+    shape = constant_ints(ctx, 3, "sizes");
+    if (shape.size() != rank) {
+      ctx.fail("sizes has {} entries for an input of rank {}", shape.size(), rank);
+    }
+    for (std::size_t a = 0; a < rank; ++a) {
+      if (shape[a] < 0) {
+        ctx.fail("size {} of axis {} is negative", shape[a], a);
+      }
+      scales[a] = in.shape[a] == 0 ? 1.0 : static_cast<double>(shape[a]) / static_cast<double>(in.shape[a]);
+    }
+  } else {
+    ctx.fail("neither scales nor sizes is given");
+  }
+  std::vector<float> roi;
+  if (s.transform == Transform::tf_crop_and_resize) {
+    if (!present(1)) {
+      ctx.fail("coordinate_transformation_mode tf_crop_and_resize needs the roi input");
+    }
+    roi = constant_floats(ctx, 1, "roi");
+    if (roi.size() != 2 * rank) {
+      ctx.fail("roi has {} entries for an input of rank {}, expected {}", roi.size(), rank, 2 * rank);
+    }
+  }
+
+  std::vector<AxisPass> passes;
+  std::vector<int64_t> current = in.shape;
+  std::size_t largest = 0;
+  for (std::size_t a = 0; a < rank; ++a) {
+    if (in.shape[a] == 0 || shape[a] == 0) {
+      current[a] = shape[a];
+      continue;  // an empty output: nothing to compute
+    }
+    bool identity = false;
+    auto taps = axis_taps(s, scales[a], in.shape[a], shape[a], roi.empty() ? 0.0 : roi[a],
+                          roi.empty() ? 1.0 : roi[a + rank], identity);
+    if (identity) {
+      continue;
+    }
+    AxisPass pass;
+    pass.outer = element_count(std::span(current).first(a));
+    pass.in_length = current[a];
+    pass.out_length = shape[a];
+    pass.inner = element_count(std::span(current).subspan(a + 1));
+    pass.taps = std::move(taps);
+    current[a] = shape[a];
+    largest = std::max(largest, static_cast<std::size_t>(element_count(current)));
+    passes.push_back(std::move(pass));
+  }
+  const std::size_t size = element_size(in.dtype);
+  const std::size_t buffer = (largest * size + tensor_alignment - 1) / tensor_alignment * tensor_alignment;
+  const bool empty = element_count(shape) == 0;
+  PreparedOp op;
+  op.outputs = {TensorInfo{in.dtype, shape}};
+  op.scratch_bytes = passes.size() > 1 ? 2 * buffer : 0;
+  op.kernel = [passes = std::move(passes), buffer, extrapolation, empty, dtype = in.dtype](KernelContext& k) {
+    if (empty) {
+      return;
+    }
+    if (passes.empty()) {
+      std::memcpy(k.output(0).raw(), k.input(0).raw(), k.input(0).bytes());
+      return;
+    }
+    visit_element_width(dtype, [&]<class U>() {
+      auto run = [&]<class T>() {
+        const T* src = reinterpret_cast<const T*>(k.input(0).raw());
+        for (std::size_t p = 0; p < passes.size(); ++p) {
+          T* dst = p + 1 == passes.size() ? reinterpret_cast<T*>(k.output(0).raw())
+                                          : reinterpret_cast<T*>(k.scratch + (p % 2) * buffer);
+          run_pass<T>(k.pool, passes[p], src, dst, extrapolation);
+          src = dst;
+        }
+      };
+      if (dtype == DataType::float32) {
+        run.template operator()<float>();
+      } else {
+        run.template operator()<U>();
+      }
+    });
+  };
+  return op;
+}
+
+const OpRegistrar resize_op{"Resize", prepare_resize};
+const OpRegistrar upsample_op{"Upsample", prepare_resize};
+
+} // namespace
+} // namespace rknnxx::host

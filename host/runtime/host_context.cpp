@@ -120,6 +120,7 @@ HostContext::HostContext(std::shared_ptr<const LoadedModel> model, uint32_t flag
   SessionOptions options;
   if (const char* threads = std::getenv("RKNNXX_HOST_THREADS")) options.threads = std::strtoul(threads, nullptr, 10);
   options.float16_activations = model_->float16_model();
+  options.profile = (flags_ & RKNN_FLAG_COLLECT_PERF_MASK) != 0;
   try {
     session_ = std::make_unique<Session>(model_->onnx(), options);
   } catch (const EngineError& e) {
@@ -346,7 +347,11 @@ void HostContext::inputs_set(std::span<rknn_input> inputs) {
     staged[input.index] =
         model_input(input.index, {static_cast<const std::byte*>(input.buf), input.size}, format, input.pass_through != 0);
   }
-  for (size_t i = 0; i < staged.size(); ++i) pending_inputs_[i] = std::move(staged[i]);
+  // The latest of rknn_inputs_set and rknn_set_io_mem gives an input its data.
+  for (size_t i = 0; i < staged.size(); ++i) {
+    pending_inputs_[i] = std::move(staged[i]);
+    input_bindings_[i].reset();
+  }
 }
 
 HostMem& HostContext::live_mem(rknn_tensor_mem* mem, uint64_t serial, std::string_view role) const {
@@ -368,7 +373,12 @@ std::vector<Tensor> HostContext::gather_inputs() {
       const std::string role = fmt::format("input {}", i);
       HostMem& mem = live_mem(binding->mem, binding->serial, role);
       auto bytes = mem.device_view(emulate_cache);
-      values.push_back(model_input(i, bytes, binding->format, binding->pass_through));
+      try {
+        values.push_back(model_input(i, bytes, binding->format, binding->pass_through));
+      } catch (const ApiError& e) {
+        fail(e.code(), "{} ('{}'), bound with rknn_set_io_mem: {} (after rknn_set_input_shapes, bind again with the "
+             "CURRENT attributes)", role, model_->inputs()[i].name, e.what());
+      }
     } else if (pending_inputs_[i]) {
       values.push_back(pending_inputs_[i]->clone());
     } else {
@@ -401,8 +411,23 @@ void HostContext::run(rknn_run_extend* extend) {
   if (model_->float16_model())
     for (Tensor& t : outputs_) round_to_float16(t);  // the NPU writes float16
   has_run_ = true;
-  perf_detail_ = fmt::format("rknnxx host runtime: run took {} us on {} threads\n", last_run_us_, session_->threads());
+  if ((flags_ & RKNN_FLAG_COLLECT_PERF_MASK) != 0) perf_detail_ = perf_table();
   write_bound_outputs();
+}
+
+// The per-layer table of RKNN_QUERY_PERF_DETAIL, one line a step of the last run.
+std::string HostContext::perf_table() const {
+  std::string table = fmt::format("{:<5} {:<22} {:<22} {:>10}  {}\n", "ID", "OpType", "OutputShape", "Time(us)", "Node");
+  double total = 0;
+  int id = 0;
+  for (const StepTime& step : session_->last_profile()) {
+    table += fmt::format("{:<5} {:<22} {:<22} {:>10.1f}  {}\n", id++, step.op_type, dims_string(step.output_shape),
+                         step.microseconds, step.node);
+    total += step.microseconds;
+  }
+  table += fmt::format("Total operator time per frame (us): {:.1f}; rknn_run (us): {} on {} CPU threads\n", total,
+                       last_run_us_, session_->threads());
+  return table;
 }
 
 void HostContext::write_bound_outputs() {
@@ -411,7 +436,12 @@ void HostContext::write_bound_outputs() {
     const auto& binding = output_bindings_[i];
     if (!binding) continue;
     HostMem& mem = live_mem(binding->mem, binding->serial, fmt::format("output {}", i));
-    encode(outputs_[i], binding->format, mem.device_view(emulate_cache));
+    try {
+      encode(outputs_[i], binding->format, mem.device_view(emulate_cache));
+    } catch (const ApiError& e) {
+      fail(e.code(), "output {} ('{}'), bound with rknn_set_io_mem: {} (after rknn_set_input_shapes, bind again with "
+           "the CURRENT attributes)", i, model_->outputs()[i].name, e.what());
+    }
   }
 }
 
@@ -517,6 +547,7 @@ void HostContext::set_io_mem(HostMem& mem, const rknn_tensor_attr& attr) {
     std::vector<std::byte> probe(needed);
     (void)model_input(index, probe, format, attr.pass_through != 0);
     input_bindings_[index] = Binding{mem.descriptor(), mem.serial(), format, attr.pass_through != 0};
+    pending_inputs_[index].reset();
   } else {
     const rknn_tensor_type model_type = model_->runtime_type(model_->outputs()[index].dtype);
     const bool float_output = model_type == RKNN_TENSOR_FLOAT16 || model_type == RKNN_TENSOR_FLOAT32;

@@ -59,6 +59,7 @@ class HostContext {
                                    bool pass_through) const;
   [[nodiscard]] BufferFormat output_format(uint32_t index, bool want_float) const;
   void write_bound_outputs();
+  [[nodiscard]] std::string perf_table() const;
   void check_function(Function f, const char* name) const;
   void check_index(bool input, uint32_t index) const;
   [[nodiscard]] HostMem& live_mem(rknn_tensor_mem* mem, uint64_t serial, std::string_view role) const;

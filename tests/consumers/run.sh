@@ -41,12 +41,5 @@ check pkg-config pkgconfig_consumer
 check meson-subproject meson_consumer
 echo "consumers: $passed passed, $failed failed"
 # Recorded like a meson test log so that count_tests.py adds these up with the rest.
-mkdir -p "$work/meson-logs"
-/usr/bin/python3 - "$work" "$passed" "$failed" <<'PY'
-import json, sys
-work, p, f = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-with open(f'{work}/meson-logs/testlog.json', 'w') as out:
-    out.write(json.dumps({'name': 'consumers', 'result': 'OK' if f == 0 else 'FAIL',
-                          'stdout': f'consumers: {p} passed, {f} failed\n'}) + '\n')
-PY
+/usr/bin/python3 "$root/scripts/record_result.py" "$work" consumers "$failed" "consumers: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define MAX_OUTPUTS 8
+
 #define CHECK(call)                                                   \
   do {                                                                \
     int ret_ = (call);                                                \
@@ -63,17 +65,21 @@ int main(int argc, char** argv) {
 
   rknn_input_output_num io_num;
   CHECK(rknn_query(ctx, RKNN_QUERY_IN_OUT_NUM, &io_num, sizeof io_num));
-  if (io_num.n_input != 1 || io_num.n_output != 1) {
-    fprintf(stderr, "expected a one-input, one-output model\n");
+  if (io_num.n_input != 1 || io_num.n_output < 1 || io_num.n_output > MAX_OUTPUTS) {
+    fprintf(stderr, "expected a one-input model with 1 to %d outputs\n", MAX_OUTPUTS);
     return 1;
   }
-  rknn_tensor_attr input_attr, output_attr;
+  const uint32_t n_out = io_num.n_output;
+  rknn_tensor_attr input_attr, output_attrs[MAX_OUTPUTS];
   memset(&input_attr, 0, sizeof input_attr);
-  memset(&output_attr, 0, sizeof output_attr);
+  memset(output_attrs, 0, sizeof output_attrs);
   CHECK(rknn_query(ctx, RKNN_QUERY_INPUT_ATTR, &input_attr, sizeof input_attr));
-  CHECK(rknn_query(ctx, RKNN_QUERY_OUTPUT_ATTR, &output_attr, sizeof output_attr));
   dump_attr("input", &input_attr);
-  dump_attr("output", &output_attr);
+  for (uint32_t o = 0; o < n_out; ++o) {
+    output_attrs[o].index = o;
+    CHECK(rknn_query(ctx, RKNN_QUERY_OUTPUT_ATTR, &output_attrs[o], sizeof output_attrs[o]));
+    dump_attr("output", &output_attrs[o]);
+  }
 
   rknn_input_range range;
   memset(&range, 0, sizeof range);
@@ -89,9 +95,16 @@ int main(int argc, char** argv) {
   input_attr.type = RKNN_TENSOR_UINT8;
   input_attr.fmt = RKNN_TENSOR_NHWC;
   rknn_tensor_mem* input_mem = rknn_create_mem(ctx, input_attr.size_with_stride);
-  rknn_tensor_mem* output_mem = rknn_create_mem(ctx, output_attr.n_elems * sizeof(float));
-  if (!input_mem || !output_mem) {
-    fprintf(stderr, "rknn_create_mem failed\n");
+  rknn_tensor_mem* output_mems[MAX_OUTPUTS];
+  for (uint32_t o = 0; o < n_out; ++o) {
+    output_mems[o] = rknn_create_mem(ctx, output_attrs[o].n_elems * sizeof(float));
+    if (!output_mems[o]) {
+      fprintf(stderr, "rknn_create_mem failed for output %u\n", o);
+      return 1;
+    }
+  }
+  if (!input_mem) {
+    fprintf(stderr, "rknn_create_mem failed for the input\n");
     return 1;
   }
 
@@ -103,36 +116,19 @@ int main(int argc, char** argv) {
     shape_attr.fmt = RKNN_TENSOR_NHWC;
     CHECK(rknn_set_input_shapes(ctx, 1, &shape_attr));
 
-    rknn_tensor_attr cur_in, cur_out;
+    rknn_tensor_attr cur_in, cur_out[MAX_OUTPUTS];
     memset(&cur_in, 0, sizeof cur_in);
-    memset(&cur_out, 0, sizeof cur_out);
+    memset(cur_out, 0, sizeof cur_out);
     CHECK(rknn_query(ctx, RKNN_QUERY_CURRENT_INPUT_ATTR, &cur_in, sizeof cur_in));
-    CHECK(rknn_query(ctx, RKNN_QUERY_CURRENT_OUTPUT_ATTR, &cur_out, sizeof cur_out));
     printf("shape %u:\n", s);
     dump_attr("current input", &cur_in);
-    dump_attr("current output", &cur_out);
+    for (uint32_t o = 0; o < n_out; ++o) {
+      cur_out[o].index = o;
+      CHECK(rknn_query(ctx, RKNN_QUERY_CURRENT_OUTPUT_ATTR, &cur_out[o], sizeof cur_out[o]));
+      dump_attr("current output", &cur_out[o]);
+    }
     const uint32_t height = cur_in.dims[1], width = cur_in.dims[2], channel = cur_in.dims[3];
     unsigned char* image = make_image(height, width, channel);
-
-    /* General API. */
-    rknn_input in;
-    memset(&in, 0, sizeof in);
-    in.index = 0;
-    in.type = RKNN_TENSOR_UINT8;
-    in.fmt = RKNN_TENSOR_NHWC;
-    in.buf = image;
-    in.size = height * width * channel;
-    CHECK(rknn_inputs_set(ctx, 1, &in));
-    CHECK(rknn_run(ctx, NULL));
-    rknn_output out;
-    memset(&out, 0, sizeof out);
-    out.index = 0;
-    out.want_float = 1;
-    CHECK(rknn_outputs_get(ctx, 1, &out, NULL));
-    const uint32_t classes = cur_out.n_elems;
-    float* general = malloc(classes * sizeof(float));
-    memcpy(general, out.buf, classes * sizeof(float));
-    CHECK(rknn_outputs_release(ctx, 1, &out));
 
     /* Zero-copy, with the w_stride row copy of the seed. */
     const uint32_t stride = cur_in.w_stride;
@@ -150,23 +146,58 @@ int main(int argc, char** argv) {
     }
     cur_in.type = RKNN_TENSOR_UINT8;
     CHECK(rknn_set_io_mem(ctx, input_mem, &cur_in));
-    cur_out.type = RKNN_TENSOR_FLOAT32;
-    cur_out.fmt = RKNN_TENSOR_NCHW;
-    CHECK(rknn_set_io_mem(ctx, output_mem, &cur_out));
+    for (uint32_t o = 0; o < n_out; ++o) {
+      cur_out[o].type = RKNN_TENSOR_FLOAT32;  /* want float32 results in the logical layout */
+      CHECK(rknn_set_io_mem(ctx, output_mems[o], &cur_out[o]));
+    }
     CHECK(rknn_run(ctx, NULL));
-    const float* zero_copy = output_mem->virt_addr;
+    float* zero_copy[MAX_OUTPUTS]; /* kept aside: the general flow's run writes the bound memory too */
+    for (uint32_t o = 0; o < n_out; ++o) {
+      zero_copy[o] = malloc(cur_out[o].n_elems * sizeof(float));
+      memcpy(zero_copy[o], output_mems[o]->virt_addr, cur_out[o].n_elems * sizeof(float));
+    }
+
+    /* General API. */
+    rknn_input in;
+    memset(&in, 0, sizeof in);
+    in.index = 0;
+    in.type = RKNN_TENSOR_UINT8;
+    in.fmt = RKNN_TENSOR_NHWC;
+    in.buf = image;
+    in.size = height * width * channel;
+    CHECK(rknn_inputs_set(ctx, 1, &in));
+    CHECK(rknn_run(ctx, NULL));
+    rknn_output outs[MAX_OUTPUTS];
+    memset(outs, 0, sizeof outs);
+    for (uint32_t o = 0; o < n_out; ++o) {
+      outs[o].index = o;
+      outs[o].want_float = 1;
+    }
+    CHECK(rknn_outputs_get(ctx, n_out, outs, NULL));
+    float* general[MAX_OUTPUTS];
+    for (uint32_t o = 0; o < n_out; ++o) {
+      general[o] = malloc(cur_out[o].n_elems * sizeof(float));
+      memcpy(general[o], outs[o].buf, cur_out[o].n_elems * sizeof(float));
+    }
+    CHECK(rknn_outputs_release(ctx, n_out, outs));
 
     float worst = 0;
-    for (uint32_t i = 0; i < classes; ++i) worst = fmaxf(worst, fabsf(general[i] - zero_copy[i]));
+    for (uint32_t o = 0; o < n_out; ++o)
+      for (uint32_t i = 0; i < cur_out[o].n_elems; ++i) worst = fmaxf(worst, fabsf(general[o][i] - zero_copy[o][i]));
     rknn_perf_run perf;
     CHECK(rknn_query(ctx, RKNN_QUERY_PERF_RUN, &perf, sizeof perf));
-    printf("  top1 general=%d zero-copy=%d, max |difference| %g, run %lld us, w_stride %u for width %u\n",
-           top1(general, classes), top1(zero_copy, classes), worst, (long long)perf.run_duration, stride, width);
-    if (worst != 0.0f || top1(general, classes) != top1(zero_copy, classes)) {
+    const float* logits = zero_copy[0];
+    printf("  top1 general=%d zero-copy=%d, max |difference| %g over %u outputs, run %lld us, w_stride %u for width %u\n",
+           top1(general[0], cur_out[0].n_elems), top1(logits, cur_out[0].n_elems), worst, n_out,
+           (long long)perf.run_duration, stride, width);
+    if (worst != 0.0f) {
       fprintf(stderr, "shape %u: the general and zero-copy flows disagree\n", s);
       ++failures;
     }
-    free(general);
+    for (uint32_t o = 0; o < n_out; ++o) {
+      free(general[o]);
+      free(zero_copy[o]);
+    }
     free(image);
   }
 
@@ -180,7 +211,7 @@ int main(int argc, char** argv) {
   }
 
   CHECK(rknn_destroy_mem(ctx, input_mem));
-  CHECK(rknn_destroy_mem(ctx, output_mem));
+  for (uint32_t o = 0; o < n_out; ++o) CHECK(rknn_destroy_mem(ctx, output_mems[o]));
   CHECK(rknn_destroy(ctx));
   if (rknn_query(ctx, RKNN_QUERY_IN_OUT_NUM, &io_num, sizeof io_num) != RKNN_ERR_CTX_INVALID) {
     fprintf(stderr, "a destroyed context was not refused with RKNN_ERR_CTX_INVALID\n");

@@ -47,6 +47,15 @@ extern "C" {
 #define RKNNXX_ABI_SIZE(type, lp64, a32) RKNNXX_ABI_ASSERT(1, "unmeasured ABI")
 #endif
 
+/* In C++ every enum gets, explicitly, the underlying type C gives it (unsigned int: no value is
+ * negative). Same size and ABI; and any value a C caller passes is then a valid value of the enum
+ * type, so an implementation that checks it reads no out-of-range enum (undefined behaviour). */
+#ifdef __cplusplus
+#define RKNNXX_ENUM_BASE : unsigned int
+#else
+#define RKNNXX_ENUM_BASE
+#endif
+
 /* ---- basic types and limits (reference section 0) ------------------------------------------ */
 #if defined(__arm__) && !defined(__aarch64__)
 typedef uint32_t rknn_context;
@@ -98,7 +107,7 @@ typedef uint64_t rknn_context;
 #define RKNN_MEM_FLAG_ALLOC_NO_CONTEXT 0x00020000
 
 /* ---- enums (sections 3.3 to 3.8); every one is a plain 4-byte C enum ---------------------- */
-typedef enum _rknn_query_cmd {
+typedef enum _rknn_query_cmd RKNNXX_ENUM_BASE {
     RKNN_QUERY_IN_OUT_NUM = 0,
     RKNN_QUERY_INPUT_ATTR = 1,
     RKNN_QUERY_OUTPUT_ATTR = 2,
@@ -122,7 +131,7 @@ typedef enum _rknn_query_cmd {
     RKNN_QUERY_CMD_MAX = 18
 } rknn_query_cmd;
 
-typedef enum _rknn_tensor_type {
+typedef enum _rknn_tensor_type RKNNXX_ENUM_BASE {
     RKNN_TENSOR_FLOAT32 = 0,
     RKNN_TENSOR_FLOAT16 = 1,
     RKNN_TENSOR_INT8 = 2,
@@ -138,14 +147,14 @@ typedef enum _rknn_tensor_type {
     RKNN_TENSOR_TYPE_MAX = 12
 } rknn_tensor_type;
 
-typedef enum _rknn_tensor_qnt_type {
+typedef enum _rknn_tensor_qnt_type RKNNXX_ENUM_BASE {
     RKNN_TENSOR_QNT_NONE = 0,
     RKNN_TENSOR_QNT_DFP = 1,
     RKNN_TENSOR_QNT_AFFINE_ASYMMETRIC = 2,
     RKNN_TENSOR_QNT_MAX = 3
 } rknn_tensor_qnt_type;
 
-typedef enum _rknn_tensor_format {
+typedef enum _rknn_tensor_format RKNNXX_ENUM_BASE {
     RKNN_TENSOR_NCHW = 0,
     RKNN_TENSOR_NHWC = 1,
     RKNN_TENSOR_NC1HWC2 = 2,
@@ -153,7 +162,7 @@ typedef enum _rknn_tensor_format {
     RKNN_TENSOR_FORMAT_MAX = 4
 } rknn_tensor_format;
 
-typedef enum _rknn_core_mask {
+typedef enum _rknn_core_mask RKNNXX_ENUM_BASE {
     RKNN_NPU_CORE_AUTO = 0,
     RKNN_NPU_CORE_0 = 1,
     RKNN_NPU_CORE_1 = 2,
@@ -164,21 +173,21 @@ typedef enum _rknn_core_mask {
     RKNN_NPU_CORE_UNDEFINED = 0x10000 /* follows ALL */
 } rknn_core_mask;
 
-typedef enum _rknn_tensor_mem_flags {
+typedef enum _rknn_tensor_mem_flags RKNNXX_ENUM_BASE {
     RKNN_TENSOR_MEMORY_FLAGS_ALLOC_INSIDE = 1,
     RKNN_TENSOR_MEMORY_FLAGS_FROM_FD = 2,
     RKNN_TENSOR_MEMORY_FLAGS_FROM_PHYS = 3,
     RKNN_TENSOR_MEMORY_FLAGS_UNKNOWN = 4
 } rknn_tensor_mem_flags;
 
-typedef enum _rknn_mem_alloc_flags {
+typedef enum _rknn_mem_alloc_flags RKNNXX_ENUM_BASE {
     RKNN_FLAG_MEMORY_FLAGS_DEFAULT = 0,
     RKNN_FLAG_MEMORY_CACHEABLE = 1,
     RKNN_FLAG_MEMORY_NON_CACHEABLE = 2,
     RKNN_FLAG_MEMORY_TRY_ALLOC_SRAM = 4
 } rknn_mem_alloc_flags;
 
-typedef enum _rknn_mem_sync_mode {
+typedef enum _rknn_mem_sync_mode RKNNXX_ENUM_BASE {
     RKNN_MEMORY_SYNC_TO_DEVICE = 1,
     RKNN_MEMORY_SYNC_FROM_DEVICE = 2,
     RKNN_MEMORY_SYNC_BIDIRECTIONAL = 3

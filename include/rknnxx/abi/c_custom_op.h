@@ -28,7 +28,7 @@ typedef uint32_t rknn_custom_op_interal_context;
 typedef uint64_t rknn_custom_op_interal_context;
 #endif
 
-typedef enum _rknn_target_type {
+typedef enum _rknn_target_type RKNNXX_ENUM_BASE {
     RKNN_TARGET_TYPE_CPU = 1,
     RKNN_TARGET_TYPE_GPU = 2,
     RKNN_TARGET_TYPE_MAX = 3

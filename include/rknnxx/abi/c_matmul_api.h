@@ -16,7 +16,7 @@ extern "C" {
 
 typedef rknn_context rknn_matmul_ctx;
 
-typedef enum _rknn_matmul_quant_type {
+typedef enum _rknn_matmul_quant_type RKNNXX_ENUM_BASE {
     RKNN_QUANT_TYPE_PER_LAYER_SYM = 0,
     RKNN_QUANT_TYPE_PER_LAYER_ASYM = 1,
     RKNN_QUANT_TYPE_PER_CHANNEL_SYM = 2,
@@ -34,7 +34,7 @@ typedef struct _rknn_quant_params {
 } rknn_quant_params;
 
 /* A x B -> C element types; there are no values 13 or 14. */
-typedef enum _rknn_matmul_type {
+typedef enum _rknn_matmul_type RKNNXX_ENUM_BASE {
     RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32 = 1,
     RKNN_INT8_MM_INT8_TO_INT32 = 2,
     RKNN_INT8_MM_INT8_TO_INT8 = 3,
@@ -70,7 +70,7 @@ typedef struct _rknn_matmul_shape {
     int32_t N;
 } rknn_matmul_shape;
 
-typedef enum {
+typedef enum RKNNXX_ENUM_BASE {
     RKNN_MM_LAYOUT_NORM = 0,
     RKNN_MM_LAYOUT_NATIVE = 1,
     RKNN_MM_LAYOUT_TP_NORM = 2 /* B only: stored transposed, N x K */

@@ -26,8 +26,9 @@ using ordered_json = nlohmann::ordered_json;
 constexpr std::array<std::string_view, 3> build_keys{"do_quantization", "dataset", "rknn_batch_size"};
 
 // "a string ("yes")", "a number (2.5)", "an array", ...: what the file holds, for messages.
+// Only scalars are printed: dump() recurses, and a hostile file may nest arrays a million deep.
 std::string describe(const json& j) {
-  std::string text = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string text = j.is_primitive() ? j.dump(-1, ' ', false, json::error_handler_t::replace) : std::string();
   if (text.size() > 40) text = text.substr(0, 37) + "...";
   switch (j.type()) {
   case json::value_t::null: return "null";
@@ -365,9 +366,15 @@ std::string model_file_metadata_json(const ModelFile& m, int indent) {
   for (const ExtraSection& x : m.extra_sections)
     extra.push_back({{"tag", x.tag}, {"required", x.required}, {"bytes", x.payload.size()}});
   j["extra_sections"] = std::move(extra);
-  // The recorded config as JSON when it parses, as text otherwise (inspection must not fail on it).
-  ordered_json config = ordered_json::parse(m.config_json, nullptr, false);
-  j["config"] = config.is_discarded() ? ordered_json(m.config_json) : std::move(config);
+  // The recorded config as JSON when it parses, as text otherwise (inspection must not fail on it). A
+  // converter writes at most 4 levels; deeper nesting is kept as text, because dump() recurses.
+  bool too_deep = false;
+  auto depth_limit = [&](int depth, ordered_json::parse_event_t, ordered_json&) {
+    too_deep = too_deep || depth > 16;
+    return !too_deep;
+  };
+  ordered_json config = ordered_json::parse(m.config_json, depth_limit, false);
+  j["config"] = config.is_discarded() || too_deep ? ordered_json(m.config_json) : std::move(config);
   return dump(j, indent);
 }
 

@@ -215,6 +215,16 @@ TEST_CASE("JSON that is not an object of parameters, and the rules of config()")
   CHECK(contains(message, "config: dynamic_input[1] has 1 shape, dynamic_input[0] has 2"));
 }
 
+TEST_CASE("deeply nested JSON is refused without deep recursion") {
+  const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  auto [key, message] = error_of(R"({"target_platform": "rk3588", "remove_weight": )" + deep + "}");
+  CHECK(key == "remove_weight");
+  CHECK(message == "config: remove_weight is an array; expected true or false");
+  std::tie(key, message) = error_of(R"({"target_platform": "rk3588", "dynamic_input": )" + deep + "}");
+  CHECK(key == "dynamic_input");
+  CHECK(contains(message, "config: dynamic_input[0][0][0] is an array; expected an integer"));
+}
+
 TEST_CASE("a config file is read from a path, and errors name the file") {
   const auto dir = std::filesystem::temp_directory_path() / "rknnxx_toolkit_tests";
   std::filesystem::create_directories(dir);

@@ -292,6 +292,13 @@ TEST_CASE("from a config to a model file") {
   CHECK(contains(meta, fmt::format("\"crc32\": \"0x{:08x}\"", host::crc32(m.onnx))));
   CHECK(contains(meta, "\"compute_order\": \"WidthFirst\""));  // the recorded config, parsed
 
+  // A recorded config that is not JSON, or nested deeper than a converter writes, is shown as text.
+  ModelFile odd = m;
+  odd.config_json = "not json";
+  CHECK(contains(host::model_file_metadata_json(odd), "\"config\": \"not json\""));
+  odd.config_json = std::string(100000, '[') + std::string(100000, ']');
+  CHECK(contains(host::model_file_metadata_json(odd, -1), "\"config\":\"[[[["));
+
   // No preprocessing when neither mean nor std is given.
   c.mean_values.reset();
   CHECK(host::make_host_model(c, inputs, {}).preprocess.empty());

@@ -273,7 +273,8 @@ toolkit::Config config_from_json(std::string_view json_text) {
   json root;
   try {
     root = json::parse(json_text.begin(), json_text.end());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // parse_error for syntax, out_of_range for a number beyond double ("1e999"); both are the file's fault.
     std::string what = e.what();  // "[json.exception.parse_error.101] parse error at line 1, column 3: ..."
     if (auto close = what.find("] "); what.starts_with("[json.exception") && close != std::string::npos)
       what.erase(0, close + 2);

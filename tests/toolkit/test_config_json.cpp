@@ -202,6 +202,9 @@ TEST_CASE("JSON that is not an object of parameters, and the rules of config()")
   auto [key, message] = error_of("{\"target_platform\": ");
   CHECK(key.empty());
   CHECK(contains(message, "config: not valid JSON: parse error at line 1, column 21: syntax error while parsing value - unexpected end of input"));
+  // A number beyond double: nlohmann reports out_of_range, not parse_error (found by the fuzzer).
+  std::tie(key, message) = error_of(R"({"target_platform": "rk3588", "auto_hybrid_cos_thresh": 1e999})");
+  CHECK(contains(message, "config: not valid JSON: number overflow parsing '1e999'"));
   std::tie(key, message) = error_of("[1, 2]");
   CHECK(message == "config: expected a JSON object of config() parameters, got an array");
   std::tie(key, message) = error_of("{}");

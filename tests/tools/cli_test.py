@@ -1,0 +1,277 @@
+#!/usr/bin/env python3
+"""Drives the built `rknnxx` tool and `examples/ocr` as a user would, and checks what they print,
+write and exit with. Prints one line per check and `N passed, N failed` at the end.
+
+  cli_test.py --rknnxx PATH [--ocr PATH] --work DIR [--models DIR] [--light]
+
+--light: only the checks that need no real model (wrong paths, corrupt files, bad options).
+Otherwise the real models from tests/models/fetch.sh are converted into DIR first; when they
+have not been fetched the test exits 77 (skipped) and says so.
+"""
+import argparse
+import json
+import os
+import struct
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+# Converted float models hold float16 tensors, as on the NPU (inspect shows FP16), and the host
+# runtime emulates that storage: outputs differ from ONNX Runtime's float32 ones by about 5e-3
+# (max-normalised), not the 1e-4 of the engine's own float32 tests.
+FP16_TOLERANCE = 2e-2
+
+OCR_EXPECTED = ["Rockchip NPU 2026", "rknnxx runs on any PC", "OCR on the host runtime"]
+
+passed = 0
+failed = 0
+
+
+def check(name, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+        print(f"ok   {name}")
+    else:
+        failed += 1
+        print(f"FAIL {name}" + (f": {detail}" if detail else ""))
+
+
+def run(cmd, timeout=600):
+    p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def fails_one_line(name, cmd, needle):
+    """The command exits non-zero with one line on stderr that names the problem."""
+    rc, out, err = run(cmd)
+    lines = [l for l in err.splitlines() if l.strip()]
+    ok = rc != 0 and len(lines) == 1 and needle.lower() in lines[0].lower()
+    check(name, ok, f"exit {rc}, stderr {err.strip()!r}")
+
+
+def write_png(path, width, height, channels, value=128):
+    """A minimal PNG (no library needed): gray (1), gray+alpha (2), RGB (3) or RGBA (4)."""
+    color_type = {1: 0, 2: 4, 3: 2, 4: 6}[channels]
+    raw = b"".join(b"\x00" + bytes([value]) * (width * channels) for _ in range(height))
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, color_type, 0, 0, 0)
+    Path(path).write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(raw)) +
+                           chunk(b"IEND", b""))
+
+
+def light_checks(tool, work):
+    missing = work / "missing.hrknn"
+    fails_one_line("inspect: missing model", [tool, "inspect", missing], "no such model file")
+    fails_one_line("run: missing model", [tool, "run", missing, "--input", work / "x.npy"], "no such model file")
+    fails_one_line("bench: missing model", [tool, "bench", missing], "no such model file")
+    corrupt = work / "corrupt.hrknn"
+    corrupt.write_bytes(b"this is not a model" * 10)
+    fails_one_line("inspect: corrupt model", [tool, "inspect", corrupt], "rknn_init")
+    fails_one_line("run: corrupt model", [tool, "run", corrupt, "--input", work / "x.npy"], "rknn_init")
+    fails_one_line("inspect: a directory as the model", [tool, "inspect", work], "not a model file")
+    rc, out, err = run([tool, "inspect"])
+    check("inspect: no model argument is a usage error", rc != 0 and "model" in err.lower(), err.strip())
+    rc, out, err = run([tool, "--help"])
+    check("--help lists every subcommand",
+          rc == 0 and all(c in out for c in ("inspect", "run", "bench", "convert")), out)
+    bad_config = work / "bad_config.json"
+    bad_config.write_text('{"target_platform": "rk9999"}')
+    onnx = work / "not_a_model.onnx"
+    onnx.write_bytes(b"\x08\x07garbage")
+    fails_one_line("convert: bad target_platform", [tool, "convert", onnx, "-c", bad_config], "target_platform")
+
+
+def convert(tool, onnx, config, out, config_json):
+    Path(config).write_text(json.dumps(config_json))
+    if out.exists() and out.stat().st_mtime >= max(Path(onnx).stat().st_mtime, Path(config).stat().st_mtime):
+        return True
+    rc, o, e = run([tool, "convert", onnx, "-c", config, "-o", out])
+    check(f"convert {Path(onnx).name}", rc == 0 and out.exists(), e.strip())
+    return rc == 0
+
+
+def model_checks(tool, ocr, work, models, repo):
+    # A static classifier and a dynamic-shape CNN (the SDK guide's shape set).
+    mobilenet = work / "mobilenet_v2.hrknn"
+    dyncnn = work / "dyncnn.hrknn"
+    if not convert(tool, models / "vision/mobilenet_v2.onnx", work / "mobilenet.json", mobilenet,
+                   {"target_platform": "rk3588"}):
+        return
+    if not convert(tool, models / "dyn/dyncnn.onnx", work / "dyncnn.json", dyncnn,
+                   {"target_platform": "rk3588",
+                    "dynamic_input": [[[1, 3, 224, 224]], [[1, 3, 192, 192]], [[1, 3, 160, 160]]]}):
+        return
+
+    # inspect
+    rc, out, err = run([tool, "inspect", mobilenet])
+    check("inspect: text names runtime, SDK, native attributes, static shapes",
+          rc == 0 and "runtime:" in out and "SDK" in out and "native NHWC" in out and "static model" in out,
+          out + err)
+    rc, out, err = run([tool, "inspect", mobilenet, "--json"])
+    try:
+        j = json.loads(out)
+        check("inspect --json: parses, input NHWC 1x224x224x3, output 1x1000, static",
+              j["inputs"][0]["normal"]["dims"] == [1, 224, 224, 3] and j["inputs"][0]["normal"]["format"] == "NHWC"
+              and j["outputs"][0]["normal"]["dims"] == [1, 1000] and j["dynamic_shapes"] is None
+              and j["runtime"]["kind"] in ("host", "vendor") and "native" in j["inputs"][0]
+              and j["sdk_version"]["api"] != "", out[:400])
+    except (ValueError, KeyError, IndexError) as e:
+        check("inspect --json: parses", False, f"{e}: {out[:200]} {err}")
+    rc, out, err = run([tool, "inspect", dyncnn, "--json"])
+    try:
+        j = json.loads(out)
+        check("inspect --json: dynamic model lists its 3 shapes in NHWC",
+              j["dynamic_shapes"] == [[[1, 224, 224, 3]], [[1, 192, 192, 3]], [[1, 160, 160, 3]]], str(j["dynamic_shapes"]))
+    except (ValueError, KeyError) as e:
+        check("inspect --json: dynamic model parses", False, f"{e}: {err}")
+
+    # run: reference input (NCHW float32 .npy) -> the ONNX Runtime reference output
+    ref = models / "ref/mobilenet_v2"
+    outdir = work / "run_mobilenet"
+    rc, out, err = run([tool, "run", mobilenet, "--input", ref / "input_0.npy", "-o", outdir])
+    ok = rc == 0 and (outdir / "output_0.npy").exists()
+    if ok:
+        got = np.load(outdir / "output_0.npy")
+        want = np.load(ref / "output_0.npy")
+        rel = float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
+        ok = got.shape == want.shape and rel <= FP16_TOLERANCE
+        err += f" rel error {rel}"
+    check("run: .npy input, output_0.npy equals the ONNX Runtime reference", ok, err.strip())
+    check("run: text summary has the runtime line and a top-5", "runtime: " in out and "top-5:" in out, out)
+    rc, out, err = run([tool, "run", mobilenet, "--input", ref / "input_0.npy", "-o", outdir, "--json"])
+    try:
+        j = json.loads(out)
+        want_top = int(np.argmax(np.load(ref / "output_0.npy")))
+        check("run --json: parses, top-5 led by the reference's argmax",
+              len(j["outputs"][0]["top"]) == 5 and j["outputs"][0]["top"][0]["class"] == want_top
+              and j["outputs"][0]["dims"] == [1, 1000], out[:300])
+    except (ValueError, KeyError, IndexError) as e:
+        check("run --json: parses", False, f"{e}: {err}")
+    demo_png = repo / "examples/ocr/data/rknnxx_demo.png"
+    rc, out, err = run([tool, "run", mobilenet, "--input", demo_png, "-o", outdir])
+    check("run: a PNG is resized to the input (224x224 RGB)", rc == 0 and "image" in out, out + err)
+
+    # bad inputs
+    np.save(work / "f64.npy", np.zeros((1, 3, 224, 224), dtype=np.float64))
+    fails_one_line("run: .npy of the wrong dtype", [tool, "run", mobilenet, "--input", work / "f64.npy"], "float64")
+    np.save(work / "small.npy", np.zeros((1, 3, 32, 32), dtype=np.float32))
+    fails_one_line("run: .npy of the wrong shape", [tool, "run", mobilenet, "--input", work / "small.npy"], "1x3x32x32")
+    (work / "corrupt.npy").write_bytes(b"\x93NUMPY\x01\x00garbage")
+    fails_one_line("run: corrupt .npy", [tool, "run", mobilenet, "--input", work / "corrupt.npy"], "corrupt.npy")
+    fails_one_line("run: missing input file", [tool, "run", mobilenet, "--input", work / "nothing.npy"], "no such file")
+    write_png(work / "gray.png", 40, 30, 1)
+    fails_one_line("run: gray image for an RGB input", [tool, "run", mobilenet, "--input", work / "gray.png"], "gray")
+    write_png(work / "rgba.png", 40, 30, 4)
+    fails_one_line("run: RGBA image for an RGB input", [tool, "run", mobilenet, "--input", work / "rgba.png"], "RGBA")
+    (work / "broken.png").write_bytes(b"\x89PNG\r\n\x1a\n broken")
+    fails_one_line("run: corrupt PNG", [tool, "run", mobilenet, "--input", work / "broken.png"], "broken.png")
+    fails_one_line("run: --shape on a static model",
+                   [tool, "run", mobilenet, "--input", ref / "input_0.npy", "--shape", "1x3x224x224"], "static")
+    fails_one_line("run: two inputs for a one-input model",
+                   [tool, "run", mobilenet, "--input", ref / "input_0.npy", ref / "input_0.npy"], "1 input")
+
+    # dynamic shapes
+    ref192 = models / "ref/dyncnn_192x192"
+    out192 = work / "run_dyn192"
+    rc, out, err = run([tool, "run", dyncnn, "--input", ref192 / "input_0.npy", "-o", out192])
+    ok = rc == 0 and "group 1" in out
+    if ok:
+        for k in (0, 1):
+            got, want = np.load(out192 / f"output_{k}.npy"), np.load(ref192 / f"output_{k}.npy")
+            ok = ok and got.shape == want.shape and float(np.max(np.abs(got - want)) / np.max(np.abs(want))) <= FP16_TOLERANCE
+    check("run: a dynamic model picks the shape of the .npy (192x192) and matches the reference", ok, out + err)
+    rc, out, err = run([tool, "run", dyncnn, "--input", demo_png, "--shape", "1x3x160x160", "-o", work / "run_dyn160",
+                        "--json"])
+    try:
+        j = json.loads(out)
+        check("run --shape 1x3x160x160 (NCHW) with an image: group 2, features 1x32x40x40",
+              rc == 0 and j["shape_group"] == 2 and j["outputs"][1]["dims"] == [1, 32, 40, 40], out[:300] + err)
+    except (ValueError, KeyError, IndexError) as e:
+        check("run --shape --json parses", False, f"{e}: {err}")
+    fails_one_line("run: --shape outside the shape set",
+                   [tool, "run", dyncnn, "--input", demo_png, "--shape", "1x3x100x100"], "not in the model's shape set")
+    fails_one_line("run: --shape that is not a shape", [tool, "run", dyncnn, "--input", demo_png, "--shape", "big"],
+                   "not a shape")
+
+    # bench
+    rc, out, err = run([tool, "bench", mobilenet, "-n", "3", "-w", "1", "--json"])
+    try:
+        j = json.loads(out)
+        g, z = j["general"], j["zero_copy"]
+        check("bench --json: general and zero-copy phases with min <= median <= p99, throughput",
+              all(g[p]["min_ms"] <= g[p]["median_ms"] <= g[p]["p99_ms"] for p in ("inputs_set", "run", "outputs_get", "total"))
+              and g["total"]["count"] == 3 and g["throughput_per_s"] > 0 and z["run"]["count"] == 3
+              and z["throughput_per_s"] > 0, out[:400])
+    except (ValueError, KeyError) as e:
+        check("bench --json: parses", False, f"{e}: {err}")
+    check("bench: no progress bar when stderr is not a terminal", "\r" not in err, repr(err[:200]))
+    rc, out, err = run([tool, "bench", dyncnn, "-n", "2", "-w", "0", "--threads", "2", "--shape", "1x160x160x3",
+                        "--core-mask", "0"])
+    check("bench: text, --threads 2 (a dynamic model: one context each), --core-mask, --shape (NHWC)",
+          rc == 0 and "inputs_set" in out and "zero-copy" in out and "2 contexts" in out and "group 2" in out, out + err)
+    rc, out, err = run([tool, "bench", mobilenet, "-n", "2", "-w", "1", "--threads", "2", "--json"])
+    try:
+        j = json.loads(out)
+        check("bench --threads 2 --json: a pool of duplicated contexts", rc == 0 and j["parallel"]["total"]["count"] == 4
+              and j["parallel"]["throughput_per_s"] > 0, out[:300])
+    except (ValueError, KeyError, TypeError) as e:
+        check("bench --threads 2 --json: parses", False, f"{e}: {err}")
+    fails_one_line("bench: bad --core-mask", [tool, "bench", mobilenet, "--core-mask", "7"], "core mask")
+
+    # OCR: the demo's models, image and text
+    if ocr is None or not ocr.exists():
+        check("examples/ocr built (libstb-dev)", False, f"{ocr} is missing")
+        return
+    ocr_models = work / "ocr"
+    ocr_models.mkdir(exist_ok=True)
+    det_cfg = json.loads((repo / "examples/ocr/det.json").read_text())
+    rec_cfg = json.loads((repo / "examples/ocr/rec.json").read_text())
+    if not (convert(tool, models / "ocr/det.onnx", ocr_models / "det.json", ocr_models / "det.hrknn", det_cfg) and
+            convert(tool, models / "ocr/rec.onnx", ocr_models / "rec.json", ocr_models / "rec.hrknn", rec_cfg)):
+        return
+    (ocr_models / "dict.txt").write_bytes((models / "ocr/dict.txt").read_bytes())
+    annotated = work / "ocr_annotated.png"
+    rc, out, err = run([ocr, demo_png, "--models", ocr_models, "--output", annotated])
+    # "  [   x,   y    wxh  ] 0.987  TEXT"
+    texts = [l.split("] ", 1)[1].split("  ", 1)[1] for l in out.splitlines() if l.startswith("  [") and "] " in l]
+    check("ocr: reads the demo image's three lines exactly", rc == 0 and texts == OCR_EXPECTED, f"{texts} {out} {err}")
+    check("ocr: says which runtime ran", "runtime: host" in out or "runtime: vendor" in out, out)
+    check("ocr: writes the annotated image", annotated.exists() and annotated.read_bytes()[:4] == b"\x89PNG")
+    fails_one_line("ocr: missing image", [ocr, work / "nothing.png", "--models", ocr_models], "nothing.png")
+    fails_one_line("ocr: missing models", [ocr, demo_png, "--models", work / "no_models"], "no such file")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rknnxx", required=True)
+    ap.add_argument("--ocr")
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--models")
+    ap.add_argument("--repo", default=str(Path(__file__).resolve().parents[2]))
+    ap.add_argument("--light", action="store_true")
+    a = ap.parse_args()
+    work = Path(a.work)
+    work.mkdir(parents=True, exist_ok=True)
+    tool = Path(a.rknnxx)
+    light_checks(tool, work)
+    if not a.light:
+        models = Path(a.models or os.environ.get("RKNNXX_MODELS") or Path(a.repo) / "build/models")
+        needed = ["vision/mobilenet_v2.onnx", "dyn/dyncnn.onnx", "ocr/det.onnx", "ocr/rec.onnx", "ocr/dict.txt",
+                  "ref/mobilenet_v2/input_0.npy", "ref/dyncnn_192x192/input_0.npy"]
+        if not all((models / n).exists() for n in needed):
+            print(f"skipped: the real models are not in {models}; run tests/models/fetch.sh")
+            sys.exit(77)
+        model_checks(tool, Path(a.ocr) if a.ocr else None, work, models, Path(a.repo))
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,53 @@
+#pragma once
+// A model input read from a file for `rknnxx run` and `rknnxx bench`: a .npy array (float32,
+// float16, uint8 or int8; in the runtime's NHWC order or the model's NCHW order) or a PNG/JPEG
+// image (resized to the input's height and width, uint8 NHWC; its channel count must be the
+// input's). What cannot be fed is an exception whose message names the file and the problem.
+
+#include <rknnxx/runtime/context.hpp>
+#include <rknnxx/core/dims.hpp>
+#include <rknnxx/core/element_type.hpp>
+#include <rknnxx/core/layout.hpp>
+#include <rknnxx/tensor/attr.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace rknnxx::tool {
+
+struct InputFile {
+  std::filesystem::path path;
+  std::vector<std::byte> bytes;
+  TensorType type = TensorType::uint8;
+  TensorFormat format = TensorFormat::nhwc;
+  std::vector<std::int64_t> shape;  // as the file gives it
+  std::string kind;                  // "npy" or "image"
+};
+
+// The file's dims as the runtime would report them for an input (4-D: NHWC), when it is a .npy;
+// nullopt for an image (it takes any size). For choosing a shape of a dynamic model.
+[[nodiscard]] std::optional<std::vector<std::int64_t>> npy_shape(const std::filesystem::path& path);
+
+// Reads `path` for the input described by `info` (the current attribute: 4-D inputs NHWC).
+[[nodiscard]] InputFile read_input(const std::filesystem::path& path, const TensorInfo& info);
+
+// For a dynamic model, switches to the shape group named by --shape texts (one per input, "1x3x48x320"
+// or "1,48,320,3": the runtime's NHWC order or the model's NCHW order), else to the group the .npy
+// files fit, else keeps group 0 (the MaxShape). Returns a line saying what was chosen (empty for a
+// static model). --shape on a static model, or a shape outside the set, throws naming it.
+std::string select_shape(Context& ctx, std::span<const std::string> shape_texts, std::span<const std::string> files);
+
+// One file per input, read for the current shape; then fed with rknn_inputs_set.
+[[nodiscard]] std::vector<InputFile> read_inputs(const Context& ctx, std::span<const std::string> files);
+void set_inputs(Context& ctx, std::span<const InputFile> inputs);
+
+// "1x3x224x224"
+[[nodiscard]] std::string shape_text(std::span<const std::int64_t> shape);
+[[nodiscard]] std::string shape_text(const Dims& dims);
+
+} // namespace rknnxx::tool

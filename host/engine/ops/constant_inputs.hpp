@@ -13,45 +13,45 @@
 
 namespace rknnxx::host {
 
-// The values of constant input i as int64 (int32 and int64 tensors are accepted).
-inline std::vector<int64_t> constant_ints(const OpContext& ctx, std::size_t i, std::string_view what) {
+// Constant input i, or a failure naming it: what decides output shapes must be known while planning.
+inline const Tensor& plan_time_constant(const OpContext& ctx, std::size_t i, std::string_view what) {
   const Tensor* t = ctx.constant(i);
   if (t == nullptr) {
     ctx.fail("input {} ('{}', the {}) must be a constant (initializer or computed from constants) for the host engine",
              i, ctx.input_name(i), what);
   }
-  std::vector<int64_t> values;
-  if (t->dtype() == DataType::int64) {
-    const auto v = t->values<int64_t>();
-    values.assign(v.begin(), v.end());
-  } else if (t->dtype() == DataType::int32) {
-    const auto v = t->values<int32_t>();
-    values.assign(v.begin(), v.end());
-  } else {
-    ctx.fail("input {} (the {}) has element type {}, expected int64 or int32", i, what, dtype_name(t->dtype()));
+  return *t;
+}
+
+// The values of constant input i as int64 (int32 and int64 tensors are accepted).
+inline std::vector<int64_t> constant_ints(const OpContext& ctx, std::size_t i, std::string_view what) {
+  const Tensor& t = plan_time_constant(ctx, i, what);
+  if (t.dtype() == DataType::int64) {
+    const auto v = t.values<int64_t>();
+    return {v.begin(), v.end()};
   }
-  return values;
+  if (t.dtype() == DataType::int32) {
+    const auto v = t.values<int32_t>();
+    return {v.begin(), v.end()};
+  }
+  ctx.fail("input {} (the {}) has element type {}, expected int64 or int32", i, what, dtype_name(t.dtype()));
 }
 
 // The values of constant input i as float (float32 and float16 tensors are accepted).
 inline std::vector<float> constant_floats(const OpContext& ctx, std::size_t i, std::string_view what) {
-  const Tensor* t = ctx.constant(i);
-  if (t == nullptr) {
-    ctx.fail("input {} ('{}', the {}) must be a constant (initializer or computed from constants) for the host engine",
-             i, ctx.input_name(i), what);
+  const Tensor& t = plan_time_constant(ctx, i, what);
+  if (t.dtype() == DataType::float32) {
+    const auto v = t.values<float>();
+    return {v.begin(), v.end()};
   }
-  std::vector<float> values;
-  if (t->dtype() == DataType::float32) {
-    const auto v = t->values<float>();
-    values.assign(v.begin(), v.end());
-  } else if (t->dtype() == DataType::float16) {
-    for (half h : t->values<half>()) {
+  if (t.dtype() == DataType::float16) {
+    std::vector<float> values;
+    for (half h : t.values<half>()) {
       values.push_back(half_bits_to_float(h.bits));
     }
-  } else {
-    ctx.fail("input {} (the {}) has element type {}, expected float32", i, what, dtype_name(t->dtype()));
+    return values;
   }
-  return values;
+  ctx.fail("input {} (the {}) has element type {}, expected float32 or float16", i, what, dtype_name(t.dtype()));
 }
 
 // Calls f.template operator()<U>() with an unsigned integer type as wide as one element of

@@ -338,10 +338,7 @@ PreparedOp prepare_range(OpContext& ctx) {
       ctx.fail("start, limit and delta must be scalars of one element type; input {} is {}", i,
                info_string(ctx.input(i)));
     }
-    if (ctx.constant(i) == nullptr) {
-      ctx.fail("input {} ('{}') must be a constant for the host engine: the output length depends on it", i,
-               ctx.input_name(i));
-    }
+    plan_time_constant(ctx, i, "bound or step that decides the output length");
   }
   return visit_dtype(dtype, [&]<class T>() -> PreparedOp {
     if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bool>) {

@@ -12,5 +12,9 @@ if [ ! -f "$onnx" ]; then
 fi
 mkdir -p "$work"
 model=$work/$(basename "$example").hrknn
-"$tool" convert "$onnx" -c "$config" -o "$model" >/dev/null
+if ! "$tool" convert "$onnx" -c "$config" -o "$model" >"$model.log" 2>&1; then
+  echo "rknnxx convert $onnx failed:"
+  tail -n 30 "$model.log"
+  exit 1
+fi
 exec "$example" "$model"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Converts the models the runtime tests need into WORKDIR, then runs the tests on the host
-# runtime. Exit 77 (skipped) when tests/models/fetch.sh has not made the ONNX models; the
-# tests that need no model still run first.
+# runtime. Exit 77 (skipped) when tests/models/fetch.sh has not made the ONNX models (the tests
+# that need no model still run first). A model that fails to convert is reported, its tests are
+# skipped, the others run, and the result is a failure.
 #   run_runtime_tests.sh RKNNXX_TOOL TEST_PROGRAM WORKDIR [doctest args...]
 set -u
 tool=$1 program=$2 work=$3
@@ -10,9 +11,18 @@ here=$(cd "$(dirname "$0")" && pwd)
 models=${RKNNXX_MODELS:-$here/../../build/models}
 mkdir -p "$work"
 missing=0
+failed=0
 if [ -f "$models/dyn/dyncnn.onnx" ] && [ -f "$models/dyn/two_inputs.onnx" ]; then
-  "$tool" convert "$models/dyn/dyncnn.onnx" -c "$here/dyncnn_dynamic.json" -o "$work/dyncnn.hrknn" >/dev/null || exit 1
-  "$tool" convert "$models/dyn/two_inputs.onnx" -c "$here/two_inputs.json" -o "$work/two_inputs.hrknn" >/dev/null || exit 1
+  for m in dyncnn:dyncnn_dynamic two_inputs:two_inputs; do
+    name=${m%%:*} config=${m##*:}
+    rm -f "$work/$name.hrknn"
+    if ! "$tool" convert "$models/dyn/$name.onnx" -c "$here/$config.json" -o "$work/$name.hrknn" >"$work/$name.convert.log" 2>&1; then
+      echo "converting $name.onnx failed (its tests are skipped):"
+      tail -n 30 "$work/$name.convert.log"
+      rm -f "$work/$name.hrknn"
+      failed=1
+    fi
+  done
   export RKNNXX_TEST_MODEL_DIR=$work
 else
   echo "the ONNX test models are missing ($models/dyn): model tests skipped; run tests/models/fetch.sh"
@@ -22,5 +32,7 @@ fi
 export RKNNXX_RUNTIME=host
 "$program" "$@"
 rc=$?
-if [ $rc -eq 0 ] && [ $missing -eq 1 ]; then exit 77; fi
-exit $rc
+if [ $rc -ne 0 ]; then exit $rc; fi
+if [ $failed -eq 1 ]; then exit 1; fi
+if [ $missing -eq 1 ]; then exit 77; fi
+exit 0

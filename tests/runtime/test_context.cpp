@@ -40,7 +40,7 @@ TEST_CASE("Context: made from a file on the host runtime, with typed queries") {
   RKNNXX_NEED_MODEL(path, "dyncnn.hrknn");
   auto ctx = Context::from_file(path);
   CHECK(ctx.runtime().is_host());
-  CHECK(ctx.runtime().path().find("librknnxx_host") != std::string::npos);
+  CHECK_FALSE(ctx.runtime().path().empty()); // the file dlopen resolved
   CHECK(ctx.native_handle() != 0);
   const SdkVersion v = ctx.sdk_version();
   CHECK(v.api_version >= min_sdk_version);

@@ -609,6 +609,10 @@ private:
     auto& s = *state_;
     for (rknn_tensor_mem* m : s.mems) (void)s.api().rknn_destroy_mem(s.handle, m);
     s.mems.clear();
+    // Outputs still held by the application go back to the runtime with their context.
+    for (rknn_output& o : s.outputs)
+      if (s.api().rknn_outputs_release != nullptr) (void)s.api().rknn_outputs_release(s.handle, 1, &o);
+    s.outputs.clear();
     s.alive = false;
     (void)s.api().rknn_destroy(s.handle);
     state_.reset();

@@ -65,6 +65,7 @@ struct ContextState {
   std::uint64_t bound_generation = 0; // the generation the zero-copy bindings were made for
   bool has_bindings = false;          // an IoBinding bound memory through rknn_set_io_mem
   std::vector<rknn_tensor_mem*> mems; // live memory made through this context
+  std::vector<rknn_output> outputs;   // buffers rknn_outputs_get gave out and Outputs still holds
   std::vector<TensorInfo> current_inputs;  // the inputs' attributes for the current shape
   std::vector<TensorInfo> current_outputs;
   std::atomic<std::thread::id> owner{};
@@ -111,6 +112,15 @@ struct ContextState {
     if (f == nullptr)
       throw Error(Errc::fail, std::string(call), fmt::format("the runtime {} does not provide {}", runtime->path(), call));
     return f;
+  }
+
+  void forget_outputs(const std::vector<rknn_output>& given) noexcept {
+    outputs.erase(std::remove_if(outputs.begin(), outputs.end(),
+                                 [&](const rknn_output& o) {
+                                   return std::any_of(given.begin(), given.end(),
+                                                      [&](const rknn_output& g) { return g.buf == o.buf; });
+                                 }),
+                  outputs.end());
   }
 
   void forget_mem(rknn_tensor_mem* m) noexcept {

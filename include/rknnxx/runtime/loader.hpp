@@ -25,6 +25,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <compare>
 #include <cstdlib>
 #include <cstring>
@@ -144,8 +145,9 @@ public:
   // The file that was opened, as the dynamic loader resolved it.
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
   // vendor or host (a path choice reports what the file turned out to be).
-  [[nodiscard]] RuntimeKind kind() const noexcept { return kind_; }
-  [[nodiscard]] bool is_host() const noexcept { return kind_ == RuntimeKind::host; }
+  // (Known from the file name at load, confirmed by the SDK version at the first context.)
+  [[nodiscard]] RuntimeKind kind() const noexcept { return kind_.load(); }
+  [[nodiscard]] bool is_host() const noexcept { return kind() == RuntimeKind::host; }
   [[nodiscard]] void* native_handle() const noexcept { return handle_; }
 
   // The versions, once a context has been made on this runtime (nullopt before).
@@ -160,6 +162,9 @@ public:
     SdkVersion checked = v;
     checked.api_version = check_sdk_version(v, path_);
     version_ = checked;
+    // The host runtime says so in its driver version, whatever its file is called.
+    if (v.driver.find("rknnxx-host") != std::string::npos || v.api.find("rknnxx host") != std::string::npos)
+      kind_.store(RuntimeKind::host);
   }
 
   // The candidates a choice tries, in order (for diagnostics and tests).
@@ -230,11 +235,7 @@ private:
                              rt->path_, missing, min_sdk_version.major, min_sdk_version.minor, min_sdk_version.patch);
         continue;
       }
-      // The host runtime exports one symbol the vendor's does not; it tells the two apart.
-      rt->kind_ = ::dlsym(handle, "rknnxx_host_runtime_version") != nullptr ||
-                          rt->path_.find("rknnxx_host") != std::string::npos
-                      ? RuntimeKind::host
-                      : RuntimeKind::vendor;
+      rt->kind_.store(rt->path_.find("rknnxx_host") != std::string::npos ? RuntimeKind::host : RuntimeKind::vendor);
       return rt.release();
     }
     throw Error(Errc::fail, "rknnxx::Runtime::load",
@@ -247,7 +248,7 @@ private:
   void* handle_ = nullptr;
   ApiTable api_{};
   std::string path_;
-  RuntimeKind kind_ = RuntimeKind::vendor;
+  mutable std::atomic<RuntimeKind> kind_{RuntimeKind::vendor};
   mutable std::mutex version_mutex_;
   mutable std::optional<SdkVersion> version_;
 };

@@ -88,8 +88,10 @@ public:
   // Gives the buffers back to the runtime now; idempotent.
   void release() noexcept {
     if (!state_) return;
-    if (state_->alive && !outputs_.empty() && state_->api().rknn_outputs_release != nullptr)
+    if (state_->alive && !outputs_.empty() && state_->api().rknn_outputs_release != nullptr) {
+      state_->forget_outputs(outputs_);
       (void)state_->api().rknn_outputs_release(state_->handle, static_cast<std::uint32_t>(outputs_.size()), outputs_.data());
+    }
     outputs_.clear();
     state_.reset();
   }
@@ -97,7 +99,9 @@ public:
 private:
   friend class Context;
   Outputs(std::shared_ptr<detail::ContextState> state, std::vector<rknn_output> outputs, std::vector<TensorInfo> infos)
-      : state_(std::move(state)), outputs_(std::move(outputs)), infos_(std::move(infos)) {}
+      : state_(std::move(state)), outputs_(std::move(outputs)), infos_(std::move(infos)) {
+    state_->outputs.insert(state_->outputs.end(), outputs_.begin(), outputs_.end());
+  }
   void check(std::string_view call) const {
     if (!state_) throw Error(Errc::output_invalid, std::string(call), "the outputs were released or moved from");
     state_->check_alive(call, "the outputs");

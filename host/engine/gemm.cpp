@@ -1,55 +1,33 @@
 #include "gemm.hpp"
 
-#define EIGEN_DONT_PARALLELIZE  // the session's pool parallelizes; Eigen stays single-threaded
-#include <Eigen/Core>
+#include "gemm_eigen.hpp"
 
 #include <algorithm>
 
 namespace rknnxx::host {
 
-namespace {
-
-using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using ConstMap = Eigen::Map<const RowMajor, Eigen::Unaligned, Eigen::OuterStride<>>;
-using Map = Eigen::Map<RowMajor, Eigen::Unaligned, Eigen::OuterStride<>>;
-
-// One expression per transposition keeps Eigen's instantiations (and compile time) down.
-template <class A, class B> void product(const A& a, const B& b, float alpha, float beta, Map& c) {
-  if (beta == 0.0f) {
-    c.setZero();
-  } else if (beta != 1.0f) {
-    c *= beta;
-  }
-  c.noalias() += alpha * a * b;
+#if defined(RKNNXX_ENGINE_AVX2)
+namespace detail {
+void gemm_avx2(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+               const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 }
-
+namespace {
+const bool cpu_has_avx2_fma = [] {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}();
 } // namespace
+#endif
 
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
           const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  if (m <= 0 || n <= 0) {
+#if defined(RKNNXX_ENGINE_AVX2)
+  if (cpu_has_avx2_fma) {
+    detail::gemm_avx2(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     return;
   }
-  Map cm(c, m, n, Eigen::OuterStride<>(ldc));
-  if (k <= 0) {
-    if (beta == 0.0f) {
-      cm.setZero();
-    } else {
-      cm *= beta;
-    }
-    return;
-  }
-  const ConstMap am(a, trans_a ? k : m, trans_a ? m : k, Eigen::OuterStride<>(lda));
-  const ConstMap bm(b, trans_b ? n : k, trans_b ? k : n, Eigen::OuterStride<>(ldb));
-  if (!trans_a && !trans_b) {
-    product(am, bm, alpha, beta, cm);
-  } else if (trans_a && !trans_b) {
-    product(am.transpose(), bm, alpha, beta, cm);
-  } else if (!trans_a && trans_b) {
-    product(am, bm.transpose(), alpha, beta, cm);
-  } else {
-    product(am.transpose(), bm.transpose(), alpha, beta, cm);
-  }
+#endif
+  detail::eigen_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 void parallel_gemm(ThreadPool& pool, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,

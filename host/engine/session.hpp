@@ -20,7 +20,7 @@
 namespace rknnxx::host {
 
 struct SessionOptions {
-  std::size_t threads = 0;           // 0: std::thread::hardware_concurrency()
+  std::size_t threads = 0;           // 0: default_thread_count() ($RKNNXX_HOST_THREADS or all cores)
   bool float16_activations = false;  // round every float32 activation to float16 precision between nodes
   bool fuse = true;                  // fold BatchNormalization and fuse Relu/Clip into Conv
   bool profile = false;              // time every step of a run (last_profile())

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 
 namespace rknnxx::host {
 
@@ -17,9 +18,20 @@ struct ThreadPool::Job {
   std::atomic<int64_t> next{0};
 };
 
+std::size_t default_thread_count() noexcept {
+  if (const char* env = std::getenv("RKNNXX_HOST_THREADS")) {
+    char* end = nullptr;
+    const unsigned long n = std::strtoul(env, &end, 10);
+    if (end != env && *end == '\0' && n > 0 && n <= 1024) {
+      return n;
+    }
+  }
+  return std::max<std::size_t>(1, std::thread::hardware_concurrency());
+}
+
 ThreadPool::ThreadPool(std::size_t threads) {
   if (threads == 0) {
-    threads = std::max<std::size_t>(1, std::thread::hardware_concurrency());
+    threads = default_thread_count();
   }
   workers_.reserve(threads - 1);
   for (std::size_t i = 1; i < threads; ++i) {

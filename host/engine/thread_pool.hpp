@@ -15,9 +15,13 @@
 
 namespace rknnxx::host {
 
+// The thread count used when none is given: $RKNNXX_HOST_THREADS when it is a positive
+// number, else std::thread::hardware_concurrency().
+std::size_t default_thread_count() noexcept;
+
 class ThreadPool {
 public:
-  // threads = 0: std::thread::hardware_concurrency().
+  // threads = 0: default_thread_count().
   explicit ThreadPool(std::size_t threads = 0);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;

@@ -190,6 +190,15 @@ TEST_SUITE("engine.conv") {
     const Tensor yb = run_one(b.model(), {x});
     const Tensor yc = run_one(c.model(), {x});
     CHECK(ya.shape() == std::vector<int64_t>{1, 1, 6, 6});
+    // output_shape beyond what the input gives: negative total padding extends the end (ONNX reference)
+    ModelBuilder d(11);
+    d.input("x", DataType::float32, {1, 1, 3, 3}).initializer("w", w).output("y")
+        .node("ConvTranspose", {"x", "w"}, {"y"}, {attr("strides", std::vector<int64_t>{3, 2}),
+                                                    attr("output_shape", std::vector<int64_t>{10, 8})});
+    const Tensor yd = run_one(d.model(), {x});
+    CHECK(yd.shape() == std::vector<int64_t>{1, 1, 10, 8});
+    CHECK(yd.values<float>()[79] == 0.0f);  // the extra last row and column get no contribution
+    CHECK(yd.values<float>()[0] == doctest::Approx(x.values<float>()[0] * w.values<float>()[0]));
     CHECK(yb.shape() == std::vector<int64_t>{1, 1, 6, 6});
     check_close(yb, yc);
   }

@@ -222,6 +222,28 @@ TEST_SUITE("engine.ops") {
     CHECK(error_of([&] { unary("MaxPool", x, {}); }).find("'kernel_shape' is required") != std::string::npos);
   }
 
+  TEST_CASE("MaxPool on uint8 and with the Indices output") {
+    const auto u = Tensor::from<uint8_t>({1, 1, 2, 2}, {3, 250, 7, 1});
+    const Tensor mu = unary("MaxPool", u, {attr("kernel_shape", std::vector<int64_t>{2, 2})}, 12);
+    CHECK(mu.values<uint8_t>()[0] == 250);
+    ModelBuilder m(12);
+    m.input("x", DataType::float32, {2, 1, 2, 3}).output("y").output("i")
+        .node("MaxPool", {"x"}, {"y", "i"}, {attr("kernel_shape", std::vector<int64_t>{2, 2})});
+    Session s(m.model());
+    const auto out = s.run(std::vector{Tensor::from<float>({2, 1, 2, 3}, {1, 9, 2, 3, 4, 5, 6, 0, 0, 0, 7, 8})});
+    CHECK(out[0].values<float>()[0] == 9.0f);
+    CHECK(out[1].values<int64_t>()[0] == 1);
+    CHECK(out[1].values<int64_t>()[1] == 1);
+    CHECK(out[0].values<float>()[3] == 8.0f);
+    CHECK(out[1].values<int64_t>()[3] == 6 + 5);  // second image, h 1, w 2
+  }
+
+  TEST_CASE("Neg and Abs on integers, Pow with mixed types") {
+    CHECK(unary("Neg", Tensor::from<int64_t>({2}, {5, -7})).values<int64_t>()[1] == 7);
+    CHECK(unary("Abs", Tensor::from<int32_t>({2}, {5, -7})).values<int32_t>()[1] == 7);
+    CHECK(binary("Pow", Tensor::from<int64_t>({2}, {3, 2}), Tensor::from<float>({2}, {2.0f, 0.5f})).values<int64_t>()[0] == 9);
+  }
+
   TEST_CASE("GlobalAveragePool averages each plane") {
     const auto x = random_tensor({2, 3, 5, 7}, 9);
     const Tensor y = unary("GlobalAveragePool", x);

@@ -3,6 +3,7 @@
 // reference helpers the tests compare against.
 
 #include "engine.hpp"
+#include "thread_pool.hpp"
 
 #include <doctest/doctest.h>
 
@@ -106,6 +107,10 @@ private:
   onnx::ModelProto model_;
 };
 
+// Thread counts for tests: at most $RKNNXX_HOST_THREADS when set (the emulated aarch64 run
+// sets 1: qemu-user on the test machine hangs when a program starts a thread).
+inline std::size_t test_threads(std::size_t wanted) { return std::min(wanted, default_thread_count()); }
+
 inline std::vector<float> random_floats(std::size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(lo, hi);
@@ -124,6 +129,7 @@ inline Tensor random_tensor(std::vector<int64_t> shape, uint32_t seed, float lo 
 
 // One-output run of a model with the given inputs.
 inline Tensor run_one(const onnx::ModelProto& model, std::vector<Tensor> inputs, SessionOptions options = {}) {
+  options.threads = test_threads(options.threads == 0 ? 4 : options.threads);
   Session session(model, options);
   auto outputs = session.run(inputs);
   REQUIRE(outputs.size() >= 1);

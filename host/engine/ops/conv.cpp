@@ -367,8 +367,10 @@ PreparedOp prepare_conv_transpose(OpContext& ctx) {
     const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
     if (!output_shape.empty() || same) {
       out[i] = !output_shape.empty() ? output_shape[i] : in * strides[i];
+      // Negative when output_shape asks for more than the input gives; halves round down
+      // (Python's //) as in the ONNX reference.
       const int64_t total = strides[i] * (in - 1) + output_padding[i] + extent - out[i];
-      const int64_t small = total / 2;
+      const int64_t small = total >= 0 ? total / 2 : -((-total + 1) / 2);
       // As the ONNX reference: SAME_UPPER puts the smaller half at the start.
       pads[i] = auto_pad == "SAME_UPPER" ? small : total - small;
       pads[i + spatial] = total - pads[i];
@@ -382,27 +384,8 @@ PreparedOp prepare_conv_transpose(OpContext& ctx) {
       ctx.fail("the output size along axis {} would be {}", i + 2, out[i]);
     }
   }
-  WindowGeometry& g = p.g;
-  g.batch = xs[0];
-  g.channels = xs[1];
-  g.one_dimensional = spatial == 1;
-  const std::size_t wi = spatial - 1;
-  g.in_w = xs[rank - 1];
-  g.kernel_w = kernel[wi];
-  g.stride_w = strides[wi];
-  g.dilation_w = dilations[wi];
-  g.pad_left = pads[wi];
-  g.pad_right = pads[wi + spatial];
-  g.out_w = out[wi];
-  if (spatial == 2) {
-    g.in_h = xs[2];
-    g.kernel_h = kernel[0];
-    g.stride_h = strides[0];
-    g.dilation_h = dilations[0];
-    g.pad_top = pads[0];
-    g.pad_bottom = pads[2];
-    g.out_h = out[0];
-  }
+  p.g = window_from(xs, kernel, strides, dilations, pads, out);
+  const WindowGeometry& g = p.g;
   if (ctx.has_input(2)) {
     ctx.expect_dtype(2, {DataType::float32});
     if (ctx.input(2).shape != std::vector<int64_t>{p.out_channels}) {

@@ -122,43 +122,42 @@ template <class T> T integer_power(T base, T exponent) {
   return static_cast<T>(result);
 }
 
+template <class T> constexpr bool is_pow_type = std::is_same_v<T, float> || std::is_same_v<T, int32_t> ||
+                                                std::is_same_v<T, int64_t>;
+
+// Base and exponent types are independent (opset 12+); the result has the base's type.
+template <class T, class E> T power(T x, E y) {
+  if constexpr (std::is_same_v<T, float>) {
+    const auto e = static_cast<float>(y);
+    if (e == 2.0f) return x * x;
+    if (e == 0.5f) return std::sqrt(x);
+    return std::pow(x, e);
+  } else if constexpr (std::is_same_v<T, E>) {
+    return integer_power<T>(x, y);
+  } else {
+    const double r = std::pow(static_cast<double>(x), static_cast<double>(y));
+    return std::isfinite(r) && std::fabs(r) < 9.2e18 ? static_cast<T>(r) : T{0};
+  }
+}
+
 PreparedOp prepare_pow(OpContext& ctx) {
   ctx.expect_inputs(2, 2);
   ctx.expect_dtype(0, {DataType::float32, DataType::int32, DataType::int64});
+  ctx.expect_dtype(1, {DataType::float32, DataType::int32, DataType::int64});
   const DataType base = ctx.input(0).dtype;
   const DataType exponent = ctx.input(1).dtype;
-  if (base == DataType::float32) {
-    ctx.expect_dtype(1, {DataType::float32, DataType::int32, DataType::int64});
-  } else {
-    ctx.expect_dtype(1, {base});
-  }
   Broadcast bc = prepare_broadcast(ctx, {0, 1});
   PreparedOp op;
   op.outputs = {TensorInfo{base, bc.shape()}};
   op.kernel = [bc, base, exponent](KernelContext& k) {
-    if (base == DataType::float32) {
-      const float* a = k.input(0).data<float>();
-      float* out = k.output(0).data<float>();
-      auto fpow = [](float x, auto y) {
-        const auto e = static_cast<float>(y);
-        if (e == 2.0f) return x * x;
-        if (e == 0.5f) return std::sqrt(x);
-        return std::pow(x, e);
-      };
-      if (exponent == DataType::float32) {
-        broadcast_binary(bc, k.pool, a, k.input(1).data<float>(), out, fpow);
-      } else if (exponent == DataType::int32) {
-        broadcast_binary(bc, k.pool, a, k.input(1).data<int32_t>(), out, fpow);
-      } else {
-        broadcast_binary(bc, k.pool, a, k.input(1).data<int64_t>(), out, fpow);
-      }
-    } else if (base == DataType::int32) {
-      broadcast_binary(bc, k.pool, k.input(0).data<int32_t>(), k.input(1).data<int32_t>(),
-                       k.output(0).data<int32_t>(), integer_power<int32_t>);
-    } else {
-      broadcast_binary(bc, k.pool, k.input(0).data<int64_t>(), k.input(1).data<int64_t>(),
-                       k.output(0).data<int64_t>(), integer_power<int64_t>);
-    }
+    visit_dtype(base, [&]<class T>() {
+      visit_dtype(exponent, [&]<class E>() {
+        if constexpr (is_pow_type<T> && is_pow_type<E>) {
+          broadcast_binary(bc, k.pool, k.input(0).data<T>(), k.input(1).data<E>(), k.output(0).data<T>(),
+                           [](T x, E y) { return power<T, E>(x, y); });
+        }
+      });
+    });
   };
   return op;
 }
@@ -209,8 +208,6 @@ float erf_(float x) { return std::erf(x); }
 float sqrt_(float x) { return std::sqrt(x); }
 float exp_(float x) { return std::exp(x); }
 float log_(float x) { return std::log(x); }
-float neg(float x) { return -x; }
-float abs_(float x) { return std::fabs(x); }
 float reciprocal(float x) { return 1.0f / x; }
 float floor_(float x) { return std::floor(x); }
 float ceil_(float x) { return std::ceil(x); }
@@ -257,6 +254,36 @@ PreparedOp prepare_relu(OpContext& ctx) {
     visit_dtype(dtype, [&]<class T>() {
       if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
         clamp_kernel<T>(k, T{0}, std::numeric_limits<T>::max());
+      }
+    });
+  };
+  return op;
+}
+
+// Neg and Abs: float32 and the signed integers (wrapping at the most negative value).
+template <bool absolute> PreparedOp prepare_signed(OpContext& ctx) {
+  ctx.expect_inputs(1, 1);
+  ctx.expect_dtype(0, {DataType::float32, DataType::int8, DataType::int16, DataType::int32, DataType::int64});
+  const DataType dtype = ctx.input(0).dtype;
+  PreparedOp op;
+  op.outputs = {ctx.input(0)};
+  op.kernel = [dtype](KernelContext& k) {
+    visit_dtype(dtype, [&]<class T>() {
+      if constexpr (std::is_signed_v<T> || std::is_floating_point_v<T>) {
+        const T* in = k.input(0).data<T>();
+        T* out = k.output(0).data<T>();
+        k.pool.parallel_for(k.input(0).elements(), elementwise_grain, [&](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i) {
+            const T v = in[i];
+            if constexpr (std::is_floating_point_v<T>) {
+              out[i] = absolute ? std::fabs(v) : -v;
+            } else {
+              using U = std::make_unsigned_t<std::conditional_t<(sizeof(T) < sizeof(int)), int, T>>;
+              const T negated = static_cast<T>(U{0} - static_cast<U>(v));
+              out[i] = absolute && v >= 0 ? v : negated;
+            }
+          }
+        });
       }
     });
   };
@@ -325,8 +352,8 @@ const OpRegistrar erf_op{"Erf", prepare_simple<erf_>};
 const OpRegistrar sqrt_op{"Sqrt", prepare_simple<sqrt_>};
 const OpRegistrar exp_op{"Exp", prepare_simple<exp_>};
 const OpRegistrar log_op{"Log", prepare_simple<log_>};
-const OpRegistrar neg_op{"Neg", prepare_simple<neg>};
-const OpRegistrar abs_op{"Abs", prepare_simple<abs_>};
+const OpRegistrar neg_op{"Neg", prepare_signed<false>};
+const OpRegistrar abs_op{"Abs", prepare_signed<true>};
 const OpRegistrar reciprocal_op{"Reciprocal", prepare_simple<reciprocal>};
 const OpRegistrar floor_op{"Floor", prepare_simple<floor_>};
 const OpRegistrar ceil_op{"Ceil", prepare_simple<ceil_>};

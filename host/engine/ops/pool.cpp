@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <type_traits>
 
 namespace rknnxx::host {
 namespace {
@@ -14,26 +15,37 @@ struct PoolPlan {
   bool count_include_pad = false;
 };
 
-void max_pool_plane(const WindowGeometry& g, const float* x, float* y) {
+// indices (optional): the flat index of each maximum in the whole input, row-major
+// (storage_order 0) or with h and w swapped (storage_order 1); the first maximum wins.
+template <class T>
+void max_pool_plane(const WindowGeometry& g, const T* x, T* y, int64_t* indices, int64_t plane_offset,
+                    bool column_major) {
   for (int64_t oh = 0; oh < g.out_h; ++oh) {
     const int64_t h0 = oh * g.stride_h - g.pad_top;
     for (int64_t ow = 0; ow < g.out_w; ++ow) {
       const int64_t w0 = ow * g.stride_w - g.pad_left;
-      float best = std::numeric_limits<float>::lowest();
+      T best = std::numeric_limits<T>::lowest();
+      int64_t best_h = -1, best_w = -1;
       for (int64_t ki = 0; ki < g.kernel_h; ++ki) {
         const int64_t ih = h0 + ki * g.dilation_h;
         if (ih < 0 || ih >= g.in_h) {
           continue;
         }
-        const float* row = x + ih * g.in_w;
+        const T* row = x + ih * g.in_w;
         for (int64_t kj = 0; kj < g.kernel_w; ++kj) {
           const int64_t iw = w0 + kj * g.dilation_w;
-          if (iw >= 0 && iw < g.in_w) {
-            best = std::max(best, row[iw]);
+          if (iw >= 0 && iw < g.in_w && (best_h < 0 || row[iw] > best)) {
+            best = row[iw];
+            best_h = ih;
+            best_w = iw;
           }
         }
       }
       y[oh * g.out_w + ow] = best;
+      if (indices != nullptr) {
+        indices[oh * g.out_w + ow] =
+            plane_offset + (column_major ? best_w * g.in_h + best_h : best_h * g.in_w + best_w);
+      }
     }
   }
 }
@@ -65,10 +77,12 @@ void average_pool_plane(const PoolPlan& p, const float* x, float* y) {
 
 template <bool is_max> PreparedOp prepare_pool(OpContext& ctx) {
   ctx.expect_inputs(1, 1);
-  ctx.expect_dtype(0, {DataType::float32});
-  if (is_max && ctx.has_output(1)) {
-    ctx.fail("the Indices output is not supported by the host engine");
+  if (is_max) {
+    ctx.expect_dtype(0, {DataType::float32, DataType::int8, DataType::uint8});
+  } else {
+    ctx.expect_dtype(0, {DataType::float32});
   }
+  const DataType dtype = ctx.input(0).dtype;
   if (!is_max && ctx.attribute("dilations") != nullptr) {
     for (int64_t d : ctx.attr_ints("dilations")) {
       if (d != 1) {
@@ -83,22 +97,30 @@ template <bool is_max> PreparedOp prepare_pool(OpContext& ctx) {
   PoolPlan p;
   p.g = forward_window(ctx, kernel, ctx.attr_int("ceil_mode", 0) != 0);
   p.count_include_pad = ctx.attr_int("count_include_pad", 0) != 0;
+  const bool column_major = ctx.attr_int("storage_order", 0) != 0;
   PreparedOp op;
-  op.outputs = {TensorInfo{DataType::float32, p.g.output_shape(p.g.channels)}};
+  op.outputs = {TensorInfo{dtype, p.g.output_shape(p.g.channels)}};
   if (is_max && ctx.output_count() > 1) {
     op.outputs.push_back(TensorInfo{DataType::int64, p.g.output_shape(p.g.channels)});
   }
-  op.kernel = [p](KernelContext& k) {
-    const float* x = k.input(0).data<float>();
-    float* y = k.output(0).data<float>();
+  op.kernel = [=](KernelContext& k) {
     const WindowGeometry& g = p.g;
-    k.pool.parallel_for(g.batch * g.channels, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t c = begin; c < end; ++c) {
-        if constexpr (is_max) {
-          max_pool_plane(g, x + c * g.in_size(), y + c * g.out_size());
-        } else {
-          average_pool_plane(p, x + c * g.in_size(), y + c * g.out_size());
-        }
+    visit_dtype(dtype, [&]<class T>() {
+      if constexpr (std::is_same_v<T, float> || (is_max && (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>))) {
+        const T* x = k.input(0).data<T>();
+        T* y = k.output(0).data<T>();
+        int64_t* indices = k.outputs.size() > 1 && k.outputs[1] != nullptr ? k.output(1).data<int64_t>() : nullptr;
+        k.pool.parallel_for(g.batch * g.channels, 1, [&](int64_t begin, int64_t end) {
+          for (int64_t c = begin; c < end; ++c) {
+            if constexpr (is_max) {
+              max_pool_plane<T>(g, x + c * g.in_size(), y + c * g.out_size(),
+                                indices != nullptr ? indices + c * g.out_size() : nullptr, c * g.in_size(),
+                                column_major);
+            } else {
+              average_pool_plane(p, x + c * g.in_size(), y + c * g.out_size());
+            }
+          }
+        });
       }
     });
   };

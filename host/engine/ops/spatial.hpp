@@ -32,6 +32,36 @@ struct WindowGeometry {
   }
 };
 
+// The geometry of a window over input `shape` [N, C, (H,) W] with per-axis kernel, strides,
+// dilations, pads (begins then ends) and output sizes.
+inline WindowGeometry window_from(const std::vector<int64_t>& shape, const std::vector<int64_t>& kernel,
+                                  const std::vector<int64_t>& strides, const std::vector<int64_t>& dilations,
+                                  const std::vector<int64_t>& pads, const std::vector<int64_t>& out) {
+  const std::size_t spatial = shape.size() - 2;
+  WindowGeometry g;
+  g.batch = shape[0];
+  g.channels = shape[1];
+  g.one_dimensional = spatial == 1;
+  const std::size_t w = spatial - 1;  // the last axis is the width
+  g.in_w = shape[w + 2];
+  g.kernel_w = kernel[w];
+  g.stride_w = strides[w];
+  g.dilation_w = dilations[w];
+  g.pad_left = pads[w];
+  g.pad_right = pads[w + spatial];
+  g.out_w = out[w];
+  if (spatial == 2) {
+    g.in_h = shape[2];
+    g.kernel_h = kernel[0];
+    g.stride_h = strides[0];
+    g.dilation_h = dilations[0];
+    g.pad_top = pads[0];
+    g.pad_bottom = pads[spatial];
+    g.out_h = out[0];
+  }
+  return g;
+}
+
 // Reads the window attributes of a forward window (Conv and pools) over input 0, whose kernel
 // size is `kernel` (from the weights or kernel_shape), and computes the output size.
 // ceil_mode rounds the output size up, dropping a last window that would start in the padding.
@@ -87,28 +117,7 @@ inline WindowGeometry forward_window(const OpContext& ctx, std::vector<int64_t> 
       --out[i];
     }
   }
-  WindowGeometry g;
-  g.batch = x.shape[0];
-  g.channels = x.shape[1];
-  g.one_dimensional = spatial == 1;
-  const std::size_t w = spatial - 1;  // the last axis is the width
-  g.in_w = in[w];
-  g.kernel_w = kernel[w];
-  g.stride_w = strides[w];
-  g.dilation_w = dilations[w];
-  g.pad_left = pads[w];
-  g.pad_right = pads[w + spatial];
-  g.out_w = out[w];
-  if (spatial == 2) {
-    g.in_h = in[0];
-    g.kernel_h = kernel[0];
-    g.stride_h = strides[0];
-    g.dilation_h = dilations[0];
-    g.pad_top = pads[0];
-    g.pad_bottom = pads[spatial];
-    g.out_h = out[0];
-  }
-  return g;
+  return window_from(x.shape, kernel, strides, dilations, pads, out);
 }
 
 // The range [begin, end) of output positions o whose input index o * stride + offset lies in

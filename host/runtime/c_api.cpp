@@ -192,8 +192,10 @@ int rknn_set_input_shapes(rknn_context ctx, uint32_t n_inputs, rknn_tensor_attr 
 
 int rknn_mem_sync(rknn_context context, rknn_tensor_mem* mem, rknn_mem_sync_mode mode) {
   return guarded("rknn_mem_sync", [&] {
-    auto ctx = registry().context(context);
+    // Memory made with RKNN_MEM_FLAG_ALLOC_NO_CONTEXT belongs to no context; other memory needs
+    // its live context.
     HostMem& host_mem = registry().mem(context, require(mem, "mem"));
+    if (host_mem.owner() != 0) (void)registry().context(context);
     switch (mode) {
       case RKNN_MEMORY_SYNC_TO_DEVICE: host_mem.sync_to_device(); break;
       case RKNN_MEMORY_SYNC_FROM_DEVICE: host_mem.sync_from_device(); break;

@@ -118,7 +118,7 @@ HostContext::HostContext(std::shared_ptr<const LoadedModel> model, uint32_t flag
   output_bindings_.resize(model_->outputs().size());
   if ((flags_ & RKNN_FLAG_COLLECT_MODEL_INFO_ONLY) != 0) return;  // a dummy context plans nothing
   SessionOptions options;
-  if (const char* threads = std::getenv("RKNNXX_HOST_THREADS")) options.threads = std::strtoul(threads, nullptr, 10);
+  // threads: the engine's default (all cores, or RKNNXX_HOST_THREADS)
   options.float16_activations = model_->float16_model();
   options.profile = (flags_ & RKNN_FLAG_COLLECT_PERF_MASK) != 0;
   try {
@@ -128,6 +128,10 @@ HostContext::HostContext(std::shared_ptr<const LoadedModel> model, uint32_t flag
   }
   plan_for_current_shapes();
   initial_output_shapes_ = output_shapes_;
+}
+
+HostContext::~HostContext() {
+  for (void* buffer : runtime_output_buffers_) std::free(buffer);
 }
 
 std::shared_ptr<HostContext> HostContext::dup() const {

@@ -25,6 +25,9 @@ class HostContext {
  public:
   static std::shared_ptr<HostContext> create(void* model, uint32_t size, uint32_t flags, rknn_init_extend* extend);
   HostContext(std::shared_ptr<const LoadedModel> model, uint32_t flags);
+  ~HostContext();  // frees output buffers the caller never released, as rknn_destroy does on a board
+  HostContext(const HostContext&) = delete;
+  HostContext& operator=(const HostContext&) = delete;
 
   [[nodiscard]] std::shared_ptr<HostContext> dup() const;
   void set_handle(rknn_context handle) noexcept { handle_ = handle; }

@@ -14,7 +14,7 @@ check() {  # check NAME COMMAND...
 stage=$work/stage
 install_package() {
   rm -rf "$work/lib-build" "$stage"
-  meson setup "$work/lib-build" "$root" -Dtests=false -Dexamples=false -Dbenchmarks=false --prefix=/usr/local &&
+  meson setup "$work/lib-build" "$root" -Dtests=false -Dexamples=false -Dbenchmarks=false -Dhost_runtime=false --prefix=/usr/local &&
     meson install -C "$work/lib-build" --destdir "$stage"
 }
 cmake_consumer() {

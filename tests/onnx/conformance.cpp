@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -214,9 +215,20 @@ int main(int argc, char** argv) {
   fs::path root = "/usr/share/libonnx-testdata/data/node";
   std::string filter;
   bool verbose = false;
+  std::set<std::string> known;  // tests known to fail (--known FILE), each with its reason in the file
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--filter" && i + 1 < argc) {
+    if (arg == "--known" && i + 1 < argc) {
+      std::ifstream list(argv[++i]);
+      if (!list) {
+        fmt::print("onnx conformance: cannot read the known-failures list {}\n0 passed, 1 failed\n", argv[i]);
+        return 1;
+      }
+      for (std::string line; std::getline(list, line);) {
+        const auto name = line.substr(0, line.find_first_of(" \t#"));
+        if (!name.empty()) known.insert(name);
+      }
+    } else if (arg == "--filter" && i + 1 < argc) {
       filter = argv[++i];
     } else if (arg == "--verbose") {
       verbose = true;
@@ -276,9 +288,29 @@ int main(int argc, char** argv) {
     fmt::print(" {} {}", n, why);
   }
   fmt::print(")\n");
+  // Known failures are reported but do not fail the run; anything else that fails does, and so
+  // does a known failure that now passes (the list must stay true) or a figure under 95%.
+  std::size_t unexpected = 0;
+  std::size_t known_failed = 0;
+  std::set<std::string> failed_names;
   for (const auto& [name, reason] : failures) {
-    fmt::print("FAIL {}: {}\n", name, reason);
+    failed_names.insert(name);
+    const bool expected = known.contains(name);
+    (expected ? known_failed : unexpected) += 1;
+    fmt::print("{} {}: {}\n", expected ? "KNOWN-FAIL" : "FAIL", name, reason);
   }
-  fmt::print("{} passed, {} failed\n", passed, failures.size());
-  return failures.empty() ? 0 : 1;
+  for (const auto& name : known) {
+    if (!failed_names.contains(name) && (filter.empty() || name.find(filter) != std::string::npos) &&
+        fs::exists(root / name / "model.onnx")) {
+      fmt::print("FAIL {}: passes now, but is listed as a known failure (take it off the list)\n", name);
+      ++unexpected;
+    }
+  }
+  const bool enough = eligible == 0 || passed * 100 >= eligible * 95;
+  if (!enough) {
+    fmt::print("FAIL: {}/{} is under the 95% the engine promises\n", passed, eligible);
+    ++unexpected;
+  }
+  fmt::print("{} passed, {} failed, {} skipped\n", passed, unexpected, known_failed);
+  return unexpected == 0 ? 0 : 1;
 }

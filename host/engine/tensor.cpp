@@ -1,5 +1,7 @@
 #include "tensor.hpp"
 
+#include "onnx_reader.hpp"
+
 #include <fmt/format.h>
 
 #include <new>
@@ -35,28 +37,8 @@ std::size_t element_size(DataType type) {
   throw EngineError(fmt::format("element type {} is not supported by the host engine", dtype_name(type)));
 }
 
-std::string_view dtype_name(DataType type) noexcept {
-  switch (type) {
-    case DataType::undefined: return "undefined";
-    case DataType::float32: return "float32";
-    case DataType::uint8: return "uint8";
-    case DataType::int8: return "int8";
-    case DataType::uint16: return "uint16";
-    case DataType::int16: return "int16";
-    case DataType::int32: return "int32";
-    case DataType::int64: return "int64";
-    case DataType::string: return "string";
-    case DataType::boolean: return "bool";
-    case DataType::float16: return "float16";
-    case DataType::float64: return "float64";
-    case DataType::uint32: return "uint32";
-    case DataType::uint64: return "uint64";
-    case DataType::complex64: return "complex64";
-    case DataType::complex128: return "complex128";
-    case DataType::bfloat16: return "bfloat16";
-  }
-  return "unknown";
-}
+// One table of names: the ONNX reader's.
+std::string_view dtype_name(DataType type) noexcept { return onnx::to_string(type); }
 
 int64_t element_count(std::span<const int64_t> shape) noexcept {
   int64_t n = 1;

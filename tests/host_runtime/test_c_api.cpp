@@ -62,9 +62,6 @@ int set_image(rknn_context ctx, std::vector<uint8_t>& img) {
 }
 
 std::vector<float> get_float_output(rknn_context ctx, uint32_t index) {
-  rknn_output out{};
-  out.index = index;
-  out.want_float = 1;
   // outputs_get takes the first n outputs; ask for all up to index.
   std::vector<rknn_output> outs(index + 1);
   for (uint32_t i = 0; i <= index; ++i) {

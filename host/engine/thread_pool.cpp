@@ -7,7 +7,10 @@
 namespace rknnxx::host {
 
 namespace {
-thread_local bool inside_parallel_for = false;
+// initial-exec: the engine lives in a dlopen'ed runtime, and a global-dynamic thread_local would
+// be reached through __tls_get_addr on every loop; GCC 12's LeakSanitizer also misreads such
+// dynamic TLS blocks at exit and aborts. A bool fits glibc's static TLS reserve for dlopen.
+[[gnu::tls_model("initial-exec")]] thread_local bool inside_parallel_for = false;
 }
 
 struct ThreadPool::Job {

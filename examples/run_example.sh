@@ -4,6 +4,8 @@
 #   run_example.sh RKNNXX_TOOL EXAMPLE CONFIG WORKDIR
 set -eu
 tool=$1 example=$2 config=$3 work=$4
+# In a cross build meson runs this script natively and names its exe_wrapper (qemu) here.
+read -r -a wrap <<<"${MESON_EXE_WRAPPER:-}"
 models=${RKNNXX_MODELS:-$(cd "$(dirname "$0")/.." && pwd)/build/models}
 onnx=$models/dyn/dyncnn.onnx
 if [ ! -f "$onnx" ]; then
@@ -12,9 +14,9 @@ if [ ! -f "$onnx" ]; then
 fi
 mkdir -p "$work"
 model=$work/$(basename "$example").hrknn
-if ! "$tool" convert "$onnx" -c "$config" -o "$model" >"$model.log" 2>&1; then
+if ! ${wrap[@]+"${wrap[@]}"} "$tool" convert "$onnx" -c "$config" -o "$model" >"$model.log" 2>&1; then
   echo "rknnxx convert $onnx failed:"
   tail -n 30 "$model.log"
   exit 1
 fi
-exec "$example" "$model"
+exec ${wrap[@]+"${wrap[@]}"} "$example" "$model"

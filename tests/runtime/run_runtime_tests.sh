@@ -7,6 +7,8 @@
 set -u
 tool=$1 program=$2 work=$3
 shift 3
+# In a cross build meson runs this script natively and names its exe_wrapper (qemu) here.
+read -r -a wrap <<<"${MESON_EXE_WRAPPER:-}"
 here=$(cd "$(dirname "$0")" && pwd)
 models=${RKNNXX_MODELS:-$here/../../build/models}
 mkdir -p "$work"
@@ -16,7 +18,7 @@ if [ -f "$models/dyn/dyncnn.onnx" ] && [ -f "$models/dyn/two_inputs.onnx" ]; the
   for m in dyncnn:dyncnn_dynamic two_inputs:two_inputs; do
     name=${m%%:*} config=${m##*:}
     rm -f "$work/$name.hrknn"
-    if ! "$tool" convert "$models/dyn/$name.onnx" -c "$here/$config.json" -o "$work/$name.hrknn" >"$work/$name.convert.log" 2>&1; then
+    if ! ${wrap[@]+"${wrap[@]}"} "$tool" convert "$models/dyn/$name.onnx" -c "$here/$config.json" -o "$work/$name.hrknn" >"$work/$name.convert.log" 2>&1; then
       echo "converting $name.onnx failed (its tests are skipped):"
       tail -n 30 "$work/$name.convert.log"
       rm -f "$work/$name.hrknn"
@@ -30,7 +32,7 @@ else
   export RKNNXX_TEST_MODEL_DIR=
 fi
 export RKNNXX_RUNTIME=host
-"$program" "$@"
+${wrap[@]+"${wrap[@]}"} "$program" "$@"
 rc=$?
 if [ $rc -ne 0 ]; then exit $rc; fi
 if [ $failed -eq 1 ]; then exit 1; fi

@@ -89,6 +89,36 @@ TEST_SUITE("engine.conv") {
     SUBCASE("single thread") { check_conv({.c = 16, .h = 20, .w = 20, .m = 8, .pt = 1, .pl = 1, .pb = 1, .pr = 1}, 1); }
   }
 
+  // The depthwise kernel computes the interior of each row in vector blocks (8 outputs at stride 1,
+  // 4 when strided), their remainder one by one and the padded borders with bounds checks: rows
+  // wide enough for several blocks and a tail, at every stride and dilation the models use.
+  TEST_CASE("depthwise Conv on wide rows: vector blocks, tails and borders") {
+    SUBCASE("3x3 stride 1 (mobilenet)") { check_conv({.c = 5, .h = 6, .w = 29, .m = 5, .group = 5, .pt = 1, .pl = 1, .pb = 1, .pr = 1}); }
+    SUBCASE("3x3 stride 2") { check_conv({.c = 4, .h = 9, .w = 37, .m = 4, .group = 4, .sh = 2, .sw = 2, .pt = 1, .pl = 1, .pb = 1, .pr = 1}); }
+    SUBCASE("5x5 asymmetric pads, multiplier 2") {
+      check_conv({.c = 3, .h = 8, .w = 41, .m = 6, .group = 3, .kh = 5, .kw = 5, .pt = 2, .pl = 3, .pb = 1, .pr = 0});
+    }
+    SUBCASE("stride 3, dilation 2, no bias") {
+      check_conv({.c = 2, .h = 11, .w = 50, .m = 2, .group = 2, .sw = 3, .dh = 2, .dw = 2, .pt = 2, .pl = 2, .pb = 2, .pr = 2, .bias = false});
+    }
+    SUBCASE("kernel wider than the row") { check_conv({.c = 2, .h = 4, .w = 3, .m = 2, .group = 2, .kh = 1, .kw = 5, .pl = 2, .pr = 2}); }
+    SUBCASE("fused Clip applies to blocks and borders") {
+      const ConvCase p{.c = 4, .h = 5, .w = 27, .m = 4, .group = 4, .pt = 1, .pl = 1, .pb = 1, .pr = 1};
+      const auto x = random_tensor({1, 4, 5, 27}, 61);
+      const auto w = random_tensor({4, 1, 3, 3}, 62);
+      const auto b = random_tensor({4}, 63);
+      ModelBuilder m(9);  // Clip's bounds are attributes before opset 11
+      m.input("x", DataType::float32, {1, 4, 5, 27}).initializer("w", w).initializer("b", b).output("y")
+          .node("Conv", {"x", "w", "b"}, {"c"}, {attr("group", int64_t{4}), attr("pads", std::vector<int64_t>{1, 1, 1, 1})})
+          .node("Clip", {"c"}, {"y"}, {attr("min", -0.3f), attr("max", 0.4f)});
+      Session fused(m.model());
+      CHECK(fused.graph().nodes().size() == 1);
+      Tensor want = naive_conv(p, x, w, &b);
+      for (float& v : want.values<float>()) v = std::min(std::max(v, -0.3f), 0.4f);
+      check_close(fused.run(std::vector{x})[0], want);
+    }
+  }
+
   TEST_CASE("Conv auto_pad SAME_UPPER, SAME_LOWER and VALID") {
     const ConvCase base{.h = 7, .w = 8, .kh = 4, .kw = 3, .sh = 2, .sw = 2};
     const auto x = random_tensor({1, 3, 7, 8}, 4);

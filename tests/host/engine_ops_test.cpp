@@ -5,6 +5,7 @@
 #include "gemm.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
 
@@ -238,6 +239,42 @@ TEST_SUITE("engine.ops") {
     CHECK(out[1].values<int64_t>()[3] == 6 + 5);  // second image, h 1, w 2
   }
 
+  // MaxPool without the Indices output clips each window to the input once per row and column
+  // (no per-element bounds test); with it, it keeps the general loop. Both agree on Y, and with
+  // the definition, over pads, strides, dilations and ceil_mode.
+  TEST_CASE("MaxPool without Indices agrees with the indexed path and the definition") {
+    struct Geometry { int64_t h, w, k, s, d, pad, ceil; };
+    for (const Geometry t : {Geometry{112, 112, 3, 2, 1, 1, 0}, Geometry{9, 10, 3, 2, 1, 1, 1}, Geometry{8, 11, 2, 1, 2, 1, 0},
+                             Geometry{7, 7, 3, 3, 1, 2, 1}, Geometry{5, 6, 5, 1, 1, 2, 0}}) {
+      CAPTURE(t.h);
+      CAPTURE(t.k);
+      const auto x = random_tensor({1, 3, t.h, t.w}, 70);
+      const std::vector<onnx::AttributeProto> attrs{
+          attr("kernel_shape", std::vector<int64_t>{t.k, t.k}), attr("strides", std::vector<int64_t>{t.s, t.s}),
+          attr("dilations", std::vector<int64_t>{t.d, t.d}), attr("pads", std::vector<int64_t>{t.pad, t.pad, t.pad, t.pad}),
+          attr("ceil_mode", t.ceil)};
+      const Tensor fast = unary("MaxPool", x, attrs, 12);
+      ModelBuilder m(12);
+      m.input("x", DataType::float32, {1, 3, t.h, t.w}).output("y").output("i").node("MaxPool", {"x"}, {"y", "i"}, attrs);
+      const auto indexed = Session(m.model()).run(std::vector{x});
+      REQUIRE(fast.shape() == indexed[0].shape());
+      const int64_t oh = fast.dim(2), ow = fast.dim(3);
+      for (int64_t c = 0; c < 3; ++c)
+        for (int64_t i = 0; i < oh; ++i)
+          for (int64_t j = 0; j < ow; ++j) {
+            float want = std::numeric_limits<float>::lowest();
+            for (int64_t ki = 0; ki < t.k; ++ki)
+              for (int64_t kj = 0; kj < t.k; ++kj) {
+                const int64_t ih = i * t.s - t.pad + ki * t.d, iw = j * t.s - t.pad + kj * t.d;
+                if (ih >= 0 && ih < t.h && iw >= 0 && iw < t.w) want = std::max(want, x.values<float>()[(c * t.h + ih) * t.w + iw]);
+              }
+            const auto at = static_cast<std::size_t>((c * oh + i) * ow + j);
+            CHECK(fast.values<float>()[at] == want);
+            CHECK(indexed[0].values<float>()[at] == want);
+          }
+    }
+  }
+
   TEST_CASE("Neg and Abs on integers, Pow with mixed types") {
     CHECK(unary("Neg", Tensor::from<int64_t>({2}, {5, -7})).values<int64_t>()[1] == 7);
     CHECK(unary("Abs", Tensor::from<int32_t>({2}, {5, -7})).values<int32_t>()[1] == 7);
@@ -349,5 +386,39 @@ TEST_SUITE("engine.ops") {
     CHECK(row == doctest::Approx(1.0f));
     CHECK(error_of([&] { unary("Softmax", x, {attr("axis", int64_t{3})}, 13); }).find("axis 3 is out of range") !=
           std::string::npos);
+  }
+
+  // Softmax over many classes with one dominant (the PaddleOCR recogniser: 6625 classes, p ~ 0.997):
+  // a float sum rounds each small term against the 1 of the maximum and drifts by ~6e-5; the
+  // engine sums in double and stays within float precision of the exact result.
+  TEST_CASE("Softmax over thousands of classes is exact to float precision") {
+    const int64_t classes = 6625;
+    Tensor x = random_tensor({2, classes}, 80, -18.0f, -12.0f);
+    x.values<float>()[17] = 0.0f;  // dominant in line 0
+    x.values<float>()[classes + 4000] = -9.0f;  // line 1: a milder maximum
+    for (const int opset : {11, 13}) {
+      CAPTURE(opset);
+      const Tensor y = unary("Softmax", x, {}, opset);
+      for (int64_t line = 0; line < 2; ++line) {
+        const float* z = x.values<float>().data() + line * classes;
+        const double max = *std::max_element(z, z + classes);
+        double sum = 0;
+        for (int64_t i = 0; i < classes; ++i) sum += std::exp(double(z[i]) - max);
+        double worst = 0;
+        for (int64_t i = 0; i < classes; ++i)
+          worst = std::max(worst, std::abs(double(y.values<float>()[line * classes + i]) - std::exp(double(z[i]) - max) / sum));
+        CHECK(worst < 1e-6);
+      }
+    }
+  }
+
+  TEST_CASE("GlobalAveragePool over a large plane is exact to float precision") {
+    const auto x = random_tensor({1, 2, 160, 160}, 81, 0.0f, 2.0f);
+    const Tensor y = unary("GlobalAveragePool", x);
+    for (int64_t c = 0; c < 2; ++c) {
+      double sum = 0;
+      for (int64_t i = 0; i < 160 * 160; ++i) sum += x.values<float>()[c * 160 * 160 + i];
+      CHECK(std::abs(double(y.values<float>()[c]) - sum / (160 * 160)) <= 2e-7);
+    }
   }
 }

@@ -9,8 +9,10 @@
 #include "spatial.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 namespace rknnxx::host {
 namespace {
@@ -94,44 +96,111 @@ void im2col(const ConvPlan& p, const float* x, int64_t first, int64_t len, float
   }
 }
 
-// One output channel of a depthwise convolution, computed directly.
+// One output channel of a depthwise convolution, computed directly, one output row at a time.
+// Each output is bias + its taps in (ki, kj) order, accumulated in registers and stored once
+// (not one pass over the row per tap). The columns whose taps all lie inside the row (the
+// interior) need no bounds checks; with stride 1 they are computed 8 at a time, strided 4 at a time,
+// with GCC/Clang vector types, which also gives SSE2 or NEON code at -O2, where GCC's cheap cost model leaves
+// loops of unknown length scalar (this loop was most of mobilenet_v2's time).
 void depthwise_channel(const ConvPlan& p, const float* x, const float* w, float bias, float* y) {
+  using float4 = float __attribute__((vector_size(16)));
   const WindowGeometry& g = p.g;
-  std::fill(y, y + g.out_size(), bias);
+  const float lo_clamp = p.has_activation ? p.act_min : -std::numeric_limits<float>::infinity();
+  const float hi_clamp = p.has_activation ? p.act_max : std::numeric_limits<float>::infinity();
+  // Interior columns: every kj's input column is inside the row (kj = 0 and kj = kw - 1 bound it).
+  const ValidRange first_tap = valid_outputs(-g.pad_left, g.stride_w, g.in_w, g.out_w);
+  const ValidRange last_tap = valid_outputs((g.kernel_w - 1) * g.dilation_w - g.pad_left, g.stride_w, g.in_w, g.out_w);
+  const int64_t inner_begin = std::max(first_tap.begin, last_tap.begin);
+  const int64_t inner_end = std::max(inner_begin, std::min(first_tap.end, last_tap.end));
+  // The taps of one output row: its valid input rows and their weights.
+  std::array<const float*, 16> rows_small{};
+  std::array<int64_t, 16> kis_small{};
+  std::vector<const float*> rows_large;
+  std::vector<int64_t> kis_large;
+  const float** rows = rows_small.data();
+  int64_t* kis = kis_small.data();
+  if (g.kernel_h > static_cast<int64_t>(rows_small.size())) {
+    rows_large.resize(static_cast<std::size_t>(g.kernel_h));
+    kis_large.resize(static_cast<std::size_t>(g.kernel_h));
+    rows = rows_large.data();
+    kis = kis_large.data();
+  }
+  auto finish = [&](float v) { return std::min(std::max(v, lo_clamp), hi_clamp); };
   for (int64_t oh = 0; oh < g.out_h; ++oh) {
     float* out = y + oh * g.out_w;
+    int64_t taps_h = 0;
     for (int64_t ki = 0; ki < g.kernel_h; ++ki) {
       const int64_t ih = oh * g.stride_h - g.pad_top + ki * g.dilation_h;
-      if (ih < 0 || ih >= g.in_h) {
-        continue;
-      }
-      const float* row = x + ih * g.in_w;
-      for (int64_t kj = 0; kj < g.kernel_w; ++kj) {
-        const float wv = w[ki * g.kernel_w + kj];
-        const int64_t offset = kj * g.dilation_w - g.pad_left;
-        const ValidRange valid = valid_outputs(offset, g.stride_w, g.in_w, g.out_w);
-        if (valid.end <= valid.begin) {
-          continue;
-        }
-        if (g.stride_w == 1) {
-          const float* src = row + (valid.begin + offset);
-          float* dst = out + valid.begin;
-          const int64_t count = valid.end - valid.begin;
-          for (int64_t i = 0; i < count; ++i) {
-            dst[i] += wv * src[i];
-          }
-        } else {
-          for (int64_t ow = valid.begin; ow < valid.end; ++ow) {
-            out[ow] += wv * row[ow * g.stride_w + offset];
-          }
-        }
+      if (ih >= 0 && ih < g.in_h) {
+        rows[taps_h] = x + ih * g.in_w;
+        kis[taps_h] = ki;
+        ++taps_h;
       }
     }
-  }
-  if (p.has_activation) {
-    for (int64_t i = 0; i < g.out_size(); ++i) {
-      y[i] = std::min(std::max(y[i], p.act_min), p.act_max);
+    // One column with bounds checks (the borders, where padding cuts taps off).
+    auto border = [&](int64_t ow) {
+      float sum = bias;
+      for (int64_t r = 0; r < taps_h; ++r) {
+        const float* wr = w + kis[r] * g.kernel_w;
+        for (int64_t kj = 0; kj < g.kernel_w; ++kj) {
+          const int64_t iw = ow * g.stride_w - g.pad_left + kj * g.dilation_w;
+          if (iw >= 0 && iw < g.in_w) sum += wr[kj] * rows[r][iw];
+        }
+      }
+      out[ow] = finish(sum);
+    };
+    for (int64_t ow = 0; ow < inner_begin; ++ow) border(ow);
+    int64_t ow = inner_begin;
+    if (g.stride_w == 1) {
+      for (; ow + 8 <= inner_end; ow += 8) {
+        float4 a0 = {bias, bias, bias, bias};
+        float4 a1 = a0;
+        for (int64_t r = 0; r < taps_h; ++r) {
+          const float* wr = w + kis[r] * g.kernel_w;
+          const float* src = rows[r] + ow - g.pad_left;
+          for (int64_t kj = 0; kj < g.kernel_w; ++kj) {
+            const float* s = src + kj * g.dilation_w;
+            float4 v0, v1;
+            std::memcpy(&v0, s, sizeof v0);
+            std::memcpy(&v1, s + 4, sizeof v1);
+            const float wv = wr[kj];
+            a0 += wv * v0;
+            a1 += wv * v1;
+          }
+        }
+        for (int i = 0; i < 4; ++i) {
+          out[ow + i] = finish(a0[i]);
+          out[ow + 4 + i] = finish(a1[i]);
+        }
+      }
+    } else {
+      // Strided (the downsampling layers): 4 outputs at a time from strided loads.
+      const int64_t st = g.stride_w;
+      for (; ow + 4 <= inner_end; ow += 4) {
+        float4 a = {bias, bias, bias, bias};
+        const int64_t iw0 = ow * st - g.pad_left;
+        for (int64_t r = 0; r < taps_h; ++r) {
+          const float* wr = w + kis[r] * g.kernel_w;
+          for (int64_t kj = 0; kj < g.kernel_w; ++kj) {
+            const float* s = rows[r] + iw0 + kj * g.dilation_w;
+            const float4 v = {s[0], s[st], s[2 * st], s[3 * st]};
+            a += wr[kj] * v;
+          }
+        }
+        for (int i = 0; i < 4; ++i) out[ow + i] = finish(a[i]);
+      }
     }
+    for (; ow < inner_end; ++ow) {
+      float sum = bias;
+      const int64_t iw0 = ow * g.stride_w - g.pad_left;
+      for (int64_t r = 0; r < taps_h; ++r) {
+        const float* wr = w + kis[r] * g.kernel_w;
+        const float* src = rows[r] + iw0;
+        for (int64_t kj = 0; kj < g.kernel_w; ++kj) sum += wr[kj] * src[kj * g.dilation_w];
+      }
+      out[ow] = finish(sum);
+    }
+    for (ow = std::max(inner_end, inner_begin); ow < g.out_w; ++ow) border(ow);
   }
 }
 

@@ -14,20 +14,24 @@ models=${RKNNXX_MODELS:-$here/../../build/models}
 mkdir -p "$work"
 missing=0
 failed=0
-if [ -f "$models/dyn/dyncnn.onnx" ] && [ -f "$models/dyn/two_inputs.onnx" ]; then
-  for m in dyncnn:dyncnn_dynamic two_inputs:two_inputs; do
-    name=${m%%:*} config=${m##*:}
+convert() {  # convert NAME ONNX CONFIG: WORKDIR/NAME.hrknn, or a report and failed=1
+  local name=$1 onnx=$2 config=$3
+  rm -f "$work/$name.hrknn"
+  if ! ${wrap[@]+"${wrap[@]}"} "$tool" convert "$onnx" -c "$here/$config.json" -o "$work/$name.hrknn" >"$work/$name.convert.log" 2>&1; then
+    echo "converting $onnx failed (its tests are skipped):"
+    tail -n 30 "$work/$name.convert.log"
     rm -f "$work/$name.hrknn"
-    if ! ${wrap[@]+"${wrap[@]}"} "$tool" convert "$models/dyn/$name.onnx" -c "$here/$config.json" -o "$work/$name.hrknn" >"$work/$name.convert.log" 2>&1; then
-      echo "converting $name.onnx failed (its tests are skipped):"
-      tail -n 30 "$work/$name.convert.log"
-      rm -f "$work/$name.hrknn"
-      failed=1
-    fi
-  done
+    failed=1
+  fi
+}
+if [ -f "$models/dyn/dyncnn.onnx" ] && [ -f "$models/dyn/two_inputs.onnx" ] && [ -f "$models/vision/squeezenet1_1.onnx" ]; then
+  convert dyncnn "$models/dyn/dyncnn.onnx" dyncnn_dynamic
+  convert two_inputs "$models/dyn/two_inputs.onnx" two_inputs
+  # A static model, for the paths without a shape set (dup, a refused set_input_shapes).
+  convert squeezenet "$models/vision/squeezenet1_1.onnx" static_rk3588
   export RKNNXX_TEST_MODEL_DIR=$work
 else
-  echo "the ONNX test models are missing ($models/dyn): model tests skipped; run tests/models/fetch.sh"
+  echo "the ONNX test models are missing ($models/dyn, $models/vision): model tests skipped; run tests/models/fetch.sh"
   missing=1
   export RKNNXX_TEST_MODEL_DIR=
 fi

@@ -1,4 +1,5 @@
 // Dynamic shapes, IoBinding (zero-copy) and typed contexts on the host runtime.
+#include "example_image.hpp"
 #include "test_models.hpp"
 
 #include <rknnxx/runtime/io_binding.hpp>
@@ -13,14 +14,6 @@
 using namespace rknnxx;
 
 namespace {
-std::vector<std::uint8_t> image(std::uint32_t h, std::uint32_t w) {
-  std::vector<std::uint8_t> img(std::size_t{h} * w * 3);
-  for (std::uint32_t y = 0; y < h; ++y)
-    for (std::uint32_t x = 0; x < w; ++x)
-      for (std::uint32_t k = 0; k < 3; ++k) img[(std::size_t{y} * w + x) * 3 + k] = static_cast<std::uint8_t>((x * 7 + y * 3 + k * 50) % 256);
-  return img;
-}
-
 using DynCnn = ModelSpec<InputSpecs<TensorSpec<"data", std::uint8_t, layout::NHWC>>,
                          OutputSpecs<TensorSpec<"logits", float, layout::Undefined>, TensorSpec<"features", float, layout::NCHW>>,
                          ShapeSet{{{Dims{1, 224, 224, 3}}, {Dims{1, 160, 160, 3}}, {Dims{1, 100, 100, 3}}}}>;
@@ -93,7 +86,7 @@ TEST_CASE("IoBinding: the seed's zero-copy flow agrees with the general API on e
     CAPTURE(g);
     const auto shape = io.set_input_shapes(g);
     const Dims d = shape.inputs[0].dims();
-    const auto img = image(d[1], d[2]);
+    const auto img = example::make_image(d[1], d[2]);
     const auto view = nhwc_view(img.data(), {1, 3, d[1], d[2]});
     io.write("data", view);
     CHECK(io.bound_input(0).w_stride() >= d[2]);
@@ -129,7 +122,7 @@ TEST_CASE("IoBinding: native layouts are unblocked for the caller (NC1HWC2 float
   io.bind_output("features", BindAs::native_layout());
   io.set_input_shapes(2);
   CHECK(io.bound_output("features").format() == TensorFormat::nc1hwc2);
-  const auto img = image(100, 100);
+  const auto img = example::make_image(100, 100);
   io.write(0, nhwc_view(img.data(), {1, 3, 100, 100}));
   io.run();
   std::vector<float> unblocked(32 * 25 * 25);
@@ -145,7 +138,7 @@ TEST_CASE("IoBinding: native layouts are unblocked for the caller (NC1HWC2 float
 TEST_CASE("misuse: a stale binding after a shape switch, and a binding that went away") {
   RKNNXX_NEED_MODEL(path, "dyncnn.hrknn");
   auto ctx = Context::from_file(path);
-  const auto img = image(160, 160);
+  const auto img = example::make_image(160, 160);
   {
     IoBinding io(ctx, BindAs::type(TensorType::uint8, TensorFormat::nhwc), BindAs::type(TensorType::float32));
     io.set_input_shapes(1);
@@ -158,13 +151,13 @@ TEST_CASE("misuse: a stale binding after a shape switch, and a binding that went
     CHECK_THROWS_WITH_AS((void)io.output<float>("logits"), doctest::Contains("stale binding"), Error);
     io.rebind();
     CHECK_FALSE(io.stale());
-    const auto small = image(100, 100);
+    const auto small = example::make_image(100, 100);
     io.write("data", nhwc_view(small.data(), {1, 3, 100, 100}));
     io.run();
   }
   CHECK_THROWS_WITH_AS(ctx.run(), doctest::Contains("went away with its IoBinding"), Error);
   IoBinding again(ctx, BindAs::type(TensorType::uint8, TensorFormat::nhwc), BindAs::type(TensorType::float32));
-  const auto small = image(100, 100);
+  const auto small = example::make_image(100, 100);
   again.write("data", nhwc_view(small.data(), {1, 3, 100, 100}));
   again.run(); // every tensor has live memory again
   IoBinding unbound(ctx);
@@ -202,7 +195,7 @@ TEST_CASE("TypedContext: the description is checked at load, and typed calls run
   ctx.set_input_shapes<Dims{1, 160, 160, 3}>();
   CHECK(ctx.context().current_shape_group() == 1);
   ctx.set_input_shapes<2>();
-  const auto img = image(100, 100);
+  const auto img = example::make_image(100, 100);
   ctx.set_inputs(nhwc_view(img.data(), {1, 3, 100, 100}));
   ctx.run();
   auto out = ctx.outputs();

@@ -1,4 +1,5 @@
 // Context, Mem, Outputs and the general API on the host runtime, misuse included.
+#include "example_image.hpp"
 #include "test_models.hpp"
 
 #include <rknnxx/runtime/context.hpp>
@@ -20,13 +21,6 @@
 using namespace rknnxx;
 
 namespace {
-std::vector<std::uint8_t> image(std::uint32_t h, std::uint32_t w) {
-  std::vector<std::uint8_t> img(std::size_t{h} * w * 3);
-  for (std::uint32_t y = 0; y < h; ++y)
-    for (std::uint32_t x = 0; x < w; ++x)
-      for (std::uint32_t k = 0; k < 3; ++k) img[(std::size_t{y} * w + x) * 3 + k] = static_cast<std::uint8_t>((x * 7 + y * 3 + k * 50) % 256);
-  return img;
-}
 std::vector<std::byte> read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::vector<char> c((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -98,7 +92,7 @@ TEST_CASE("Context: the general API with typed views; outputs are RAII and typed
   const ShapeChange change = ctx.set_input_shapes(2); // 100 x 100
   CHECK(change.inputs[0].dims() == Dims{1, 100, 100, 3});
   CHECK(change.outputs[1].dims() == Dims{1, 32, 25, 25});
-  const auto img = image(100, 100);
+  const auto img = example::make_image(100, 100);
   ctx.set_inputs(nhwc_view(img.data(), {.n = 1, .c = 3, .h = 100, .w = 100}));
   ctx.run();
   CHECK(ctx.last_run_duration().count() >= 0);
@@ -127,7 +121,7 @@ TEST_CASE("Context: the general API with typed views; outputs are RAII and typed
   auto again = ctx.outputs();
   CHECK(again[0].as<float>().size() == 10);
   // Views that do not fit the current shape are refused before the C call.
-  const auto big = image(160, 160);
+  const auto big = example::make_image(160, 160);
   CHECK_THROWS_WITH_AS(ctx.set_inputs(nhwc_view(big.data(), {1, 3, 160, 160})),
                        doctest::Contains("the current input shape is NHWC [1, 100, 100, 3]"), Error);
   CHECK_THROWS_WITH_AS(ctx.set_inputs(std::span<const InputData>{}), doctest::Contains("0 inputs given"), Error);
@@ -234,7 +228,7 @@ TEST_CASE("misuse: memory and outputs outliving their context are refused, not d
     auto ctx = Context::from_file(path);
     m = ctx.create_mem(64);
     ctx.set_input_shapes(2);
-    const auto img = image(100, 100);
+    const auto img = example::make_image(100, 100);
     ctx.set_inputs(nhwc_view(img.data(), {1, 3, 100, 100}));
     ctx.run();
     outs.emplace(ctx.outputs());

@@ -31,48 +31,48 @@ namespace {
 std::string_view type_name(rknn_tensor_type type) { return name_of(static_cast<TensorType>(type)); }
 std::string_view format_name(rknn_tensor_format fmt) { return name_of(static_cast<TensorFormat>(fmt)); }
 
-// Where element (n, c, h, w) of a 4-D tensor lives in a buffer, in elements. Every 4-D
-// format is this with different strides: channel blocks of c2 lanes (c2 = 1 unless NC1HWC2).
-struct Addressing {
-  int64_t n = 0, c_block = 0, c_lane = 0, h = 0, w = 0;
-  int64_t c2 = 1;
-  [[nodiscard]] int64_t operator()(int64_t in, int64_t ic, int64_t ih, int64_t iw) const noexcept {
-    return in * n + (ic / c2) * c_block + (ic % c2) * c_lane + ih * h + iw * w;
-  }
-};
-
-struct Logical4d {
-  int64_t n, c, h, w;
-};
-
 std::string dims_text(std::span<const uint32_t> dims) { return fmt::format("[{}]", fmt::join(dims, ",")); }
 
-// Checks `format` against the logical NCHW shape and returns its addressing.
-Addressing addressing_for(const BufferFormat& format, const Logical4d& s) {
+// A public layout mapping built from a caller's strides; the core's refusal (a stride smaller
+// than the extent) becomes the runtime's RKNN_ERR_INPUT_INVALID with the same message.
+template <class Mapping, class... Args>
+Mapping checked_mapping(Args... args) {
+  try {
+    return Mapping(args...);
+  } catch (const rknnxx::Error& e) {
+    fail(RKNN_ERR_INPUT_INVALID, "{}", e.message());
+  }
+}
+
+// Checks `format` against the logical NCHW extents `s` and calls visit(mapping) with the
+// buffer's mapping from include/rknnxx/core/layout.hpp. The mappings refuse zero extents, so an
+// empty tensor (nothing to move) is not visited.
+template <class Visit>
+void visit_mapping(const BufferFormat& format, const Extents4& s, Visit&& visit) {
   const auto& d = format.dims;
-  auto mismatch = [&](const char* expected) -> Addressing {
+  auto mismatch = [&](const char* expected) {
     fail(RKNN_ERR_INPUT_INVALID, "{} dims {} do not describe the tensor [{},{},{},{}] (NCHW): expected {}",
          format_name(format.fmt), dims_text(d), s.n, s.c, s.h, s.w, expected);
   };
+  const bool empty = s.n == 0 || s.c == 0 || s.h == 0 || s.w == 0;
   switch (format.fmt) {
     case RKNN_TENSOR_NCHW: {
-      if (d.size() != 4 || d[0] != s.n || d[1] != s.c || d[2] != s.h || d[3] != s.w) return mismatch("[N,C,H,W]");
-      return {s.c * s.h * s.w, s.h * s.w, 0, s.w, 1, 1};
+      if (d.size() != 4 || d[0] != s.n || d[1] != s.c || d[2] != s.h || d[3] != s.w) mismatch("[N,C,H,W]");
+      if (!empty) visit(checked_mapping<layout::NCHW::mapping>(s));
+      return;
     }
     case RKNN_TENSOR_NHWC: {
-      if (d.size() != 4 || d[0] != s.n || d[1] != s.h || d[2] != s.w || d[3] != s.c) return mismatch("[N,H,W,C]");
-      const int64_t ws = format.w_stride ? format.w_stride : s.w;
-      const int64_t hs = format.h_stride ? format.h_stride : s.h;
-      if (ws < s.w) fail(RKNN_ERR_INPUT_INVALID, "w_stride {} is smaller than the width {}", ws, s.w);
-      if (hs < s.h) fail(RKNN_ERR_INPUT_INVALID, "h_stride {} is smaller than the height {}", hs, s.h);
-      return {hs * ws * s.c, 1, 0, ws * s.c, s.c, 1};
+      if (d.size() != 4 || d[0] != s.n || d[1] != s.h || d[2] != s.w || d[3] != s.c) mismatch("[N,H,W,C]");
+      if (!empty) visit(checked_mapping<layout::NHWC::mapping>(s, format.w_stride, format.h_stride));
+      return;
     }
     case RKNN_TENSOR_NC1HWC2: {
+      // dims[3] is the row pitch: at least the width.
       if (d.size() != 5 || d[0] != s.n || d[2] != s.h || d[3] < s.w || d[4] == 0 ||
-          d[1] != (s.c + d[4] - 1) / d[4])
-        return mismatch("[N,ceil(C/C2),H,W,C2]");
-      const int64_t c1 = d[1], c2 = d[4], ws = d[3];
-      return {c1 * s.h * ws * c2, s.h * ws * c2, 1, ws * c2, c2, c2};
+          d[1] != (uint64_t{s.c} + d[4] - 1) / d[4])
+        mismatch("[N,ceil(C/C2),H,W,C2]");
+      if (!empty) visit(checked_mapping<layout::NC1HWC2::mapping>(s, d[4], d[3]));
+      return;
     }
     default: break;
   }
@@ -149,7 +149,11 @@ rknn_tensor_type runtime_type(DataType type) {
   fail(RKNN_ERR_MODEL_INVALID, "engine element type {} has no runtime tensor type", dtype_name(type));
 }
 
-Logical4d logical4d(const std::vector<int64_t>& shape) { return {shape[0], shape[1], shape[2], shape[3]}; }
+// The logical extents of a 4-D engine shape (ONNX order NCHW).
+Extents4 extents4(const std::vector<int64_t>& shape) {
+  return {static_cast<uint32_t>(shape[0]), static_cast<uint32_t>(shape[1]), static_cast<uint32_t>(shape[2]),
+          static_cast<uint32_t>(shape[3])};
+}
 
 } // namespace
 
@@ -183,9 +187,9 @@ void decode(std::span<const std::byte> source, const BufferFormat& format, const
   std::byte* out = target.raw();
   const auto& shape = target.shape();
 
-  auto normalize = [&](double v, int64_t channel) {
-    if (!normalization.mean.empty()) v -= normalization.mean[static_cast<size_t>(channel)];
-    if (!normalization.std.empty()) v /= normalization.std[static_cast<size_t>(channel)];
+  auto normalize = [&](double v, size_t channel) {
+    if (!normalization.mean.empty()) v -= normalization.mean[channel];
+    if (!normalization.std.empty()) v /= normalization.std[channel];
     return v;
   };
 
@@ -202,20 +206,21 @@ void decode(std::span<const std::byte> source, const BufferFormat& format, const
     return;
   }
 
-  const Logical4d s = logical4d(shape);
-  if (!normalization.mean.empty() && normalization.mean.size() != static_cast<size_t>(s.c))
+  const Extents4 s = extents4(shape);
+  if (!normalization.mean.empty() && normalization.mean.size() != s.c)
     fail(RKNN_ERR_MODEL_INVALID, "the model has {} mean values for {} channels", normalization.mean.size(), s.c);
-  if (!normalization.std.empty() && normalization.std.size() != static_cast<size_t>(s.c))
+  if (!normalization.std.empty() && normalization.std.size() != s.c)
     fail(RKNN_ERR_MODEL_INVALID, "the model has {} std values for {} channels", normalization.std.size(), s.c);
-  const Addressing from = addressing_for(format, s);
-  int64_t index = 0;
-  for (int64_t n = 0; n < s.n; ++n)
-    for (int64_t c = 0; c < s.c; ++c)
-      for (int64_t h = 0; h < s.h; ++h)
-        for (int64_t w = 0; w < s.w; ++w, ++index) {
-          const double v = load(source.data() + from(n, c, h, w) * static_cast<int64_t>(in_size), format.type);
-          store(out + index * static_cast<int64_t>(out_size), out_type, normalize(v, c));
-        }
+  visit_mapping(format, s, [&](const auto& from) {
+    size_t index = 0;
+    for (size_t n = 0; n < s.n; ++n)
+      for (size_t c = 0; c < s.c; ++c)
+        for (size_t h = 0; h < s.h; ++h)
+          for (size_t w = 0; w < s.w; ++w, ++index) {
+            const double v = load(source.data() + from(n, c, h, w) * in_size, format.type);
+            store(out + index * out_size, out_type, normalize(v, c));
+          }
+  });
 }
 
 void encode(const Tensor& source, const BufferFormat& format, std::span<std::byte> target) {
@@ -240,16 +245,16 @@ void encode(const Tensor& source, const BufferFormat& format, std::span<std::byt
     return;
   }
 
-  const Logical4d s = logical4d(shape);
-  const Addressing to = addressing_for(format, s);
-  std::memset(target.data(), 0, needed);  // padding lanes and columns read as zero
-  int64_t index = 0;
-  for (int64_t n = 0; n < s.n; ++n)
-    for (int64_t c = 0; c < s.c; ++c)
-      for (int64_t h = 0; h < s.h; ++h)
-        for (int64_t w = 0; w < s.w; ++w, ++index)
-          store(target.data() + to(n, c, h, w) * static_cast<int64_t>(out_size), format.type,
-                load(in + index * static_cast<int64_t>(in_size), in_type));
+  const Extents4 s = extents4(shape);
+  visit_mapping(format, s, [&](const auto& to) {
+    std::memset(target.data(), 0, needed);  // padding lanes and columns read as zero
+    size_t index = 0;
+    for (size_t n = 0; n < s.n; ++n)
+      for (size_t c = 0; c < s.c; ++c)
+        for (size_t h = 0; h < s.h; ++h)
+          for (size_t w = 0; w < s.w; ++w, ++index)
+            store(target.data() + to(n, c, h, w) * out_size, format.type, load(in + index * in_size, in_type));
+  });
 }
 
 } // namespace rknnxx::host

@@ -150,8 +150,8 @@ void check_custom_string(const std::string& s, std::string_view where) {
 
 std::vector<std::byte> encode_info(const ModelFile& m) {
   Writer w;
-  w.str(toolkit::name_of(m.target_platform));
-  w.str(toolkit::name_of(m.float_dtype));
+  w.str(toolkit::spelling(m.target_platform));
+  w.str(toolkit::spelling(m.float_dtype));
   w.str(m.producer.empty() ? producer_name() : m.producer);
   w.u32(m.custom_string ? 1 : 0);
   w.str(m.custom_string.value_or(std::string()));

@@ -44,7 +44,7 @@ int convert(const ConvertOptions& o) {
                                                [&](const auto& p) { bar.update(p.step, p.done, p.total); });
   bar.finish();
   rknnxx::host::save_model_file(output, file);
-  fmt::print("converted {} -> {} ({}, {} inputs{})\n", o.model, output, rknnxx::toolkit::name_of(file.target_platform),
+  fmt::print("converted {} -> {} ({}, {} inputs{})\n", o.model, output, rknnxx::toolkit::spelling(file.target_platform),
              file.preprocess.size(),
              file.dynamic_input ? fmt::format(", {} dynamic shapes", file.dynamic_input->size()) : "");
   return 0;

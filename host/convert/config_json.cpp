@@ -304,7 +304,7 @@ toolkit::Config load_config_json(const std::filesystem::path& path) {
 }
 
 std::string config_to_json(const toolkit::Config& c, ConfigJsonFor purpose, int indent) {
-  using toolkit::name_of;
+  using toolkit::spelling;
   ordered_json j;
   j["mean_values"] = c.mean_values ? numbers_json<ordered_json>(*c.mean_values) : ordered_json();
   j["std_values"] = c.std_values ? numbers_json<ordered_json>(*c.std_values) : ordered_json();
@@ -317,12 +317,12 @@ std::string config_to_json(const toolkit::Config& c, ConfigJsonFor purpose, int 
       j["quant_img_RGB2BGR"] = std::move(flags);
     }
   }
-  j["quantized_dtype"] = c.quantized_dtype ? ordered_json(name_of(*c.quantized_dtype)) : ordered_json();
-  j["quantized_algorithm"] = c.quantized_algorithm ? ordered_json(name_of(*c.quantized_algorithm)) : ordered_json();
+  j["quantized_dtype"] = c.quantized_dtype ? ordered_json(spelling(*c.quantized_dtype)) : ordered_json();
+  j["quantized_algorithm"] = c.quantized_algorithm ? ordered_json(spelling(*c.quantized_algorithm)) : ordered_json();
   j["quantized_method"] = c.quantized_method ? ordered_json(c.quantized_method->name()) : ordered_json();
-  j["float_dtype"] = name_of(c.float_dtype);
+  j["float_dtype"] = spelling(c.float_dtype);
   j["optimization_level"] = c.optimization_level;
-  j["target_platform"] = c.target_platform ? ordered_json(name_of(*c.target_platform)) : ordered_json();
+  j["target_platform"] = c.target_platform ? ordered_json(toolkit::spelling(*c.target_platform)) : ordered_json();
   j["custom_string"] = c.custom_string ? ordered_json(*c.custom_string) : ordered_json();
   j["remove_weight"] = c.remove_weight;
   j["compress_weight"] = c.compress_weight;
@@ -332,7 +332,7 @@ std::string config_to_json(const toolkit::Config& c, ConfigJsonFor purpose, int 
     j["op_target"] = nullptr;
   } else {
     ordered_json targets = ordered_json::object();
-    for (const auto& [name, target] : c.op_target) targets[name] = name_of(target);
+    for (const auto& [name, target] : c.op_target) targets[name] = spelling(target);
     j["op_target"] = std::move(targets);
   }
   j["dynamic_input"] = c.dynamic_input ? shapes_json<ordered_json>(*c.dynamic_input) : ordered_json();
@@ -342,19 +342,19 @@ std::string config_to_json(const toolkit::Config& c, ConfigJsonFor purpose, int 
   j["enable_flash_attention"] = c.enable_flash_attention;
   j["auto_hybrid_cos_thresh"] = c.auto_hybrid_cos_thresh;
   j["auto_hybrid_euc_thresh"] = c.auto_hybrid_euc_thresh ? ordered_json(*c.auto_hybrid_euc_thresh) : ordered_json();
-  j["memory_plan_strategy"] = name_of(c.memory_plan_strategy);
-  j["compute_order"] = name_of(c.compute_order);
+  j["memory_plan_strategy"] = spelling(c.memory_plan_strategy);
+  j["compute_order"] = spelling(c.compute_order);
   return dump(j, indent);
 }
 
 std::string model_file_metadata_json(const ModelFile& m, int indent) {
-  using toolkit::name_of;
+  using toolkit::spelling;
   ordered_json j;
   j["format"] = "rknnxx host model";
   j["format_version"] = model_file_version;
   j["producer"] = m.producer;
-  j["target_platform"] = name_of(m.target_platform);
-  j["float_dtype"] = name_of(m.float_dtype);
+  j["target_platform"] = toolkit::spelling(m.target_platform);
+  j["float_dtype"] = spelling(m.float_dtype);
   j["custom_string"] = m.custom_string ? ordered_json(*m.custom_string) : ordered_json();
   ordered_json prep = ordered_json::array();
   for (const InputPreprocess& p : m.preprocess) prep.push_back({{"mean", p.mean}, {"std", p.std}});

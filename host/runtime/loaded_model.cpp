@@ -47,12 +47,8 @@ std::shared_ptr<const LoadedModel> LoadedModel::load(std::span<const std::byte> 
   } catch (const std::exception& e) {
     fail(RKNN_ERR_MODEL_INVALID, "{}", e.what());
   }
-  const auto platform = platform_from_name(toolkit::name_of(model->file_.target_platform));
-  if (!platform)
-    fail(RKNN_ERR_MODEL_INVALID, "target platform '{}' is unknown to this runtime",
-         toolkit::name_of(model->file_.target_platform));
-  model->platform_ = *platform;
-  model->info_ = rknnxx::platform_info(*platform);
+  model->platform_ = model->file_.target_platform;
+  model->info_ = rknnxx::platform_info(model->platform_);
 
   const auto& graph = model->onnx_.graph;
   std::unordered_set<std::string> initializers;

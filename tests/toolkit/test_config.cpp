@@ -79,11 +79,11 @@ TEST_CASE("target_platform is required and takes exactly the documented chips") 
                                 "rk3568", "rk3576", "rk3588"}) {
     auto p = parse_name<Platform>(name);
     REQUIRE(p);
-    CHECK(name_of(*p) == name);
+    CHECK(spelling(*p) == name);
     CHECK(minimal(*p).check().empty());
   }
   std::size_t i = 0;
-  for (Platform p : all_values<Platform>()) CHECK(name_of(p) == std::array{"rv1103", "rv1103b", "rv1106", "rv1106b", "rv1126b", "rk2118", "rk3562", "rk3566", "rk3568", "rk3576", "rk3588"}[i++]);
+  for (Platform p : all_values<Platform>()) CHECK(spelling(p) == std::array{"rv1103", "rv1103b", "rv1106", "rv1106b", "rv1126b", "rk2118", "rk3562", "rk3566", "rk3568", "rk3576", "rk3588"}[i++]);
   CHECK(i == 11);
   CHECK(parse_name<Platform>("RK3588") == Platform::rk3588);
   CHECK_FALSE(parse_name<Platform>("rk3588s"));
@@ -189,17 +189,17 @@ TEST_CASE("quantized_dtype is limited by platform as documented") {
   };
   for (const Case& k : cases)
     for (Platform p : all_values<Platform>()) {
-    const std::string_view name = name_of(p);
+    const std::string_view name = spelling(p);
       Config c = minimal(p);
       c.quantized_dtype = k.dtype;
       const bool allowed = std::find(k.allowed.begin(), k.allowed.end(), p) != k.allowed.end();
       CAPTURE(name);
-      CAPTURE(name_of(k.dtype));
+      CAPTURE(spelling(k.dtype));
       if (allowed) {
         CHECK(c.check().empty());
       } else {
         CHECK(contains(problem(c.check(), "quantized_dtype"),
-                       fmt::format("config: quantized_dtype '{}' is supported only on", name_of(k.dtype))));
+                       fmt::format("config: quantized_dtype '{}' is supported only on", spelling(k.dtype))));
       }
     }
   Config c = minimal(Platform::rk3588);
@@ -208,7 +208,7 @@ TEST_CASE("quantized_dtype is limited by platform as documented") {
         "config: quantized_dtype 'w4a16' is supported only on rk3576 and rv1126b, not on rk3588");
   // w8a8 everywhere but RK2118; the default (unset) is not held against RK2118.
   for (Platform p : all_values<Platform>()) {
-    const std::string_view name = name_of(p);
+    const std::string_view name = spelling(p);
     Config w8a8 = minimal(p);
     w8a8.quantized_dtype = QuantizedDtype::w8a8;
     CAPTURE(name);
@@ -274,7 +274,7 @@ TEST_CASE("float_dtype, memory_plan_strategy, compute_order and op_target names"
   CHECK(parse_name<FloatDtype>("float16") == FloatDtype::float16);
   CHECK_FALSE(parse_name<FloatDtype>("float32"));
   for (std::string_view s : {"BestFit", "GreedyBySize", "GreedyByLifetime", "SlowPeakGrowth"})
-    CHECK(name_of(*parse_name<MemoryPlanStrategy>(s)) == s);
+    CHECK(spelling(*parse_name<MemoryPlanStrategy>(s)) == s);
   CHECK_FALSE(parse_name<MemoryPlanStrategy>("bestfit"));
   CHECK(parse_name<ComputeOrder>("DepthFirst") == ComputeOrder::DepthFirst);
   CHECK(parse_name<OpTarget>("auto") == OpTarget::automatic);
@@ -312,7 +312,7 @@ TEST_CASE("custom_string fits rknn_custom_string (1024 bytes with the NUL)") {
 
 TEST_CASE("single_core_mode only on RK3588/RK3576, sparse_infer only on RK3576/RV1126B") {
   for (Platform p : all_values<Platform>()) {
-    const std::string_view name = name_of(p);
+    const std::string_view name = spelling(p);
     CAPTURE(name);
     Config c = minimal(p);
     c.single_core_mode = true;
@@ -383,7 +383,7 @@ TEST_CASE("dynamic_input: groups of one shape per input, same count and ranks, p
 
 TEST_CASE("dynamic_input is supported on RK3562/RK3566/RK3568/RK3576/RK3588/RV1126B only") {
   for (Platform p : all_values<Platform>()) {
-    const std::string_view name = name_of(p);
+    const std::string_view name = spelling(p);
     CAPTURE(name);
     Config c = minimal(p);
     c.dynamic_input = DynamicInput{{{1, 3, 224, 224}}};

@@ -27,15 +27,17 @@
 #include <utility>
 #include <vector>
 
+#include <rknnxx/core/platform.hpp>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 namespace rknnxx::toolkit {
 
-// The chips the toolkit's target_platform accepts. A platform type of its own for now: when
-// include/rknnxx/core/ provides the library-wide platform type, this enum becomes an alias of it and
-// platform_name/parse_platform forward to core.
-enum class Platform : std::uint8_t { rv1103, rv1103b, rv1106, rv1106b, rv1126b, rk2118, rk3562, rk3566, rk3568, rk3576, rk3588 };
+// The chips the toolkit's target_platform accepts: the library's platform type. The toolkit spells
+// it its own way (spelling(): "rk3588"), beside core's name_of(), which names chips as the
+// runtime's documents do ("RK3588"); two function names, so that neither hides the other.
+using Platform = rknnxx::Platform;
 
 enum class QuantizedDtype : std::uint8_t { w8a8, w4a16, w8a16, w16a16i_dfp };
 enum class QuantizedAlgorithm : std::uint8_t { normal, mmse, kl_divergence, gdq };
@@ -100,7 +102,7 @@ constexpr bool equal_ignoring_case(std::string_view a, std::string_view b) noexc
 
 // The toolkit's spelling of an enumerator ("rk3588", "w8a8", "BestFit", "auto").
 template <class E>
-constexpr std::string_view name_of(E value) noexcept {
+constexpr std::string_view spelling(E value) noexcept {
   for (const auto& [v, n] : detail::EnumNames<E>::table)
     if (v == value) return n;
   return "?";
@@ -264,7 +266,7 @@ std::string platform_list(const std::array<Platform, N>& set) {
   std::string out;
   for (std::size_t i = 0; i < N; ++i) {
     if (i) out += i + 1 == N ? " and " : ", ";
-    out += name_of(set[i]);
+    out += spelling(set[i]);
   }
   return out;
 }
@@ -489,7 +491,7 @@ inline std::vector<ConfigProblem> Config::check() const {
     auto restricted = [&](const auto& allowed) {
       if (!detail::platform_in(p, allowed))
         add("quantized_dtype", fmt::format("config: quantized_dtype '{}' is supported only on {}, not on {}",
-                                           name_of(*quantized_dtype), detail::platform_list(allowed), name_of(p)));
+                                           spelling(*quantized_dtype), detail::platform_list(allowed), spelling(p)));
     };
     switch (*quantized_dtype) {
     case QuantizedDtype::w8a8:
@@ -506,7 +508,7 @@ inline std::vector<ConfigProblem> Config::check() const {
       dtype != QuantizedDtype::w8a16)
     add("quantized_algorithm",
         fmt::format("config: quantized_algorithm 'gdq' is valid only with quantized_dtype w4a16 or w8a16, not {}",
-                    name_of(dtype)));
+                    spelling(dtype)));
   if (quantized_method && quantized_method->kind == QuantizedMethod::Kind::group) {
     if (!quantized_method->group_size_valid())
       add("quantized_method",
@@ -514,7 +516,7 @@ inline std::vector<ConfigProblem> Config::check() const {
                       quantized_method->name()));
     else if (dtype != QuantizedDtype::w4a16)
       add("quantized_method", fmt::format("config: quantized_method '{}' is valid only with quantized_dtype w4a16, not {}",
-                                          quantized_method->name(), name_of(dtype)));
+                                          quantized_method->name(), spelling(dtype)));
   }
   if (optimization_level < 0 || optimization_level > 3)
     add("optimization_level", fmt::format("config: optimization_level is {}; expected 0, 1, 2 or 3", optimization_level));
@@ -530,18 +532,18 @@ inline std::vector<ConfigProblem> Config::check() const {
   }
   if (single_core_mode && platform && !detail::platform_in(*platform, detail::single_core_platforms))
     add("single_core_mode", fmt::format("config: single_core_mode is valid only on {}, not on {}",
-                                        detail::platform_list(detail::single_core_platforms), name_of(*platform)));
+                                        detail::platform_list(detail::single_core_platforms), spelling(*platform)));
   for (const auto& [name, target] : op_target)
     if (name.empty()) add("op_target", "config: op_target has an empty name; keys are tensor names or op types");
   if (dynamic_input) {
     detail::check_dynamic_input(*dynamic_input, out);
     if (platform && !detail::platform_in(*platform, detail::dynamic_shape_platforms))
       add("dynamic_input", fmt::format("config: dynamic_input is not supported on {}; dynamic shapes run on {}",
-                                       name_of(*platform), detail::platform_list(detail::dynamic_shape_platforms)));
+                                       spelling(*platform), detail::platform_list(detail::dynamic_shape_platforms)));
   }
   if (sparse_infer && platform && !detail::platform_in(*platform, detail::sparse_infer_platforms))
     add("sparse_infer", fmt::format("config: sparse_infer is valid only on {}, not on {}",
-                                    detail::platform_list(detail::sparse_infer_platforms), name_of(*platform)));
+                                    detail::platform_list(detail::sparse_infer_platforms), spelling(*platform)));
   if (!std::isfinite(auto_hybrid_cos_thresh) || auto_hybrid_cos_thresh < -1.0 || auto_hybrid_cos_thresh > 1.0)
     add("auto_hybrid_cos_thresh",
         fmt::format("config: auto_hybrid_cos_thresh is {}; a cosine threshold lies in [-1, 1]", auto_hybrid_cos_thresh));

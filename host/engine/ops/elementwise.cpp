@@ -244,13 +244,19 @@ template <class T> void clamp_kernel(KernelContext& k, T lo, T hi) {
   });
 }
 
-PreparedOp prepare_relu(OpContext& ctx) {
+// A one-input op on float32 or a signed integer type whose output is shaped and typed as its
+// input (Relu, Neg, Abs): the checks and the output, the kernel left to the caller.
+PreparedOp prepare_signed_unary(OpContext& ctx) {
   ctx.expect_inputs(1, 1);
   ctx.expect_dtype(0, {DataType::float32, DataType::int8, DataType::int16, DataType::int32, DataType::int64});
-  const DataType dtype = ctx.input(0).dtype;
   PreparedOp op;
   op.outputs = {ctx.input(0)};
-  op.kernel = [dtype](KernelContext& k) {
+  return op;
+}
+
+PreparedOp prepare_relu(OpContext& ctx) {
+  PreparedOp op = prepare_signed_unary(ctx);
+  op.kernel = [dtype = ctx.input(0).dtype](KernelContext& k) {
     visit_dtype(dtype, [&]<class T>() {
       if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
         clamp_kernel<T>(k, T{0}, std::numeric_limits<T>::max());
@@ -262,12 +268,8 @@ PreparedOp prepare_relu(OpContext& ctx) {
 
 // Neg and Abs: float32 and the signed integers (wrapping at the most negative value).
 template <bool absolute> PreparedOp prepare_signed(OpContext& ctx) {
-  ctx.expect_inputs(1, 1);
-  ctx.expect_dtype(0, {DataType::float32, DataType::int8, DataType::int16, DataType::int32, DataType::int64});
-  const DataType dtype = ctx.input(0).dtype;
-  PreparedOp op;
-  op.outputs = {ctx.input(0)};
-  op.kernel = [dtype](KernelContext& k) {
+  PreparedOp op = prepare_signed_unary(ctx);
+  op.kernel = [dtype = ctx.input(0).dtype](KernelContext& k) {
     visit_dtype(dtype, [&]<class T>() {
       if constexpr (std::is_signed_v<T> || std::is_floating_point_v<T>) {
         const T* in = k.input(0).data<T>();

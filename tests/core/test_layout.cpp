@@ -2,6 +2,8 @@
 #include <rknnxx/core/geometry.hpp>
 #include <rknnxx/core/layout.hpp>
 
+#include <algorithm>
+#include <iterator>
 #include <vector>
 
 using namespace rknnxx;
@@ -124,4 +126,27 @@ TEST_CASE("runtime layout: converts to the static mapping or explains why not") 
   CHECK_THROWS_WITH_AS(RuntimeLayout(TensorFormat::nc1hwc2, {1, 2, 4, 4, 8}, 0, 0, 20),
                        doctest::Contains("20 channels do not fill C1=2 blocks of C2=8"), Error);
   CHECK(RuntimeLayout(TensorFormat::undefined, {7, 9}).mapping<layout::Undefined>().required_span_size() == 63);
+}
+
+TEST_CASE("runtime layout: nonsense attributes and extents are refused, naming the value") {
+  rknn_tensor_attr attr{};
+  geometry(Platform::rk3588, TensorType::int8, TensorFormat::nc1hwc2, {1, 255, 80, 80}).fill(attr);
+  attr.n_dims = 17;
+  CHECK_THROWS_WITH_AS((void)RuntimeLayout::from_attr(attr), doctest::Contains("rank 17 exceeds RKNN_MAX_DIMS (16)"), Error);
+  attr.n_dims = 5;
+  attr.dims[2] = 0;
+  CHECK_THROWS_WITH_AS((void)RuntimeLayout::from_attr(attr), doctest::Contains("dims[2] is 0"), Error);
+  // N*H*W of crafted dims wraps 64 bits to exactly 0: refused instead of dividing by zero.
+  const std::uint32_t wrapping[5] = {0x80000000u, 1, 0x80000000u, 4, 16};
+  std::copy(std::begin(wrapping), std::end(wrapping), attr.dims);
+  CHECK_THROWS_WITH_AS((void)RuntimeLayout::from_attr(attr),
+                       doctest::Contains("N*H*W of the NC1HWC2 dims overflows 64 bits (4611686018427387904 x 4)"), Error);
+  // C1 x C2 beyond the 32-bit channel count.
+  CHECK_THROWS_WITH_AS(RuntimeLayout(TensorFormat::nc1hwc2, {1, 0x80000000u, 1, 1, 4}),
+                       doctest::Contains("C1=2147483648 x C2=4 channels overflow 32 bits"), Error);
+  // Zero extents in each static mapping.
+  CHECK_THROWS_WITH_AS(layout::NCHW::mapping(Extents4{1, 0, 2, 2}),
+                       doctest::Contains("extents n=1 c=0 h=2 w=2: every extent must be at least 1"), Error);
+  CHECK_THROWS_WITH_AS(layout::NHWC::mapping(Extents4{1, 3, 0, 2}), doctest::Contains("h=0"), Error);
+  CHECK_THROWS_WITH_AS(layout::NC1HWC2::mapping(Extents4{0, 3, 2, 2}, 8), doctest::Contains("n=0"), Error);
 }

@@ -309,7 +309,8 @@ public:
     const Dims dims = Dims::from_abi(attr.n_dims, attr.dims);
     std::uint32_t channels = 0;
     if (format == TensorFormat::nc1hwc2 && dims.rank() == 5) {
-      const std::uint64_t nhw = std::uint64_t{dims[0]} * dims[2] * dims[3];
+      // Checked: N*H*W of crafted dims can wrap to 0, and n_elems % 0 would trap.
+      const std::uint64_t nhw = detail::checked_mul(std::uint64_t{dims[0]} * dims[2], dims[3], "N*H*W of the NC1HWC2 dims");
       const std::uint64_t padded = std::uint64_t{dims[1]} * dims[4];
       if (attr.n_elems % nhw == 0 && attr.n_elems / nhw <= padded && attr.n_elems / nhw + dims[4] > padded)
         channels = static_cast<std::uint32_t>(attr.n_elems / nhw);

@@ -128,6 +128,10 @@ TEST_CASE("element traits: size, name and ABI value per type") {
   CHECK(bits_of(TensorType::boolean) == 8);
   CHECK(bytes_for(TensorType::int4, 7) == 4);
   CHECK(bytes_for(TensorType::float16, 7) == 14);
+  CHECK(bytes_for(TensorType::int4, UINT64_MAX / 4) == UINT64_MAX / 8 + 1); // rounded up, no overflow
+  CHECK_THROWS_WITH_AS((void)bytes_for(TensorType::float32, std::uint64_t{1} << 59),
+                       doctest::Contains("the bit count of the elements overflows 64 bits (576460752303423488 x 32)"), Error);
+  CHECK_THROWS_AS((void)bytes_for<std::uint8_t>(std::uint64_t{1} << 61), Error);
   CHECK(name_of(TensorType::bfloat16) == "BF16");
   CHECK(name_of(static_cast<TensorType>(12)) == "UNKNOW");
   CHECK(tensor_type_from_name("INT4") == TensorType::int4);

@@ -76,6 +76,11 @@ TEST_CASE("geometry: nonsense is refused with the value named") {
                        doctest::Contains("size = 4294967296 overflows"), Error);
   CHECK_THROWS_WITH_AS((void)geometry(Platform::rk3588, TensorType::uint8, TensorFormat::nhwc, {1, 65535, 65535, 1}, {.w_stride = 65600}),
                        doctest::Contains("size_with_stride = 4299096000 overflows"), Error);
+  // A padded span of 2^61 bytes wraps a 64-bit bit count to 0: refused, never a size_with_stride of 0.
+  // (On 32-bit targets the span itself is refused first; both messages name it.)
+  CHECK_THROWS_WITH_AS((void)geometry(Platform::rk3588, TensorType::uint8, TensorFormat::nhwc, {1, 1, 1, 1u << 29},
+                                      {.w_stride = 1u << 16, .h_stride = 1u << 16}),
+                       doctest::Contains("2305843009213693952"), Error);
   CHECK_THROWS_WITH_AS((void)geometry(Platform::rk3588, TensorType::int8, TensorFormat::nc1hwc2, {1, 255, 80, 80}, {.c2 = 8}),
                        doctest::Contains("C2 8 is not RK3588's C2 for INT8 (16)"), Error);
   CHECK_THROWS_WITH_AS((void)geometry(Platform::rv1106b, TensorType::int8, TensorFormat::nc1hwc2, {1, 255, 80, 80}),

@@ -132,10 +132,18 @@ template <class F> constexpr decltype(auto) visit_element_type(TensorType t, F&&
 [[nodiscard]] constexpr std::string_view name_of(TensorType t) noexcept {
   return is_valid(t) ? detail::visit_type(t, [](auto tr) { return decltype(tr)::name; }) : std::string_view("UNKNOW");
 }
+namespace detail {
+// Checked: a wrapped bit count would turn a huge padded span into a small (even zero) byte size.
+constexpr std::uint64_t bytes_for_bits(std::uint64_t n, std::uint64_t bits) {
+  const std::uint64_t total = checked_mul(n, bits, "the bit count of the elements");
+  return total / 8 + (total % 8 != 0);
+}
+} // namespace detail
+
 // Bytes occupied by n elements, sub-byte types packed and rounded up to whole bytes.
-[[nodiscard]] constexpr std::uint64_t bytes_for(TensorType t, std::uint64_t n) { return (n * bits_of(t) + 7) / 8; }
+[[nodiscard]] constexpr std::uint64_t bytes_for(TensorType t, std::uint64_t n) { return detail::bytes_for_bits(n, bits_of(t)); }
 template <TensorElement T> [[nodiscard]] constexpr std::uint64_t bytes_for(std::uint64_t n) {
-  return (n * element_traits<std::remove_cv_t<T>>::bits + 7) / 8;
+  return detail::bytes_for_bits(n, element_traits<std::remove_cv_t<T>>::bits);
 }
 
 // Reads the display name back ("FP16" -> float16), for logs and configuration files.

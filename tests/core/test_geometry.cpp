@@ -76,6 +76,10 @@ TEST_CASE("geometry: nonsense is refused with the value named") {
                        doctest::Contains("size = 4294967296 overflows"), Error);
   CHECK_THROWS_WITH_AS((void)geometry(Platform::rk3588, TensorType::uint8, TensorFormat::nhwc, {1, 65535, 65535, 1}, {.w_stride = 65600}),
                        doctest::Contains("size_with_stride = 4299096000 overflows"), Error);
+  // The 16-pixel alignment of a width just below 2^32 needs a w_stride of 2^32: refused, never truncated to 0.
+  CHECK_THROWS_WITH_AS((void)geometry(Platform::rk3588, TensorType::uint8, TensorFormat::nhwc, {1, 1, 0xfffffff9u, 1}),
+                       doctest::Contains("w_stride = 4294967296 overflows the 32-bit field"), Error);
+  CHECK(geometry(Platform::rk3588, TensorType::uint8, TensorFormat::nhwc, {1, 1, 0xfffffff0u, 1}).w_stride == 0xfffffff0u);
   // A padded span of 2^61 bytes wraps a 64-bit bit count to 0: refused, never a size_with_stride of 0.
   // (On 32-bit targets the span itself is refused first; both messages name it.)
   CHECK_THROWS_WITH_AS((void)geometry(Platform::rk3588, TensorType::uint8, TensorFormat::nhwc, {1, 1, 1, 1u << 29},

@@ -89,8 +89,9 @@ constexpr std::uint32_t fit32(std::string_view field, std::uint64_t v, const Dim
          field, v, dims.rank(), dims.elements());
   return static_cast<std::uint32_t>(v);
 }
-constexpr std::uint32_t align_up(std::uint32_t v, std::uint32_t a) noexcept {
-  return a == 0 ? v : static_cast<std::uint32_t>((std::uint64_t{v} + a - 1) / a * a);
+// In 64 bits: a width just below 2^32 rounds up past the 32-bit w_stride field (see fit32).
+constexpr std::uint64_t align_up(std::uint32_t v, std::uint32_t a) noexcept {
+  return a == 0 ? v : (std::uint64_t{v} + a - 1) / a * a;
 }
 } // namespace detail
 
@@ -129,7 +130,8 @@ constexpr std::uint32_t align_up(std::uint32_t v, std::uint32_t a) noexcept {
   case TensorFormat::nhwc: {
     const Extents4 e{dims[0], dims[3], dims[1], dims[2]};
     const std::uint32_t ws =
-        request.w_stride != 0 ? request.w_stride : detail::align_up(e.w, info.zero_copy_width_alignment);
+        request.w_stride != 0 ? request.w_stride
+                              : detail::fit32("w_stride", detail::align_up(e.w, info.zero_copy_width_alignment), dims);
     const layout::NHWC::mapping m(e, ws, request.h_stride);
     g.dims = dims;
     g.w_stride = m.w_stride();

@@ -84,6 +84,9 @@ TEST_CASE("shape set: validation at run time names the bad value") {
   CHECK_THROWS_WITH_AS(ShapeSet(Groups{}), doctest::Contains("at least one input"), Error);
   CHECK_THROWS_WITH_AS(ShapeSet(Groups(513, {Dims{1}})), doctest::Contains("513 shapes exceed RKNN_MAX_DYNAMIC_SHAPE_NUM (512)"), Error);
   CHECK(ShapeSet(Groups(512, {Dims{1}})).num_shapes() == 512);
+  // Two inputs of 2^63 elements each: their sum wraps to 0, which would make group 0 the smallest.
+  const ShapeSet<> huge(Groups{{Dims{0x80000000u, 0x80000000u, 2}, Dims{0x80000000u, 0x80000000u, 2}}, {Dims{1, 1, 1}, Dims{1, 1, 1}}});
+  CHECK_THROWS_WITH_AS((void)huge.max_shape_index(), doctest::Contains("the input sizes of group 0 overflow 64 bits"), Error);
 }
 
 static rknn_input_range make_range(std::uint32_t index, const char* name, std::vector<Dims> shapes) {

@@ -55,7 +55,11 @@ public:
   // The sum of the input sizes (element counts) of one group.
   [[nodiscard]] constexpr std::uint64_t group_elements(std::size_t g) const {
     std::uint64_t sum = 0;
-    for (const Dims& d : group(g)) sum += d.elements();
+    for (const Dims& d : group(g)) {
+      const std::uint64_t e = d.elements();
+      if (sum + e < sum) fail("rknnxx::ShapeSet::group_elements", "the input sizes of group {} overflow 64 bits", g);
+      sum += e; // a wrapped sum would pick the wrong MaxShape
+    }
     return sum;
   }
   // The toolkit's MaxShape: the group with the largest sum of input sizes (the first on a tie).

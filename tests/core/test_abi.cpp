@@ -15,6 +15,8 @@
 // Every function of reference section 1 has the documented signature.
 #define RKNNXX_SIGNATURE(fn, ret, args) static_assert(std::is_same_v<decltype(fn), ret args>, "signature of " #fn)
 #include "abi_signatures.inc"
+// The plugin entry point's type (a typedef, not a function).
+static_assert(std::is_same_v<get_custom_op_func, rknn_custom_op* (*)()>);
 #include <cstring>
 #include <string_view>
 

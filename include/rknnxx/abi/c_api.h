@@ -371,7 +371,8 @@ static inline const char* get_format_string(rknn_tensor_format fmt)
 /* ---- layout proofs (section 2.1, measured with clang -fdump-record-layouts) ---------------- */
 RKNNXX_ABI_ASSERT(sizeof(rknn_query_cmd) == 4 && sizeof(rknn_tensor_type) == 4 && sizeof(rknn_core_mask) == 4 &&
                       sizeof(rknn_tensor_format) == 4 && sizeof(rknn_tensor_qnt_type) == 4 &&
-                      sizeof(rknn_mem_sync_mode) == 4,
+                      sizeof(rknn_mem_sync_mode) == 4 && sizeof(rknn_tensor_mem_flags) == 4 &&
+                      sizeof(rknn_mem_alloc_flags) == 4,
                   "ABI: every enum is 4 bytes");
 RKNNXX_ABI_SIZE(rknn_context, 8, 4);
 

@@ -8,7 +8,9 @@
 
 #include <doctest/doctest.h>
 
+#include <cfenv>
 #include <cstring>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -42,7 +44,51 @@ TEST_CASE("Quantization: affine round trip, and integers saturate") {
   auto src = flat_view(x.data(), Dims{5});
   auto dst = TensorView<std::int8_t, layout::Undefined>(i8.data(), layout::Undefined::mapping(Dims{5}), q);
   copy(src, dst);
-  CHECK(i8 == std::vector<std::int8_t>{-128, -5, -3, 0, 127}); // 1.25 / 0.5 = 2.5 rounds away from zero: 3 - 3
+  CHECK(i8 == std::vector<std::int8_t>{-128, -5, -3, -1, 127}); // 1.25 / 0.5 = 2.5 rounds to even: 2 - 3
+  // Ties round to even before the zero point is added (ONNX QuantizeLinear): 3.5 -> 4, 4 - 3 = 1.
+  CHECK(q.quantize(1.75) == 1.0);
+  CHECK(q.quantize(-1.25) == -5.0); // -2.5 -> -2, -2 - 3
+}
+
+TEST_CASE("copy: float to integer rounds to nearest, ties to even, saturates, and NaN becomes 0") {
+  const std::vector<double> x{2.5,  3.5,   -2.5,  -3.5,  0.5, -0.5, 1.5, 2.4999999999999996,
+                              2.6,  -2.6,  127.5, 128.0, -128.5, -1e300, 1e300,
+                              std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+                              std::numeric_limits<double>::quiet_NaN()};
+  const std::vector<std::int8_t> expected{2, 4, -2, -4, 0, 0, 2, 2, 3, -3, 127, 127, -128, -128, 127, 127, -128, 0};
+  std::vector<std::byte> i8(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) detail::store_as<std::int8_t>(i8.data(), i, x[i]);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    INFO("x = ", x[i]);
+    CHECK(static_cast<std::int8_t>(i8[i]) == expected[i]);
+  }
+  // The same through copy() from float32 into uint8 and int32, and the result does not depend on
+  // the FP rounding mode of the moment.
+  const std::vector<float> f{2.5f, 3.5f, -2.5f, 255.5f, 256.f, -0.5f, std::numeric_limits<float>::quiet_NaN()};
+  std::vector<std::uint8_t> u8(f.size());
+  std::vector<std::int32_t> i32(f.size());
+  const int mode = std::fegetround();
+  for (const int m : {FE_TONEAREST, FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO}) {
+    REQUIRE(std::fesetround(m) == 0);
+    copy(flat_view(f.data(), Dims{7}), flat_view(u8.data(), Dims{7}));
+    copy(flat_view(f.data(), Dims{7}), flat_view(i32.data(), Dims{7}));
+    std::fesetround(mode);
+    INFO("rounding mode ", m);
+    CHECK(u8 == std::vector<std::uint8_t>{2, 4, 0, 255, 255, 0, 0});
+    CHECK(i32 == std::vector<std::int32_t>{2, 4, -2, 256, 256, 0, 0});
+  }
+  // int64 saturates at its limits instead of overflowing.
+  std::vector<std::byte> i64(16);
+  detail::store_as<std::int64_t>(i64.data(), 0, 1e19);
+  detail::store_as<std::int64_t>(i64.data(), 1, -1e19);
+  std::int64_t v[2];
+  std::memcpy(v, i64.data(), 16);
+  CHECK(v[0] == std::numeric_limits<std::int64_t>::max());
+  CHECK(v[1] == std::numeric_limits<std::int64_t>::lowest());
+  // bool reads any non-zero byte as true.
+  const std::uint8_t bytes[2] = {0, 0xAB};
+  CHECK(detail::load_as<bool>(reinterpret_cast<const std::byte*>(bytes), 0) == 0.0);
+  CHECK(detail::load_as<bool>(reinterpret_cast<const std::byte*>(bytes), 1) == 1.0);
 }
 
 TEST_CASE("TensorInfo: accessors and with() for the buffer the application chooses") {
@@ -153,7 +199,7 @@ TEST_CASE("copy: NHWC uint8 to NCHW float and int8 dequantization") {
   std::vector<float> big{300.f, -5.f, 2.5f};
   std::vector<std::uint8_t> sat(3);
   copy(flat_view(big.data(), Dims{3}), flat_view(sat.data(), Dims{3}));
-  CHECK(sat == std::vector<std::uint8_t>{255, 0, 3});
+  CHECK(sat == std::vector<std::uint8_t>{255, 0, 2});
 }
 
 TEST_CASE("copy: refuses mismatched extents, read-only destinations, short buffers and int4") {

@@ -24,6 +24,22 @@ namespace rknnxx {
 // Input or output: the enum core/error.hpp's TensorId uses.
 using TensorIo = decltype(TensorId::io);
 
+namespace detail {
+
+// The one rounding of values to integers in rknnxx (quantization, float to integer conversion):
+// to nearest, ties to even, as ONNX QuantizeLinear specifies, numpy.round (the vendor's toolkit)
+// does and the NPU's ARM CPU does in its default FP mode. std::round (ties away from zero) with
+// ties moved to the even neighbour, rather than std::nearbyint, so that the result does not
+// depend on the caller's current FP rounding mode.
+[[nodiscard]] inline double round_half_even(double x) noexcept {
+  const double r = std::round(x);
+  // A tie went away from zero; if that made it odd, the even neighbour is one step back (|r| < 2^53 here).
+  if (std::abs(x - r) == 0.5 && (static_cast<std::int64_t>(r) & 1) != 0) return r - std::copysign(1.0, x);
+  return r;
+}
+
+} // namespace detail
+
 // Affine asymmetric quantization: x = (q - zero_point) * scale; q = clamp(round(x / scale) + zero_point).
 // `affine == false` means the tensor holds plain values (float tensors, or integers taken as they are).
 struct Quantization {
@@ -38,9 +54,9 @@ struct Quantization {
   [[nodiscard]] constexpr float dequantize(double q) const noexcept {
     return affine ? static_cast<float>((q - zero_point) * scale) : static_cast<float>(q);
   }
-  // The integer nearest to x / scale + zero_point (ties away from zero, as std::round), not yet clamped.
+  // round(x / scale) + zero_point, ties to even (detail::round_half_even), not yet clamped.
   [[nodiscard]] double quantize(double x) const noexcept {
-    return affine ? std::round(x / static_cast<double>(scale)) + zero_point : x;
+    return affine ? detail::round_half_even(x / static_cast<double>(scale)) + zero_point : x;
   }
   friend constexpr bool operator==(const Quantization&, const Quantization&) noexcept = default;
 };

@@ -5,7 +5,8 @@
 //  - NC1HWC2 blocking and unblocking (reference 4.1; per-batch base offsets, any C % C2),
 //  - NCHW and UNDEFINED (dense, any rank in the model's order),
 //  - element types, with affine quantization q = clamp(round(x / scale) + zp) and
-//    dequantization x = (q - zp) * scale (reference 4.5); integers saturate.
+//    dequantization x = (q - zp) * scale (reference 4.5); integers round to nearest, ties to
+//    even (detail::round_half_even), and saturate; NaN becomes 0.
 // Same type, same quantization and the same blocking take the fast path: one memcpy per row (or
 // one for the whole tensor when both are dense). Padding (stride pixels, lanes c >= C) is never
 // written. Free functions, usable without a Context (the host runtime's codec may share them).
@@ -25,6 +26,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 namespace rknnxx {
 
@@ -89,11 +91,18 @@ inline Walk walk_of(const RuntimeLayout& l, std::string_view who) {
 using LoadFn = double (*)(const std::byte*, std::size_t) noexcept;
 using StoreFn = void (*)(std::byte*, std::size_t, double) noexcept;
 
+// Element i of a buffer of T, as double (exact for every element type).
 template <class T> double load_as(const std::byte* p, std::size_t i) noexcept {
-  T v;
-  std::memcpy(&v, p + i * sizeof(T), sizeof(T));
-  if constexpr (std::is_same_v<T, bool>) return v ? 1.0 : 0.0;
-  else return static_cast<double>(static_cast<std::conditional_t<std::is_integral_v<T>, T, float>>(v));
+  if constexpr (std::is_same_v<T, bool>) {
+    // A byte, not a bool: a buffer from C may hold any non-zero byte for true.
+    std::uint8_t b;
+    std::memcpy(&b, p + i, 1);
+    return b != 0 ? 1.0 : 0.0;
+  } else {
+    T v;
+    std::memcpy(&v, p + i * sizeof(T), sizeof(T));
+    return static_cast<double>(static_cast<std::conditional_t<std::is_integral_v<T>, T, float>>(v));
+  }
 }
 
 template <class T> void store_as(std::byte* p, std::size_t i, double x) noexcept {
@@ -101,8 +110,8 @@ template <class T> void store_as(std::byte* p, std::size_t i, double x) noexcept
   if constexpr (std::is_same_v<T, bool>) {
     v = x != 0.0;
   } else if constexpr (std::is_integral_v<T>) {
-    // Round to nearest, then saturate; NaN becomes 0.
-    const double r = std::isnan(x) ? 0.0 : std::round(x);
+    // Round to nearest, ties to even, then saturate; NaN becomes 0.
+    const double r = std::isnan(x) ? 0.0 : round_half_even(x);
     constexpr double lo = static_cast<double>(std::numeric_limits<T>::lowest());
     constexpr double hi = static_cast<double>(std::numeric_limits<T>::max());
     v = r <= lo ? std::numeric_limits<T>::lowest() : r >= hi ? std::numeric_limits<T>::max() : static_cast<T>(r);
@@ -136,6 +145,14 @@ template <class F> auto visit_byte_type(TensorType t, F&& f) {
   case TensorType::int4: break;
   }
   fail("rknnxx::copy", "no element conversion for {}", name_of(t));
+}
+
+// The load and store of one element type, resolved once per tensor rather than per element.
+inline LoadFn load_fn(TensorType t) {
+  return visit_byte_type(t, [](auto* p) -> LoadFn { return &load_as<std::remove_pointer_t<decltype(p)>>; });
+}
+inline StoreFn store_fn(TensorType t) {
+  return visit_byte_type(t, [](auto* p) -> StoreFn { return &store_as<std::remove_pointer_t<decltype(p)>>; });
 }
 
 inline std::size_t last_offset(const Walk& k) {
@@ -190,12 +207,8 @@ inline void copy(const ErasedView& src, const ErasedView& dst) {
     }
   }
   // General path: one element at a time through double, dequantizing and quantizing.
-  const auto load = detail::visit_byte_type(src.type, [](auto* p) -> detail::LoadFn {
-    return &detail::load_as<std::remove_pointer_t<decltype(p)>>;
-  });
-  const auto store = detail::visit_byte_type(dst.type, [](auto* p) -> detail::StoreFn {
-    return &detail::store_as<std::remove_pointer_t<decltype(p)>>;
-  });
+  const detail::LoadFn load = detail::load_fn(src.type);
+  const detail::StoreFn store = detail::store_fn(dst.type);
   const Quantization sq = src.quantization;
   const Quantization dq = dst.quantization;
   for (std::size_t n = 0; n < e.n; ++n)

@@ -4,13 +4,12 @@
 
 #include <rknnxx/core/element_type.hpp>
 #include <rknnxx/core/layout.hpp>
+#include <rknnxx/tensor/convert.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <cmath>
 #include <cstring>
-#include <limits>
 
 namespace rknnxx::host {
 
@@ -79,75 +78,29 @@ void visit_mapping(const BufferFormat& format, const Extents4& s, Visit&& visit)
   fail(RKNN_ERR_INPUT_INVALID, "format {} is not a 4-D layout", static_cast<int>(format.fmt));
 }
 
-// Element access in a caller's buffer, by type; values pass through double so that every
-// integer type round-trips exactly.
-double load(const std::byte* p, rknn_tensor_type type) noexcept {
-  switch (type) {
-    case RKNN_TENSOR_FLOAT32: { float v; std::memcpy(&v, p, 4); return v; }
-    case RKNN_TENSOR_FLOAT16: { uint16_t v; std::memcpy(&v, p, 2); return half_bits_to_float(v); }
-    case RKNN_TENSOR_BFLOAT16: { uint16_t v; std::memcpy(&v, p, 2); return std::bit_cast<float>(uint32_t{v} << 16); }
-    case RKNN_TENSOR_INT8: { int8_t v; std::memcpy(&v, p, 1); return v; }
-    case RKNN_TENSOR_UINT8: { uint8_t v; std::memcpy(&v, p, 1); return v; }
-    case RKNN_TENSOR_INT16: { int16_t v; std::memcpy(&v, p, 2); return v; }
-    case RKNN_TENSOR_UINT16: { uint16_t v; std::memcpy(&v, p, 2); return v; }
-    case RKNN_TENSOR_INT32: { int32_t v; std::memcpy(&v, p, 4); return v; }
-    case RKNN_TENSOR_UINT32: { uint32_t v; std::memcpy(&v, p, 4); return v; }
-    case RKNN_TENSOR_INT64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
-    case RKNN_TENSOR_BOOL: { uint8_t v; std::memcpy(&v, p, 1); return v != 0; }
-    default: return 0;
-  }
-}
-
-template <class T>
-T saturate(double v) noexcept {
-  if constexpr (std::is_floating_point_v<T>) {
-    return static_cast<T>(v);
-  } else {
-    if (std::isnan(v)) return T{0};
-    const double r = std::nearbyint(v);
-    if (r <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
-    if (r >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
-    return static_cast<T>(r);
-  }
-}
-
-void store(std::byte* p, rknn_tensor_type type, double v) noexcept {
-  auto put = [p](auto x) { std::memcpy(p, &x, sizeof x); };
-  switch (type) {
-    case RKNN_TENSOR_FLOAT32: put(static_cast<float>(v)); break;
-    case RKNN_TENSOR_FLOAT16: put(float_to_half_bits(static_cast<float>(v))); break;
-    case RKNN_TENSOR_BFLOAT16: {
-      const uint32_t bits = std::bit_cast<uint32_t>(static_cast<float>(v));
-      put(static_cast<uint16_t>((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16));  // round to nearest even
-      break;
-    }
-    case RKNN_TENSOR_INT8: put(saturate<int8_t>(v)); break;
-    case RKNN_TENSOR_UINT8: put(saturate<uint8_t>(v)); break;
-    case RKNN_TENSOR_INT16: put(saturate<int16_t>(v)); break;
-    case RKNN_TENSOR_UINT16: put(saturate<uint16_t>(v)); break;
-    case RKNN_TENSOR_INT32: put(saturate<int32_t>(v)); break;
-    case RKNN_TENSOR_UINT32: put(saturate<uint32_t>(v)); break;
-    case RKNN_TENSOR_INT64: put(saturate<int64_t>(v)); break;
-    case RKNN_TENSOR_BOOL: put(static_cast<uint8_t>(v != 0)); break;
-    default: break;
-  }
-}
-
 // The engine tensor's element type as the runtime's.
-rknn_tensor_type runtime_type(DataType type) {
+TensorType runtime_type(DataType type) {
   switch (type) {
-    case DataType::float32: return RKNN_TENSOR_FLOAT32;
-    case DataType::float16: return RKNN_TENSOR_FLOAT16;
-    case DataType::int8: return RKNN_TENSOR_INT8;
-    case DataType::uint8: return RKNN_TENSOR_UINT8;
-    case DataType::int16: return RKNN_TENSOR_INT16;
-    case DataType::int32: return RKNN_TENSOR_INT32;
-    case DataType::int64: return RKNN_TENSOR_INT64;
-    case DataType::boolean: return RKNN_TENSOR_BOOL;
+    case DataType::float32: return TensorType::float32;
+    case DataType::float16: return TensorType::float16;
+    case DataType::int8: return TensorType::int8;
+    case DataType::uint8: return TensorType::uint8;
+    case DataType::int16: return TensorType::int16;
+    case DataType::int32: return TensorType::int32;
+    case DataType::int64: return TensorType::int64;
+    case DataType::boolean: return TensorType::boolean;
     default: break;
   }
   fail(RKNN_ERR_MODEL_INVALID, "engine element type {} has no runtime tensor type", dtype_name(type));
 }
+
+// Element access in a caller's buffer or an engine tensor: convert.hpp's, one function per
+// tensor. Values pass through double, so that every integer type round-trips exactly; integers
+// round to nearest, ties to even, and saturate. The type is checked by element_bytes() first.
+rknnxx::detail::LoadFn loader(rknn_tensor_type type) { return rknnxx::detail::load_fn(static_cast<TensorType>(type)); }
+rknnxx::detail::StoreFn storer(rknn_tensor_type type) { return rknnxx::detail::store_fn(static_cast<TensorType>(type)); }
+rknnxx::detail::LoadFn loader(DataType type) { return rknnxx::detail::load_fn(runtime_type(type)); }
+rknnxx::detail::StoreFn storer(DataType type) { return rknnxx::detail::store_fn(runtime_type(type)); }
 
 // The logical extents of a 4-D engine shape (ONNX order NCHW).
 Extents4 extents4(const std::vector<int64_t>& shape) {
@@ -181,17 +134,11 @@ void decode(std::span<const std::byte> source, const BufferFormat& format, const
   if (source.size() < needed)
     fail(RKNN_ERR_INPUT_INVALID, "buffer of {} bytes is smaller than the {} bytes of {}", source.size(), needed,
          format.describe());
-  const rknn_tensor_type out_type = runtime_type(target.dtype());
-  const size_t in_size = element_bytes(format.type);
-  const size_t out_size = element_bytes(out_type);
+  const auto load = loader(format.type);
+  const auto store = storer(target.dtype());
+  const std::byte* in = source.data();
   std::byte* out = target.raw();
   const auto& shape = target.shape();
-
-  auto normalize = [&](double v, size_t channel) {
-    if (!normalization.mean.empty()) v -= normalization.mean[channel];
-    if (!normalization.std.empty()) v /= normalization.std[channel];
-    return v;
-  };
 
   if (format.fmt == RKNN_TENSOR_UNDEFINED || shape.size() != 4) {
     int64_t count = 1;
@@ -201,8 +148,7 @@ void decode(std::span<const std::byte> source, const BufferFormat& format, const
            shape_string(shape), target.elements());
     if (!normalization.empty() && shape.size() != 4)
       log_info("mean/std apply to 4-D inputs only; input {} is passed as is", shape_string(shape));
-    for (int64_t i = 0; i < count; ++i)
-      store(out + i * out_size, out_type, load(source.data() + i * in_size, format.type));
+    for (size_t i = 0; i < static_cast<size_t>(count); ++i) store(out, i, load(in, i));
     return;
   }
 
@@ -211,15 +157,22 @@ void decode(std::span<const std::byte> source, const BufferFormat& format, const
     fail(RKNN_ERR_MODEL_INVALID, "the model has {} mean values for {} channels", normalization.mean.size(), s.c);
   if (!normalization.std.empty() && normalization.std.size() != s.c)
     fail(RKNN_ERR_MODEL_INVALID, "the model has {} std values for {} channels", normalization.std.size(), s.c);
+  const bool has_mean = !normalization.mean.empty();
+  const bool has_std = !normalization.std.empty();
   visit_mapping(format, s, [&](const auto& from) {
     size_t index = 0;
     for (size_t n = 0; n < s.n; ++n)
-      for (size_t c = 0; c < s.c; ++c)
+      for (size_t c = 0; c < s.c; ++c) {
+        const double mean = has_mean ? normalization.mean[c] : 0.0;
+        const double deviation = has_std ? normalization.std[c] : 1.0;
         for (size_t h = 0; h < s.h; ++h)
           for (size_t w = 0; w < s.w; ++w, ++index) {
-            const double v = load(source.data() + from(n, c, h, w) * in_size, format.type);
-            store(out + index * out_size, out_type, normalize(v, c));
+            double v = load(in, from(n, c, h, w));
+            if (has_mean) v -= mean;
+            if (has_std) v /= deviation;
+            store(out, index, v);
           }
+      }
   });
 }
 
@@ -228,10 +181,10 @@ void encode(const Tensor& source, const BufferFormat& format, std::span<std::byt
   if (target.size() < needed)
     fail(RKNN_ERR_OUTPUT_INVALID, "buffer of {} bytes is smaller than the {} bytes of {}", target.size(), needed,
          format.describe());
-  const rknn_tensor_type in_type = runtime_type(source.dtype());
-  const size_t in_size = element_bytes(in_type);
-  const size_t out_size = element_bytes(format.type);
+  const auto load = loader(source.dtype());
+  const auto store = storer(format.type);
   const std::byte* in = source.raw();
+  std::byte* out = target.data();
   const auto& shape = source.shape();
 
   if (format.fmt == RKNN_TENSOR_UNDEFINED || shape.size() != 4) {
@@ -240,20 +193,18 @@ void encode(const Tensor& source, const BufferFormat& format, std::span<std::byt
     if (count != source.elements())
       fail(RKNN_ERR_OUTPUT_INVALID, "{} holds {} elements, the tensor {} has {}", format.describe(), count,
            shape_string(shape), source.elements());
-    for (int64_t i = 0; i < count; ++i)
-      store(target.data() + i * out_size, format.type, load(in + i * in_size, in_type));
+    for (size_t i = 0; i < static_cast<size_t>(count); ++i) store(out, i, load(in, i));
     return;
   }
 
   const Extents4 s = extents4(shape);
   visit_mapping(format, s, [&](const auto& to) {
-    std::memset(target.data(), 0, needed);  // padding lanes and columns read as zero
+    std::memset(out, 0, needed);  // padding lanes and columns read as zero
     size_t index = 0;
     for (size_t n = 0; n < s.n; ++n)
       for (size_t c = 0; c < s.c; ++c)
         for (size_t h = 0; h < s.h; ++h)
-          for (size_t w = 0; w < s.w; ++w, ++index)
-            store(target.data() + to(n, c, h, w) * out_size, format.type, load(in + index * in_size, in_type));
+          for (size_t w = 0; w < s.w; ++w, ++index) store(out, to(n, c, h, w), load(in, index));
   });
 }
 

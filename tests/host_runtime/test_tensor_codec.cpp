@@ -1,0 +1,102 @@
+// The host runtime's codec (host/runtime/tensor_codec.cpp): caller buffers <-> engine tensors.
+// No model needed.
+#include "runtime/api_error.hpp"
+#include "runtime/tensor_codec.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+using namespace rknnxx::host;
+
+namespace {
+constexpr std::byte fill{0xAB};
+
+std::vector<std::byte> prefilled(std::size_t bytes) { return std::vector<std::byte>(bytes, fill); }
+
+int code_of(auto&& call) {
+  try {
+    call();
+  } catch (const ApiError& e) {
+    return e.code();
+  }
+  return RKNN_SUCC;
+}
+} // namespace
+
+TEST_CASE("encode: an empty tensor's format is checked before anything is written") {
+  const Tensor source(DataType::float32, {1, 3, 2, 0});
+  const BufferFormat wrong{RKNN_TENSOR_UINT8, RKNN_TENSOR_NHWC, {1, 2, 1, 3}, 4, 0}; // W 1, the tensor's is 0
+  std::vector<std::byte> target = prefilled(wrong.required_bytes());
+  CHECK(code_of([&] { encode(source, wrong, target); }) == RKNN_ERR_INPUT_INVALID);
+  CHECK(target == prefilled(wrong.required_bytes()));
+  const BufferFormat not_4d{RKNN_TENSOR_UINT8, static_cast<rknn_tensor_format>(7), {1, 2, 0, 3}, 0, 0};
+  CHECK(code_of([&] { encode(source, not_4d, target); }) == RKNN_ERR_INPUT_INVALID);
+  CHECK(target == prefilled(wrong.required_bytes()));
+}
+
+TEST_CASE("encode: NHWC with a w_stride, padding zeroed, integers rounded half to even and saturated") {
+  // NCHW [1, 1, 1, 6] into UINT8 NHWC [1, 1, 6, 1] with w_stride 8.
+  const Tensor source = Tensor::from<float>({1, 1, 1, 6}, {2.5f, 3.5f, -2.5f, 300.f, std::numeric_limits<float>::quiet_NaN(), 0.5f});
+  const BufferFormat format{RKNN_TENSOR_UINT8, RKNN_TENSOR_NHWC, {1, 1, 6, 1}, 8, 0};
+  std::vector<std::byte> target = prefilled(format.required_bytes());
+  REQUIRE(target.size() == 8);
+  encode(source, format, target);
+  std::vector<std::uint8_t> got(8);
+  std::memcpy(got.data(), target.data(), 8);
+  CHECK(got == std::vector<std::uint8_t>{2, 4, 0, 255, 0, 0, 0, 0});
+
+  const BufferFormat signed_format{RKNN_TENSOR_INT16, RKNN_TENSOR_UNDEFINED, {6}, 0, 0};
+  const Tensor flat = Tensor::from<float>({6}, {2.5f, 3.5f, -2.5f, -3.5f, 1e9f, -1e9f});
+  std::vector<std::byte> out = prefilled(signed_format.required_bytes());
+  encode(flat, signed_format, out);
+  std::vector<std::int16_t> i16(6);
+  std::memcpy(i16.data(), out.data(), out.size());
+  CHECK(i16 == std::vector<std::int16_t>{2, 4, -2, -4, 32767, -32768});
+}
+
+TEST_CASE("encode: NC1HWC2 padding lanes read as zero") {
+  // C = 3 in blocks of C2 = 4: lane 3 is padding.
+  const Tensor source = Tensor::from<float>({1, 3, 1, 2}, {1, 2, 3, 4, 5, 6});
+  const BufferFormat format{RKNN_TENSOR_INT8, RKNN_TENSOR_NC1HWC2, {1, 1, 1, 2, 4}, 0, 0};
+  std::vector<std::byte> target = prefilled(format.required_bytes());
+  encode(source, format, target);
+  std::vector<std::int8_t> got(8);
+  std::memcpy(got.data(), target.data(), 8);
+  CHECK(got == std::vector<std::int8_t>{1, 3, 5, 0, 2, 4, 6, 0});
+}
+
+TEST_CASE("decode: mean/std per channel, then rounding half to even into the engine's type") {
+  // UINT8 NHWC [1, 1, 2, 2] -> uint8 NCHW [1, 2, 1, 2]; channel 0 minus 0.5, channel 1 halved.
+  const std::vector<std::uint8_t> pixels{3, 5, 4, 7}; // (w0: c0 3, c1 5), (w1: c0 4, c1 7)
+  const BufferFormat format{RKNN_TENSOR_UINT8, RKNN_TENSOR_NHWC, {1, 1, 2, 2}, 0, 0};
+  Tensor target(DataType::uint8, {1, 2, 1, 2});
+  decode(std::as_bytes(std::span(pixels)), format, {{0.5f, 0.f}, {1.f, 2.f}}, target);
+  const auto v = target.values<std::uint8_t>();
+  // 2.5 -> 2, 3.5 -> 4, 2.5 -> 2, 3.5 -> 4
+  CHECK(std::vector<std::uint8_t>(v.begin(), v.end()) == std::vector<std::uint8_t>{2, 4, 2, 4});
+}
+
+TEST_CASE("decode: a bool buffer reads any non-zero byte as true") {
+  const std::vector<std::uint8_t> bytes{0, 1, 0xAB, 0};
+  const BufferFormat format{RKNN_TENSOR_BOOL, RKNN_TENSOR_UNDEFINED, {4}, 0, 0};
+  Tensor target(DataType::int32, {4});
+  decode(std::as_bytes(std::span(bytes)), format, {}, target);
+  const auto v = target.values<std::int32_t>();
+  CHECK(std::vector<std::int32_t>(v.begin(), v.end()) == std::vector<std::int32_t>{0, 1, 1, 0});
+}
+
+TEST_CASE("decode/encode: short buffers and int4 are refused with the runtime's codes") {
+  const Tensor source(DataType::float32, {1, 3, 2, 2});
+  const BufferFormat format{RKNN_TENSOR_FLOAT32, RKNN_TENSOR_NCHW, {1, 3, 2, 2}, 0, 0};
+  std::vector<std::byte> small(8);
+  CHECK(code_of([&] { encode(source, format, small); }) == RKNN_ERR_OUTPUT_INVALID);
+  Tensor target(DataType::float32, {1, 3, 2, 2});
+  CHECK(code_of([&] { decode(small, format, {}, target); }) == RKNN_ERR_INPUT_INVALID);
+  const BufferFormat int4{RKNN_TENSOR_INT4, RKNN_TENSOR_NCHW, {1, 3, 2, 2}, 0, 0};
+  std::vector<std::byte> big(1024);
+  CHECK(code_of([&] { encode(source, int4, big); }) == RKNN_ERR_PARAM_INVALID);
+}

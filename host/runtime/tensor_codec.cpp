@@ -43,9 +43,14 @@ Mapping checked_mapping(Args... args) {
   }
 }
 
+// Stands in for the buffer's mapping when an extent is zero, which the core mappings refuse: an
+// empty tensor has no element to address, but its buffer may still have padding to clear.
+struct NoElements {
+  [[nodiscard]] size_t operator()(size_t, size_t, size_t, size_t) const noexcept { return 0; }
+};
+
 // Checks `format` against the logical NCHW extents `s` and calls visit(mapping) with the
-// buffer's mapping from include/rknnxx/core/layout.hpp. The mappings refuse zero extents, so an
-// empty tensor (nothing to move) is not visited.
+// buffer's mapping from include/rknnxx/core/layout.hpp, or with NoElements for an empty tensor.
 template <class Visit>
 void visit_mapping(const BufferFormat& format, const Extents4& s, Visit&& visit) {
   const auto& d = format.dims;
@@ -57,12 +62,14 @@ void visit_mapping(const BufferFormat& format, const Extents4& s, Visit&& visit)
   switch (format.fmt) {
     case RKNN_TENSOR_NCHW: {
       if (d.size() != 4 || d[0] != s.n || d[1] != s.c || d[2] != s.h || d[3] != s.w) mismatch("[N,C,H,W]");
-      if (!empty) visit(checked_mapping<layout::NCHW::mapping>(s));
+      if (empty) visit(NoElements{});
+      else visit(checked_mapping<layout::NCHW::mapping>(s));
       return;
     }
     case RKNN_TENSOR_NHWC: {
       if (d.size() != 4 || d[0] != s.n || d[1] != s.h || d[2] != s.w || d[3] != s.c) mismatch("[N,H,W,C]");
-      if (!empty) visit(checked_mapping<layout::NHWC::mapping>(s, format.w_stride, format.h_stride));
+      if (empty) visit(NoElements{});
+      else visit(checked_mapping<layout::NHWC::mapping>(s, format.w_stride, format.h_stride));
       return;
     }
     case RKNN_TENSOR_NC1HWC2: {
@@ -70,7 +77,8 @@ void visit_mapping(const BufferFormat& format, const Extents4& s, Visit&& visit)
       if (d.size() != 5 || d[0] != s.n || d[2] != s.h || d[3] < s.w || d[4] == 0 ||
           d[1] != (uint64_t{s.c} + d[4] - 1) / d[4])
         mismatch("[N,ceil(C/C2),H,W,C2]");
-      if (!empty) visit(checked_mapping<layout::NC1HWC2::mapping>(s, d[4], d[3]));
+      if (empty) visit(NoElements{});
+      else visit(checked_mapping<layout::NC1HWC2::mapping>(s, d[4], d[3]));
       return;
     }
     default: break;
@@ -199,7 +207,7 @@ void encode(const Tensor& source, const BufferFormat& format, std::span<std::byt
 
   const Extents4 s = extents4(shape);
   visit_mapping(format, s, [&](const auto& to) {
-    std::memset(out, 0, needed);  // padding lanes and columns read as zero
+    std::memset(out, 0, needed);  // padding lanes and columns read as zero, also around an empty tensor
     size_t index = 0;
     for (size_t n = 0; n < s.n; ++n)
       for (size_t c = 0; c < s.c; ++c)

@@ -17,6 +17,12 @@ constexpr std::byte fill{0xAB};
 
 std::vector<std::byte> prefilled(std::size_t bytes) { return std::vector<std::byte>(bytes, fill); }
 
+bool all_zero(const std::vector<std::byte>& b) {
+  for (std::byte x : b)
+    if (x != std::byte{0}) return false;
+  return true;
+}
+
 int code_of(auto&& call) {
   try {
     call();
@@ -26,6 +32,28 @@ int code_of(auto&& call) {
   return RKNN_SUCC;
 }
 } // namespace
+
+TEST_CASE("encode: an empty 4-D tensor still clears its padded buffer") {
+  struct Case {
+    const char* what;
+    std::vector<int64_t> shape; // NCHW
+    BufferFormat format;
+    std::size_t bytes;
+  };
+  const std::vector<Case> cases{
+      {"NHWC, W = 0 with a w_stride", {1, 3, 2, 0}, {RKNN_TENSOR_UINT8, RKNN_TENSOR_NHWC, {1, 2, 0, 3}, 4, 0}, 24},
+      {"NHWC, H = 0 with an h_stride", {1, 3, 0, 4}, {RKNN_TENSOR_FLOAT16, RKNN_TENSOR_NHWC, {1, 0, 4, 3}, 0, 2}, 48},
+      {"NC1HWC2, W = 0 with a row pitch", {1, 3, 2, 0}, {RKNN_TENSOR_INT8, RKNN_TENSOR_NC1HWC2, {1, 1, 2, 4, 8}, 0, 0}, 64},
+  };
+  for (const Case& c : cases) {
+    INFO(c.what);
+    REQUIRE(c.format.required_bytes() == c.bytes);
+    const Tensor source(DataType::float32, c.shape);
+    std::vector<std::byte> target = prefilled(c.bytes);
+    encode(source, c.format, target);
+    CHECK(all_zero(target));
+  }
+}
 
 TEST_CASE("encode: an empty tensor's format is checked before anything is written") {
   const Tensor source(DataType::float32, {1, 3, 2, 0});

@@ -1,5 +1,5 @@
 // double is not a tensor element (the runtime has no FLOAT64 type).
-// expect: TensorElement
+// expect: (?s)TensorElement.*element_traits<[^\n]*(is|would be) invalid
 #include <rknnxx/core/element_type.hpp>
 using namespace rknnxx;
 #ifdef RKNNXX_COMPILE_FAIL

@@ -1,5 +1,5 @@
 // Only layout types (the concept Layout) name a mapping; an element type is not one.
-// expect: Layout
+// expect: (?s)Layout.*'L::format' (is|would be) invalid
 #include <rknnxx/core/layout.hpp>
 using namespace rknnxx;
 constexpr RuntimeLayout nhwc(TensorFormat::nhwc, {1, 224, 224, 3});

@@ -66,7 +66,7 @@ struct Geometry {
     return RuntimeLayout(format, dims, w_stride, h_stride, format == TensorFormat::nc1hwc2 ? channels : 0);
   }
   // The mapping of this geometry in layout L (an Error if the format is another).
-  template <Layout L> [[nodiscard]] constexpr typename L::mapping mapping() const {
+  template <Layout L> [[nodiscard]] constexpr auto mapping() const {
     return runtime_layout().template mapping<L>();
   }
   // Writes the geometry fields of an attribute (dims, n_elems, size, fmt, type, strides).

@@ -334,7 +334,9 @@ public:
   template <Layout L> [[nodiscard]] constexpr bool is() const noexcept { return L::format == format_; }
 
   // The static mapping, or an Error: "expected layout NHWC, the tensor is NC1HWC2 [1, 32, 80, 80, 8]".
-  template <Layout L> [[nodiscard]] constexpr typename L::mapping mapping() const {
+  // Returns L::mapping; declared auto so that a non-layout L fails the Layout constraint (the
+  // diagnostic users read) before the signature names L::mapping.
+  template <Layout L> [[nodiscard]] constexpr auto mapping() const {
     if (L::format != format_)
       detail::fail("rknnxx::RuntimeLayout::mapping", "expected layout {}, the tensor is {} with {} dims", L::name,
                    name_of(format_), dims_.rank());

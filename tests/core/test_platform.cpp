@@ -25,6 +25,11 @@ TEST_CASE("platform: NPU cores and valid core masks") {
   CHECK_NOTHROW(check_core_mask(Platform::rk3588, CoreMask::all));
   CHECK_THROWS_WITH_AS(check_core_mask(Platform::rk3566, CoreMask::core_0_1),
                        doctest::Contains("core mask 0x3 needs more NPU cores than RK3566 has (1)"), Error);
+  // Cores 0 and 2 together is no rknn_core_mask value: said so, not blamed on the core count.
+  CHECK_THROWS_WITH_AS(check_core_mask(Platform::rk3588, static_cast<CoreMask>(5)),
+                       doctest::Contains("core mask 0x5 is not an rknn_core_mask value"), Error);
+  CHECK_THROWS_WITH_AS(check_core_mask(Platform::rk3588, static_cast<CoreMask>(RKNN_NPU_CORE_UNDEFINED)),
+                       doctest::Contains("core mask 0x10000 is not"), Error);
 }
 
 TEST_CASE("platform: functions by platform (Table 4-1)") {

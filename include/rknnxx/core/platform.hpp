@@ -47,6 +47,20 @@ enum class CoreMask : std::uint32_t {
   all = RKNN_NPU_CORE_ALL,
 };
 
+// A value of rknn_core_mask (RKNN_NPU_CORE_UNDEFINED excluded: it selects nothing).
+[[nodiscard]] constexpr bool is_valid(CoreMask m) noexcept {
+  switch (m) {
+  case CoreMask::automatic:
+  case CoreMask::core_0:
+  case CoreMask::core_1:
+  case CoreMask::core_2:
+  case CoreMask::core_0_1:
+  case CoreMask::core_0_1_2:
+  case CoreMask::all: return true;
+  }
+  return false;
+}
+
 // The runtime's functions, for availability per platform (reference 7.1, Table 4-1).
 enum class Function : std::uint8_t {
   init, dup_context, destroy, query, inputs_set, set_batch_core_num, set_core_mask, run, wait, outputs_get,
@@ -264,6 +278,9 @@ template <Platform P> inline constexpr PlatformInfo platform_traits = platform_i
 // Run-time check of a core mask, with the reason when it is refused.
 constexpr void check_core_mask(Platform p, CoreMask m) {
   const auto& info = platform_info(p);
+  if (!is_valid(m))
+    detail::fail("rknn_set_core_mask", "core mask {:#x} is not an rknn_core_mask value (0, 1, 2, 4, 3, 7, 0xffff)",
+                 static_cast<std::uint32_t>(m));
   if (!info.valid_core_mask(m))
     detail::fail("rknn_set_core_mask", "core mask {:#x} needs more NPU cores than {} has ({})",
                  static_cast<std::uint32_t>(m), info.name, info.npu_cores);

@@ -121,7 +121,9 @@ TEST_CASE("shape set: built at run time from RKNN_QUERY_INPUT_DYNAMIC_RANGE") {
   CHECK_THROWS_WITH_AS((void)ShapeSet<>::from_ranges(ranges), doctest::Contains("input 1 reports 600 shapes"), Error);
   ranges[1].shape_number = 2;
   ranges[1].n_dims = 17;
-  CHECK_THROWS_WITH_AS((void)ShapeSet<>::from_ranges(ranges), doctest::Contains("input 1 reports rank 17"), Error);
+  CHECK_THROWS_WITH_AS((void)ShapeSet<>::from_ranges(ranges), doctest::Contains("input 1 reports rank 17, outside 1..RKNN_MAX_DIMS (16)"), Error);
+  ranges[1].n_dims = 0; // refused as a rank, not reported as a missing shape
+  CHECK_THROWS_WITH_AS((void)ShapeSet<>::from_ranges(ranges), doctest::Contains("input 1 reports rank 0"), Error);
   ranges[1].n_dims = 2;
   ranges[1].dyn_range[1][1] = 0;
   CHECK_THROWS_WITH_AS((void)ShapeSet<>::from_ranges(ranges), doctest::Contains("dims[1] is 0"), Error);

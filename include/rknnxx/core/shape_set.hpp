@@ -144,7 +144,8 @@ protected:
         fail(who, "input {} reports {} shapes, more than RKNN_MAX_DYNAMIC_SHAPE_NUM ({})", i, r.shape_number, max_shapes);
       if (r.shape_number != shapes)
         fail(who, "shape counts differ: input {} has {} shapes, input 0 has {}", i, r.shape_number, shapes);
-      if (r.n_dims > max_rank) fail(who, "input {} reports rank {}, more than RKNN_MAX_DIMS ({})", i, r.n_dims, max_rank);
+      if (r.n_dims == 0 || r.n_dims > max_rank)
+        fail(who, "input {} reports rank {}, outside 1..RKNN_MAX_DIMS ({})", i, r.n_dims, max_rank);
     }
     std::vector<Dims> all;
     all.reserve(ranges.size() * shapes);

@@ -68,7 +68,9 @@ struct Plan {
   std::vector<Tensor> slots;                        // per value id: views used by the kernels
   std::vector<std::unique_ptr<Tensor>> folded;      // constants computed while planning
   std::vector<std::pair<ValueId, std::size_t>> input_copies;  // inputs copied (and rounded) into the arena
-  AlignedBuffer arena;
+  std::vector<std::pair<ValueId, std::size_t>> arena_values;  // value id, offset of its block in the arena
+  AlignedBuffer own_arena;          // allocated at the first run that does not use the caller's arena
+  std::byte* arena_base = nullptr;  // where the slots of arena_values point now
   std::vector<Step> steps;
   PlanStats stats;
 };
@@ -104,8 +106,11 @@ struct Session::State {
     }
   }
 
+  std::span<std::byte> external_arena;  // Session::use_arena; empty: each plan's own
+
   void check_inputs(std::span<const TensorInfo> inputs) const;
   Plan& plan_for(std::span<const TensorInfo> inputs);
+  std::byte* bind_arena(Plan& plan);
   std::unique_ptr<Plan> make_plan(std::span<const TensorInfo> inputs);
 };
 
@@ -319,7 +324,6 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
     }
   }
   plan->stats.arena_bytes = plan_arena(blocks);
-  plan->arena = AlignedBuffer(plan->stats.arena_bytes);
 
   // Views: arena values, constants, and inputs (rebound on every run).
   plan->slots.resize(value_count);
@@ -333,7 +337,7 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
   }
   for (std::size_t b = 0; b < blocks.size(); ++b) {
     if (block_values[b] != no_value) {
-      plan->slots[static_cast<std::size_t>(block_values[b])].rebind(plan->arena.data() + blocks[b].offset);
+      plan->arena_values.emplace_back(block_values[b], blocks[b].offset);  // bound by State::bind_arena
     }
   }
   for (std::size_t s = 0; s < pending.size(); ++s) {
@@ -421,6 +425,45 @@ const PlanStats& Session::stats() const { return current_plan(state_->current).s
 
 std::span<const StepTime> Session::last_profile() const noexcept { return state_->profile; }
 
+void Session::use_arena(std::span<std::byte> memory) {
+  const auto address = reinterpret_cast<std::uintptr_t>(memory.data());
+  if (!memory.empty() && address % arena_alignment != 0) {
+    throw EngineError(fmt::format("arena memory at {:#x} is not aligned to {} bytes", address, arena_alignment));
+  }
+  state_->external_arena = memory;
+  for (auto& plan : state_->plans) {
+    if (!memory.empty()) {
+      plan->own_arena = AlignedBuffer();  // the caller's memory replaces it
+    }
+    plan->arena_base = nullptr;  // rebound at the next run
+  }
+}
+
+// Points the plan's intermediates at the arena this run uses and returns its base.
+std::byte* Session::State::bind_arena(Plan& plan) {
+  const std::size_t needed = plan.stats.arena_bytes;
+  std::byte* base = nullptr;
+  if (!external_arena.empty()) {
+    if (external_arena.size() < needed) {
+      throw EngineError(fmt::format("the arena memory of {} bytes is smaller than the {} bytes this plan needs",
+                                    external_arena.size(), needed));
+    }
+    base = external_arena.data();
+  } else {
+    if (plan.own_arena.size() < needed) {
+      plan.own_arena = AlignedBuffer(needed);
+    }
+    base = plan.own_arena.data();
+  }
+  if (base != plan.arena_base) {
+    for (const auto& [value, offset] : plan.arena_values) {
+      plan.slots[static_cast<std::size_t>(value)].rebind(base + offset);
+    }
+    plan.arena_base = base;
+  }
+  return base;
+}
+
 std::vector<Tensor> Session::run(std::span<const Tensor> inputs) {
   State& s = *state_;
   std::vector<TensorInfo> infos;
@@ -430,6 +473,7 @@ std::vector<Tensor> Session::run(std::span<const Tensor> inputs) {
   }
   s.check_inputs(infos);
   Plan& plan = s.plan_for(infos);
+  std::byte* const arena = s.bind_arena(plan);  // before inputs are copied into it
   const auto graph_inputs = s.graph.inputs();
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i].raw() == nullptr && inputs[i].elements() != 0) {
@@ -450,7 +494,7 @@ std::vector<Tensor> Session::run(std::span<const Tensor> inputs) {
   }
   s.profile.clear();
   for (Step& step : plan.steps) {
-    KernelContext ctx{step.inputs, step.outputs, s.pool, plan.arena.data() + step.scratch_offset};
+    KernelContext ctx{step.inputs, step.outputs, s.pool, arena + step.scratch_offset};
     const auto started = s.options.profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     try {
       step.kernel(ctx);

@@ -78,6 +78,14 @@ public:
   // Per-step times of the last run when SessionOptions::profile is set; empty otherwise.
   std::span<const StepTime> last_profile() const noexcept;
 
+  // Keeps the intermediates and kernel scratch of every plan in `memory` instead of memory the
+  // session allocates (rknn_set_internal_mem: sessions run one after another can share one
+  // buffer). `memory` must be aligned to arena_alignment and outlive its use; run() refuses a
+  // plan whose arena_bytes exceed it, naming both sizes. An empty span returns to the session's
+  // own memory. Throws EngineError for misaligned memory.
+  void use_arena(std::span<std::byte> memory);
+  static constexpr std::size_t arena_alignment = 16;  // enough for every element type and SIMD load
+
 private:
   struct State;
   std::unique_ptr<State> state_;

@@ -4,6 +4,7 @@
 #include "engine_test_model.hpp"
 #include "op_registry.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace rknnxx::host;
@@ -116,6 +117,44 @@ TEST_SUITE("engine.session") {
     for (std::size_t i = 0; i < 4096; ++i) {
       REQUIRE(y[0].values<float>()[i] == -std::max(x.values<float>()[i], 0.0f));
     }
+  }
+
+  TEST_CASE("a caller's arena holds the intermediates, and two sessions can share it") {
+    const auto model = small_cnn(-1).model();
+    const auto x2 = random_tensor({2, 3, 16, 16}, 7);
+    const auto x3 = random_tensor({3, 3, 16, 16}, 8);
+    Session own(model);
+    const auto expected2 = own.run(std::vector{x2});
+    const std::size_t needed2 = own.stats().arena_bytes;
+    const auto expected3 = own.run(std::vector{x3});
+    const std::size_t needed3 = own.stats().arena_bytes;
+    REQUIRE(needed3 > needed2);
+
+    AlignedBuffer shared(needed3);
+    std::memset(shared.data(), 0xAB, shared.size());
+    Session a(model), b(model);
+    a.use_arena({shared.data(), needed3});
+    b.use_arena({shared.data(), needed3});
+    check_close(a.run(std::vector{x2})[0], expected2[0], 0.0f);
+    // the run wrote its intermediates into the caller's bytes
+    const auto untouched = std::count(shared.data(), shared.data() + needed2, std::byte{0xAB});
+    CHECK(untouched < static_cast<std::ptrdiff_t>(needed2 / 2));
+    // b overwrites the shared bytes; a's next run still computes from its own inputs
+    check_close(b.run(std::vector{x3})[0], expected3[0], 0.0f);
+    check_close(a.run(std::vector{x3})[0], expected3[0], 0.0f);
+    check_close(a.run(std::vector{x2})[0], expected2[0], 0.0f);
+
+    // too small for the plan: refused with both sizes, and the session stays usable
+    Session small(model);
+    small.use_arena({shared.data(), needed2});
+    check_close(small.run(std::vector{x2})[0], expected2[0], 0.0f);
+    CHECK(error_of([&] { small.run(std::vector{x3}); }) ==
+          fmt::format("the arena memory of {} bytes is smaller than the {} bytes this plan needs", needed2, needed3));
+    small.use_arena({});  // back to its own memory
+    check_close(small.run(std::vector{x3})[0], expected3[0], 0.0f);
+    // misaligned memory is refused before any run
+    CHECK(error_of([&] { small.use_arena({shared.data() + 8, needed2}); }).find("is not aligned to 16 bytes") !=
+          std::string::npos);
   }
 
   TEST_CASE("one thread and several threads give the same results") {

@@ -116,7 +116,8 @@ HostContext::HostContext(std::shared_ptr<const LoadedModel> model, uint32_t flag
   pending_inputs_.resize(model_->inputs().size());
   input_bindings_.resize(model_->inputs().size());
   output_bindings_.resize(model_->outputs().size());
-  if ((flags_ & RKNN_FLAG_COLLECT_MODEL_INFO_ONLY) != 0) return;  // a dummy context plans nothing
+  // A dummy context (RKNN_FLAG_COLLECT_MODEL_INFO_ONLY) plans too: its MEM_SIZE sizes the
+  // memory the real context will be given.
   SessionOptions options;
   // threads: the engine's default (all cores, or RKNNXX_HOST_THREADS)
   options.float16_activations = model_->float16_model();
@@ -239,7 +240,7 @@ void HostContext::query(rknn_query_cmd cmd, void* info, uint32_t size) {
       auto& out = info_as<rknn_mem_size>(info, size, cmd);
       out = {};
       out.total_weight_size = static_cast<uint32_t>(model_->weight_bytes());
-      out.total_internal_size = session_ ? static_cast<uint32_t>(session_->stats().arena_bytes) : 0;
+      out.total_internal_size = static_cast<uint32_t>(internal_bytes());
       out.total_dma_allocated_size = uint64_t{out.total_weight_size} + out.total_internal_size;
       return;
     }
@@ -405,6 +406,7 @@ void HostContext::run(rknn_run_extend* extend) {
   if ((flags_ & RKNN_FLAG_INTERNAL_ALLOC_OUTSIDE) != 0 && !internal_mem_)
     fail(RKNN_ERR_FAIL, "the context was made with RKNN_FLAG_INTERNAL_ALLOC_OUTSIDE: call rknn_set_internal_mem first");
   std::vector<Tensor> inputs = gather_inputs();
+  bind_internal_mem();  // refuses memory destroyed since rknn_set_internal_mem
   const auto start = std::chrono::steady_clock::now();
   try {
     outputs_ = session_->run(inputs);
@@ -576,11 +578,50 @@ void HostContext::set_weight_mem(HostMem& mem) {
 
 void HostContext::set_internal_mem(HostMem& mem) {
   std::lock_guard lock(mutex_);
-  const size_t internal = session_ ? session_->stats().arena_bytes : 0;
+  require_full_context("rknn_set_internal_mem");
+  const size_t internal = internal_bytes();
   if (mem.cpu_view().size() < internal)
     fail(RKNN_ERR_PARAM_INVALID, "internal memory of {} bytes is smaller than the model's {} (RKNN_QUERY_MEM_SIZE)",
          mem.cpu_view().size(), internal);
+  const auto address = reinterpret_cast<uintptr_t>(mem.cpu_view().data());
+  if (address % Session::arena_alignment != 0)
+    fail(RKNN_ERR_PARAM_INVALID, "internal memory at {:#x} is not aligned to {} bytes (check the mem's offset)",
+         address, Session::arena_alignment);
   internal_mem_ = MemRef{mem.descriptor(), mem.serial()};
+  bind_internal_mem();
+}
+
+// The engine keeps its intermediates in the caller's internal memory, as the NPU does: several
+// contexts run one after another may share one buffer (rknn_internal_mem_reuse_demo).
+void HostContext::bind_internal_mem() {
+  if (!internal_mem_) return;
+  HostMem& mem = live_mem(internal_mem_->mem, internal_mem_->serial, "internal memory");
+  session_->use_arena(mem.cpu_view());
+}
+
+// RKNN_QUERY_MEM_SIZE's total_internal_size: enough for every shape of a dynamic model,
+// since the board's demos size the internal memory before rknn_set_input_shapes.
+size_t HostContext::internal_bytes() {
+  if (!internal_bytes_) {
+    size_t most = session_->stats().arena_bytes;
+    if (model_->dynamic()) {
+      try {
+        for (const ShapeChoice& choice : model_->shape_set()) {
+          std::vector<TensorInfo> infos;
+          for (size_t i = 0; i < choice.size(); ++i) infos.push_back({model_->inputs()[i].dtype, choice[i]});
+          session_->prepare(infos);
+          most = std::max(most, session_->stats().arena_bytes);
+        }
+      } catch (const EngineError& e) {
+        fail(RKNN_ERR_MODEL_INVALID, "{}", e.what());
+      }
+      std::vector<TensorInfo> current;
+      for (size_t i = 0; i < shapes_.size(); ++i) current.push_back({model_->inputs()[i].dtype, shapes_[i]});
+      session_->prepare(current);  // back to the current shapes (a cached plan)
+    }
+    internal_bytes_ = most;
+  }
+  return *internal_bytes_;
 }
 
 // ---- dynamic shapes and cores ------------------------------------------------------------

@@ -232,6 +232,69 @@ TEST_CASE("general and zero-copy flows agree with the engine run directly, for e
   CHECK(rknn_destroy_mem(ctx, out_mem) == RKNN_SUCC);
 }
 
+TEST_CASE("internal memory from outside holds the intermediates, shared by contexts run in turn") {
+  // The board's order (dynamic-shape alloc-outside demo): size the memory on a dummy context.
+  rknn_mem_size sizes{};
+  {
+    Ctx info(test::dyncnn(), RKNN_FLAG_COLLECT_MODEL_INFO_ONLY | RKNN_FLAG_MEM_ALLOC_OUTSIDE);
+    REQUIRE(rknn_query(info, RKNN_QUERY_MEM_SIZE, &sizes, sizeof sizes) == RKNN_SUCC);
+  }
+  REQUIRE(sizes.total_internal_size > 0);
+  Ctx a(test::dyncnn(), RKNN_FLAG_INTERNAL_ALLOC_OUTSIDE);
+  Ctx b(test::dyncnn(), RKNN_FLAG_INTERNAL_ALLOC_OUTSIDE);
+  rknn_mem_size own{};
+  REQUIRE(rknn_query(a, RKNN_QUERY_MEM_SIZE, &own, sizeof own) == RKNN_SUCC);
+  CHECK(own.total_internal_size == sizes.total_internal_size);
+
+  auto attr = query_attr(a, RKNN_QUERY_INPUT_ATTR, 0);
+  auto img = image(224, 224, 3);
+  REQUIRE(set_image(a, img) == RKNN_SUCC);
+  CHECK(rknn_run(a, nullptr) == RKNN_ERR_FAIL);  // no internal memory yet
+
+  rknn_tensor_mem* internal = rknn_create_mem(a, sizes.total_internal_size);
+  REQUIRE(internal != nullptr);
+  std::memset(internal->virt_addr, 0xAB, internal->size);
+  // the same memory, seen from b through its fd (rknn_internal_mem_reuse_demo)
+  rknn_tensor_mem* shared = rknn_create_mem_from_fd(b, internal->fd, internal->virt_addr, internal->size, 0);
+  REQUIRE(shared != nullptr);
+  REQUIRE(rknn_set_internal_mem(a, internal) == RKNN_SUCC);
+  REQUIRE(rknn_set_internal_mem(b, shared) == RKNN_SUCC);
+
+  REQUIRE(rknn_run(a, nullptr) == RKNN_SUCC);
+  const auto* bytes = static_cast<const uint8_t*>(internal->virt_addr);
+  CHECK(std::count(bytes, bytes + internal->size, uint8_t{0xAB}) < static_cast<std::ptrdiff_t>(internal->size / 2));
+  CHECK(max_abs_difference(get_float_output(a, 1), engine_reference(img, 224, 224, 1)) == 0.0f);
+
+  // b runs every shape of the set in the same bytes, a keeps giving its own results
+  for (uint32_t side : {100u, 160u, 224u}) {
+    CAPTURE(side);
+    attr.dims[1] = attr.dims[2] = side;
+    REQUIRE(rknn_set_input_shapes(b, 1, &attr) == RKNN_SUCC);
+    auto small = image(side, side, 3, side);
+    REQUIRE(set_image(b, small) == RKNN_SUCC);
+    REQUIRE(rknn_run(b, nullptr) == RKNN_SUCC);
+    CHECK(max_abs_difference(get_float_output(b, 1), engine_reference(small, side, side, 1)) == 0.0f);
+    REQUIRE(rknn_run(a, nullptr) == RKNN_SUCC);
+    CHECK(max_abs_difference(get_float_output(a, 1), engine_reference(img, 224, 224, 1)) == 0.0f);
+  }
+
+  SUBCASE("too small, misaligned or destroyed memory is refused") {
+    rknn_tensor_mem* small = rknn_create_mem(a, sizes.total_internal_size - 64);
+    CHECK(rknn_set_internal_mem(a, small) == RKNN_ERR_PARAM_INVALID);
+    rknn_tensor_mem* skewed = rknn_create_mem_from_fd(a, internal->fd, internal->virt_addr, internal->size - 8, 8);
+    REQUIRE(skewed != nullptr);
+    CHECK(rknn_set_internal_mem(a, skewed) == RKNN_ERR_PARAM_INVALID);
+    CHECK(rknn_destroy_mem(a, skewed) == RKNN_SUCC);
+    CHECK(rknn_destroy_mem(a, small) == RKNN_SUCC);
+    CHECK(rknn_destroy_mem(b, shared) == RKNN_SUCC);
+    CHECK(rknn_run(b, nullptr) == RKNN_ERR_PARAM_INVALID);  // names the destroyed internal memory
+    REQUIRE(rknn_run(a, nullptr) == RKNN_SUCC);             // a's own binding is still alive
+    shared = nullptr;
+  }
+  if (shared != nullptr) CHECK(rknn_destroy_mem(b, shared) == RKNN_SUCC);
+  CHECK(rknn_destroy_mem(a, internal) == RKNN_SUCC);
+}
+
 TEST_CASE("native NC1HWC2 output memory holds the blocked output, padding lanes zero") {
   Ctx ctx(test::dyncnn("rk3566"));  // C2 4 for float16
   auto img = image(224, 224, 3);

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <deque>
 #include <unordered_set>
 
@@ -91,6 +93,53 @@ ValueId Graph::add_constant(std::string name, Tensor tensor) {
 const Tensor* Graph::constant(ValueId id) const {
   const auto it = constants_.find(id);
   return it == constants_.end() ? nullptr : &it->second;
+}
+
+std::vector<ValueId> Graph::used_constants() const {
+  std::vector<ValueId> used;
+  auto note = [&](ValueId id) {
+    if (id != no_value && constants_.contains(id)) used.push_back(id);
+  };
+  for (const Node& node : nodes_) {
+    for (ValueId in : node.inputs) note(in);
+  }
+  for (ValueId out : outputs_) note(out);
+  std::sort(used.begin(), used.end());
+  used.erase(std::unique(used.begin(), used.end()), used.end());
+  return used;
+}
+
+namespace {
+std::size_t align_up(std::size_t bytes, std::size_t alignment) { return (bytes + alignment - 1) / alignment * alignment; }
+} // namespace
+
+std::size_t Graph::constant_bytes(std::size_t alignment) const {
+  std::size_t total = 0;
+  for (ValueId id : used_constants()) total = align_up(total, alignment) + constants_.at(id).bytes();
+  return total;
+}
+
+void Graph::place_constants(std::span<std::byte> memory, std::size_t alignment) {
+  const std::size_t needed = constant_bytes(alignment);
+  if (memory.size() < needed) {
+    throw EngineError(fmt::format("the weight memory of {} bytes is smaller than the {} bytes of the constants",
+                                  memory.size(), needed));
+  }
+  const auto address = reinterpret_cast<std::uintptr_t>(memory.data());
+  if (address % alignment != 0) {
+    throw EngineError(fmt::format("weight memory at {:#x} is not aligned to {} bytes", address, alignment));
+  }
+  std::size_t offset = 0;
+  for (ValueId id : used_constants()) {
+    offset = align_up(offset, alignment);
+    Tensor& constant = constants_.at(id);
+    std::byte* target = memory.data() + offset;
+    if (constant.bytes() != 0 && target != constant.raw()) {
+      std::memmove(target, constant.raw(), constant.bytes());
+    }
+    constant = Tensor::view(constant.dtype(), constant.shape(), static_cast<void*>(target));
+    offset += constant.bytes();
+  }
 }
 
 std::optional<ValueId> Graph::find(std::string_view name) const {

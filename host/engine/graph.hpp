@@ -62,6 +62,13 @@ public:
   const Tensor* constant(ValueId id) const;
   std::optional<ValueId> find(std::string_view name) const;
 
+  // The bytes the constants that nodes and outputs use take when placed one after another,
+  // each at an `alignment` boundary (what place_constants needs).
+  std::size_t constant_bytes(std::size_t alignment) const;
+  // Copies those constants into `memory` and keeps them there (rknn_set_weight_mem); the
+  // memory must outlive the graph's use. Plans made before hold the old addresses.
+  void place_constants(std::span<std::byte> memory, std::size_t alignment);
+
   // Plan-independent rewrites: BatchNormalization folded into a preceding Conv, and Relu or
   // Clip with constant bounds fused into a preceding Conv. Keeps the graph's observable results.
   void fuse_for_inference();
@@ -71,6 +78,8 @@ private:
   ValueId add_constant(std::string name, Tensor tensor);
   // Orders nodes topologically (throws naming a node on a cycle) and drops dead nodes.
   void sort_and_prune();
+  // Ids of the constants the nodes and outputs use, ascending.
+  std::vector<ValueId> used_constants() const;
 
   int64_t opset_ = 0;
   std::vector<Value> values_;

@@ -439,6 +439,14 @@ void Session::use_arena(std::span<std::byte> memory) {
   }
 }
 
+std::size_t Session::weight_bytes() const { return state_->graph.constant_bytes(arena_alignment); }
+
+void Session::use_weight_memory(std::span<std::byte> memory) {
+  state_->graph.place_constants(memory, arena_alignment);
+  state_->plans.clear();  // their views and folded constants point at the old weights
+  state_->current = nullptr;
+}
+
 // Points the plan's intermediates at the arena this run uses and returns its base.
 std::byte* Session::State::bind_arena(Plan& plan) {
   const std::size_t needed = plan.stats.arena_bytes;

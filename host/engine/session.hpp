@@ -86,6 +86,12 @@ public:
   void use_arena(std::span<std::byte> memory);
   static constexpr std::size_t arena_alignment = 16;  // enough for every element type and SIMD load
 
+  // The weight memory of rknn_set_weight_mem: the bytes the graph's constants need, and
+  // moving them into `memory` (aligned to arena_alignment, outliving the session's use).
+  // Plans made before are dropped. Throws EngineError naming a size or alignment that fails.
+  std::size_t weight_bytes() const;
+  void use_weight_memory(std::span<std::byte> memory);
+
 private:
   struct State;
   std::unique_ptr<State> state_;

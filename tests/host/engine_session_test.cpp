@@ -157,6 +157,28 @@ TEST_SUITE("engine.session") {
           std::string::npos);
   }
 
+  TEST_CASE("weights moved into a caller's memory are read from there") {
+    const auto model = small_cnn(2).model();
+    const auto x = random_tensor({2, 3, 16, 16}, 7);
+    Session s(model);
+    const auto expected = s.run(std::vector{x});  // a plan exists before the weights move
+    const std::size_t bytes = s.weight_bytes();
+    // the constants the nodes use, each at a 16-byte boundary: 8x3x3x3, 8, 8x1x3x3, 16x8x1x1, 10x16 and
+    // 10 floats; the initializer 'shape', which no node reads, takes no room
+    CHECK(bytes == (216 + 8 + 72 + 128 + 160 + 10) * 4);
+    AlignedBuffer weights(bytes);
+    CHECK(error_of([&] { s.use_weight_memory({weights.data(), bytes - 1}); }) ==
+          fmt::format("the weight memory of {} bytes is smaller than the {} bytes of the constants", bytes - 1, bytes));
+    CHECK(error_of([&] { s.use_weight_memory({weights.data() + 4, bytes}); }).find("is not aligned to 16 bytes") !=
+          std::string::npos);
+    s.use_weight_memory({weights.data(), bytes});
+    check_close(s.run(std::vector{x})[0], expected[0], 0.0f);
+    // the session reads the caller's bytes: clearing them changes the result
+    std::memset(weights.data(), 0, bytes);
+    const auto cleared = s.run(std::vector{x});
+    CHECK(std::memcmp(cleared[0].raw(), expected[0].raw(), expected[0].bytes()) != 0);
+  }
+
   TEST_CASE("one thread and several threads give the same results") {
     const auto model = small_cnn(2).model();
     const auto x = random_tensor({2, 3, 16, 16}, 7);

@@ -118,17 +118,21 @@ HostContext::HostContext(std::shared_ptr<const LoadedModel> model, uint32_t flag
   output_bindings_.resize(model_->outputs().size());
   // A dummy context (RKNN_FLAG_COLLECT_MODEL_INFO_ONLY) plans too: its MEM_SIZE sizes the
   // memory the real context will be given.
+  session_ = make_session();
+  plan_for_current_shapes();
+  initial_output_shapes_ = output_shapes_;
+}
+
+std::unique_ptr<Session> HostContext::make_session() const {
   SessionOptions options;
   // threads: the engine's default (all cores, or RKNNXX_HOST_THREADS)
   options.float16_activations = model_->float16_model();
   options.profile = (flags_ & RKNN_FLAG_COLLECT_PERF_MASK) != 0;
   try {
-    session_ = std::make_unique<Session>(model_->onnx(), options);
+    return std::make_unique<Session>(model_->onnx(), options);
   } catch (const EngineError& e) {
     fail(RKNN_ERR_MODEL_INVALID, "{}", e.what());
   }
-  plan_for_current_shapes();
-  initial_output_shapes_ = output_shapes_;
 }
 
 HostContext::~HostContext() {
@@ -239,7 +243,8 @@ void HostContext::query(rknn_query_cmd cmd, void* info, uint32_t size) {
     case RKNN_QUERY_MEM_SIZE: {
       auto& out = info_as<rknn_mem_size>(info, size, cmd);
       out = {};
-      out.total_weight_size = static_cast<uint32_t>(model_->weight_bytes());
+      // What the engine keeps: float32 weights also for a float16 model, so twice the board's figure there.
+      out.total_weight_size = static_cast<uint32_t>(session_->weight_bytes());
       out.total_internal_size = static_cast<uint32_t>(internal_bytes());
       out.total_dma_allocated_size = uint64_t{out.total_weight_size} + out.total_internal_size;
       return;
@@ -253,7 +258,7 @@ void HostContext::query(rknn_query_cmd cmd, void* info, uint32_t size) {
       auto& out = info_as<rknn_tensor_mem>(info, size, cmd);
       out = {};
       out.fd = -1;
-      out.size = static_cast<uint32_t>(model_->weight_bytes());
+      out.size = static_cast<uint32_t>(session_->weight_bytes());
       return;
     }
     case RKNN_QUERY_INPUT_DYNAMIC_RANGE: {
@@ -406,6 +411,7 @@ void HostContext::run(rknn_run_extend* extend) {
   if ((flags_ & RKNN_FLAG_INTERNAL_ALLOC_OUTSIDE) != 0 && !internal_mem_)
     fail(RKNN_ERR_FAIL, "the context was made with RKNN_FLAG_INTERNAL_ALLOC_OUTSIDE: call rknn_set_internal_mem first");
   std::vector<Tensor> inputs = gather_inputs();
+  if (weight_mem_) (void)live_mem(weight_mem_->mem, weight_mem_->serial, "weight memory");
   bind_internal_mem();  // refuses memory destroyed since rknn_set_internal_mem
   const auto start = std::chrono::steady_clock::now();
   try {
@@ -570,10 +576,30 @@ void HostContext::set_io_mem(HostMem& mem, const rknn_tensor_attr& attr) {
 
 void HostContext::set_weight_mem(HostMem& mem) {
   std::lock_guard lock(mutex_);
-  if (mem.cpu_view().size() < model_->weight_bytes())
+  require_full_context("rknn_set_weight_mem");
+  const size_t needed = session_->weight_bytes();
+  if (mem.cpu_view().size() < needed)
     fail(RKNN_ERR_PARAM_INVALID, "weight memory of {} bytes is smaller than the model's {} (RKNN_QUERY_MEM_SIZE)",
-         mem.cpu_view().size(), model_->weight_bytes());
+         mem.cpu_view().size(), needed);
+  check_alignment(mem, "weight memory");
+  // The weights are loaded from the model again, as the board loads them into the memory it
+  // is given: memory bound before, perhaps destroyed since, is never read.
+  auto session = make_session();
+  try {
+    session->use_weight_memory(mem.cpu_view());
+  } catch (const EngineError& e) {
+    fail(RKNN_ERR_PARAM_INVALID, "{}", e.what());
+  }
+  session_ = std::move(session);
   weight_mem_ = MemRef{mem.descriptor(), mem.serial()};
+  plan_for_current_shapes();
+}
+
+void HostContext::check_alignment(HostMem& mem, std::string_view role) const {
+  const auto address = reinterpret_cast<uintptr_t>(mem.cpu_view().data());
+  if (address % Session::arena_alignment != 0)
+    fail(RKNN_ERR_PARAM_INVALID, "{} at {:#x} is not aligned to {} bytes (check the mem's offset)", role, address,
+         Session::arena_alignment);
 }
 
 void HostContext::set_internal_mem(HostMem& mem) {
@@ -583,10 +609,7 @@ void HostContext::set_internal_mem(HostMem& mem) {
   if (mem.cpu_view().size() < internal)
     fail(RKNN_ERR_PARAM_INVALID, "internal memory of {} bytes is smaller than the model's {} (RKNN_QUERY_MEM_SIZE)",
          mem.cpu_view().size(), internal);
-  const auto address = reinterpret_cast<uintptr_t>(mem.cpu_view().data());
-  if (address % Session::arena_alignment != 0)
-    fail(RKNN_ERR_PARAM_INVALID, "internal memory at {:#x} is not aligned to {} bytes (check the mem's offset)",
-         address, Session::arena_alignment);
+  check_alignment(mem, "internal memory");
   internal_mem_ = MemRef{mem.descriptor(), mem.serial()};
   bind_internal_mem();
 }

@@ -56,9 +56,11 @@ class HostContext {
 
   void require_full_context(const char* what) const;
   [[nodiscard]] rknn_tensor_attr attr(bool input, uint32_t index, AttrKind kind, bool current) const;
+  [[nodiscard]] std::unique_ptr<Session> make_session() const;
   void plan_for_current_shapes();
   [[nodiscard]] size_t internal_bytes();
   void bind_internal_mem();
+  void check_alignment(HostMem& mem, std::string_view role) const;
   [[nodiscard]] std::vector<Tensor> gather_inputs();
   [[nodiscard]] Tensor model_input(uint32_t index, std::span<const std::byte> bytes, const BufferFormat& format,
                                    bool pass_through) const;
@@ -88,7 +90,7 @@ class HostContext {
     rknn_tensor_mem* mem = nullptr;
     uint64_t serial = 0;
   };
-  std::optional<MemRef> weight_mem_;    // with RKNN_FLAG_MEM_ALLOC_OUTSIDE
+  std::optional<MemRef> weight_mem_;    // holds the engine's constants (Session::use_weight_memory)
   std::optional<MemRef> internal_mem_;  // holds the engine's intermediates (Session::use_arena)
   std::optional<size_t> internal_bytes_;  // the largest arena over the shape set, once computed
   std::vector<void*> runtime_output_buffers_;  // given out by outputs_get, freed by outputs_release

@@ -52,15 +52,7 @@ std::shared_ptr<const LoadedModel> LoadedModel::load(std::span<const std::byte> 
 
   const auto& graph = model->onnx_.graph;
   std::unordered_set<std::string> initializers;
-  for (const auto& init : graph.initializer) {
-    initializers.insert(init.name);
-    size_t count = 1;
-    for (int64_t d : init.dims) count *= static_cast<size_t>(std::max<int64_t>(d, 0));
-    const size_t bytes_per = init.data_type == onnx::DataType::float32 ? (model->float16_model() ? 2 : 4)
-                             : init.data_type == onnx::DataType::int64 ? 8
-                                                                       : 4;
-    model->weight_bytes_ += count * bytes_per;
-  }
+  for (const auto& init : graph.initializer) initializers.insert(init.name);
   ShapeChoice declared;
   for (const auto& input : graph.input) {
     if (initializers.contains(input.name)) continue;  // older exporters list initializers as inputs

@@ -43,7 +43,6 @@ class LoadedModel {
   [[nodiscard]] const std::vector<IoTensor>& inputs() const noexcept { return inputs_; }
   [[nodiscard]] const std::vector<IoTensor>& outputs() const noexcept { return outputs_; }
   [[nodiscard]] bool float16_model() const noexcept;
-  [[nodiscard]] size_t weight_bytes() const noexcept { return weight_bytes_; }
 
   // The element type the board reports for a tensor of this ONNX type (float32 is float16
   // in a model converted with float_dtype float16).
@@ -70,7 +69,6 @@ class LoadedModel {
   std::vector<Normalization> normalization_;
   std::vector<ShapeChoice> shape_set_;
   ShapeChoice initial_shapes_;
-  size_t weight_bytes_ = 0;
 };
 
 // "[1,3,224,224]"

@@ -295,6 +295,47 @@ TEST_CASE("internal memory from outside holds the intermediates, shared by conte
   CHECK(rknn_destroy_mem(a, internal) == RKNN_SUCC);
 }
 
+TEST_CASE("weight memory from outside holds the weights the engine reads") {
+  Ctx ctx(test::dyncnn(), RKNN_FLAG_MEM_ALLOC_OUTSIDE);
+  rknn_mem_size sizes{};
+  REQUIRE(rknn_query(ctx, RKNN_QUERY_MEM_SIZE, &sizes, sizeof sizes) == RKNN_SUCC);
+  REQUIRE(sizes.total_weight_size > 0);
+  auto img = image(224, 224, 3);
+  const auto reference = engine_reference(img, 224, 224, 1);
+  REQUIRE(set_image(ctx, img) == RKNN_SUCC);
+
+  rknn_tensor_mem* internal = rknn_create_mem(ctx, sizes.total_internal_size);
+  rknn_tensor_mem* weights = rknn_create_mem(ctx, sizes.total_weight_size);
+  REQUIRE(internal != nullptr);
+  REQUIRE(weights != nullptr);
+  REQUIRE(rknn_set_internal_mem(ctx, internal) == RKNN_SUCC);
+  CHECK(rknn_run(ctx, nullptr) == RKNN_ERR_FAIL);  // MEM_ALLOC_OUTSIDE: weights first
+  rknn_tensor_mem* small = rknn_create_mem(ctx, sizes.total_weight_size - 1);
+  CHECK(rknn_set_weight_mem(ctx, small) == RKNN_ERR_PARAM_INVALID);
+  CHECK(rknn_destroy_mem(ctx, small) == RKNN_SUCC);
+
+  REQUIRE(rknn_set_weight_mem(ctx, weights) == RKNN_SUCC);
+  const auto* bytes = static_cast<const uint8_t*>(weights->virt_addr);
+  CHECK(std::count(bytes, bytes + weights->size, uint8_t{0}) < static_cast<std::ptrdiff_t>(weights->size / 2));
+  REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);  // the input set before still holds
+  CHECK(max_abs_difference(get_float_output(ctx, 1), reference) == 0.0f);
+
+  // The engine reads the caller's bytes: cleared weights give other results.
+  std::memset(weights->virt_addr, 0, weights->size);
+  REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+  CHECK(max_abs_difference(get_float_output(ctx, 1), reference) > 0.0f);
+
+  // Destroyed weight memory is refused; new memory gets the model's weights again.
+  CHECK(rknn_destroy_mem(ctx, weights) == RKNN_SUCC);
+  CHECK(rknn_run(ctx, nullptr) == RKNN_ERR_PARAM_INVALID);
+  weights = rknn_create_mem(ctx, sizes.total_weight_size);
+  REQUIRE(rknn_set_weight_mem(ctx, weights) == RKNN_SUCC);
+  REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+  CHECK(max_abs_difference(get_float_output(ctx, 1), reference) == 0.0f);
+  CHECK(rknn_destroy_mem(ctx, weights) == RKNN_SUCC);
+  CHECK(rknn_destroy_mem(ctx, internal) == RKNN_SUCC);
+}
+
 TEST_CASE("native NC1HWC2 output memory holds the blocked output, padding lanes zero") {
   Ctx ctx(test::dyncnn("rk3566"));  // C2 4 for float16
   auto img = image(224, 224, 3);

@@ -121,6 +121,18 @@ TEST_CASE("TensorInfo: accessors and with() for the buffer the application choos
   CHECK(qi.quantization() == Quantization::affine_asymmetric(0.25f, 5));
   CHECK_FALSE(qi.with(TensorType::uint8, TensorFormat::undefined).quantization().affine);
   CHECK_THROWS_WITH_AS((void)info.with(TensorType::int8, TensorFormat::nc1hwc2), doctest::Contains("cannot be described as NC1HWC2"), Error);
+  // Sizes that no longer fit the attr's 32-bit fields are refused, naming the field.
+  rknn_tensor_attr big = make_attr({1, 32768, 32768, 3}, RKNN_TENSOR_NHWC, RKNN_TENSOR_UINT8, 32768);
+  big.n_elems = 32768u * 32768u * 3u;  // 3 GiB as uint8: fits in 32 bits
+  const TensorInfo huge(big, TensorIo::input);
+  CHECK_THROWS_WITH_AS((void)huge.with(TensorType::float16, TensorFormat::nhwc),
+                       doctest::Contains("size of 6442450944 bytes exceeds the 32-bit field"), Error);
+  big.w_stride = 65536;
+  big.n_elems = 1024u * 1024u * 3u;
+  big.dims[1] = big.dims[2] = 1024;
+  big.h_stride = 65536;
+  CHECK_THROWS_WITH_AS((void)TensorInfo(big, TensorIo::input).with(TensorType::uint8, TensorFormat::nhwc),
+                       doctest::Contains("size_with_stride of 12884901888 bytes exceeds the 32-bit field"), Error);
   CHECK(info == TensorInfo(a, TensorIo::input));
   CHECK_FALSE(info == u8);
 }

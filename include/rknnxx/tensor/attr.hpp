@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -120,13 +121,21 @@ public:
       a.scale = 1.0f;
     }
     a.type = static_cast<rknn_tensor_type>(type);
-    a.size = static_cast<std::uint32_t>(bytes_for(type, a.n_elems));
+    // Sizes of the new type in the attr's 32-bit fields: a tensor too large for them is refused.
+    const auto bytes32 = [&](std::string_view field, std::initializer_list<std::uint64_t> extents) {
+      std::uint64_t elements = 1;
+      for (std::uint64_t e : extents) elements = detail::checked_mul(elements, e, field);
+      const std::uint64_t bytes = bytes_for(type, elements);
+      if (bytes > UINT32_MAX)
+        detail::fail("rknnxx::TensorInfo::with", "{} {} \"{}\" as {}: {} of {} bytes exceeds the 32-bit field",
+                     io_ == TensorIo::input ? "input" : "output", a.index, name(), name_of(type), field, bytes);
+      return static_cast<std::uint32_t>(bytes);
+    };
+    a.size = bytes32("size", {a.n_elems});
     if (a.fmt == RKNN_TENSOR_NHWC && a.w_stride != 0 && a.n_dims == 4) {
-      a.size_with_stride = static_cast<std::uint32_t>(
-          bytes_for(type, std::uint64_t{a.dims[0]} * std::max(a.h_stride, a.dims[1]) * a.w_stride * a.dims[3]));
+      a.size_with_stride = bytes32("size_with_stride", {a.dims[0], std::max(a.h_stride, a.dims[1]), a.w_stride, a.dims[3]});
     } else if (a.fmt == RKNN_TENSOR_NC1HWC2) {
-      a.size_with_stride = static_cast<std::uint32_t>(
-          bytes_for(type, std::uint64_t{a.dims[0]} * a.dims[1] * a.dims[2] * std::max(a.w_stride, a.dims[3]) * a.dims[4]));
+      a.size_with_stride = bytes32("size_with_stride", {a.dims[0], a.dims[1], a.dims[2], std::max(a.w_stride, a.dims[3]), a.dims[4]});
     } else {
       a.size_with_stride = a.size;
       a.w_stride = 0;

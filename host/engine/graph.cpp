@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdint>
 #include <cstring>
 #include <deque>
 #include <unordered_set>
@@ -109,10 +108,6 @@ std::vector<ValueId> Graph::used_constants() const {
   return used;
 }
 
-namespace {
-std::size_t align_up(std::size_t bytes, std::size_t alignment) { return (bytes + alignment - 1) / alignment * alignment; }
-} // namespace
-
 std::size_t Graph::constant_bytes(std::size_t alignment) const {
   std::size_t total = 0;
   for (ValueId id : used_constants()) total = align_up(total, alignment) + constants_.at(id).bytes();
@@ -125,10 +120,7 @@ void Graph::place_constants(std::span<std::byte> memory, std::size_t alignment) 
     throw EngineError(fmt::format("the weight memory of {} bytes is smaller than the {} bytes of the constants",
                                   memory.size(), needed));
   }
-  const auto address = reinterpret_cast<std::uintptr_t>(memory.data());
-  if (address % alignment != 0) {
-    throw EngineError(fmt::format("weight memory at {:#x} is not aligned to {} bytes", address, alignment));
-  }
+  require_aligned(memory.data(), alignment, "weight memory");
   std::size_t offset = 0;
   for (ValueId id : used_constants()) {
     offset = align_up(offset, alignment);

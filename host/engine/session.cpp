@@ -15,7 +15,6 @@
 namespace rknnxx::host {
 
 std::size_t plan_arena(std::span<ArenaBlock> blocks) {
-  auto aligned = [](std::size_t n) { return (n + tensor_alignment - 1) / tensor_alignment * tensor_alignment; };
   std::vector<std::size_t> order(blocks.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -26,7 +25,7 @@ std::size_t plan_arena(std::span<ArenaBlock> blocks) {
   std::vector<const ArenaBlock*> overlapping;
   for (std::size_t i : order) {
     ArenaBlock& block = blocks[i];
-    const std::size_t size = aligned(std::max<std::size_t>(block.bytes, 1));
+    const std::size_t size = align_up(std::max<std::size_t>(block.bytes, 1), tensor_alignment);
     overlapping.clear();
     for (std::size_t p : placed) {
       const ArenaBlock& other = blocks[p];
@@ -41,7 +40,7 @@ std::size_t plan_arena(std::span<ArenaBlock> blocks) {
       if (offset + size <= other->offset) {
         break;
       }
-      offset = std::max(offset, aligned(other->offset + std::max<std::size_t>(other->bytes, 1)));
+      offset = std::max(offset, align_up(other->offset + std::max<std::size_t>(other->bytes, 1), tensor_alignment));
     }
     block.offset = offset;
     arena = std::max(arena, offset + size);
@@ -426,9 +425,8 @@ const PlanStats& Session::stats() const { return current_plan(state_->current).s
 std::span<const StepTime> Session::last_profile() const noexcept { return state_->profile; }
 
 void Session::use_arena(std::span<std::byte> memory) {
-  const auto address = reinterpret_cast<std::uintptr_t>(memory.data());
-  if (!memory.empty() && address % arena_alignment != 0) {
-    throw EngineError(fmt::format("arena memory at {:#x} is not aligned to {} bytes", address, arena_alignment));
+  if (!memory.empty()) {
+    require_aligned(memory.data(), arena_alignment, "arena memory");
   }
   state_->external_arena = memory;
   for (auto& plan : state_->plans) {

@@ -175,4 +175,11 @@ AlignedBuffer::AlignedBuffer(std::size_t bytes) : size_(bytes) {
   }
 }
 
+void require_aligned(const void* memory, std::size_t alignment, std::string_view what) {
+  const auto address = reinterpret_cast<std::uintptr_t>(memory);
+  if (address % alignment != 0) {
+    throw EngineError(fmt::format("{} at {:#x} is not aligned to {} bytes", what, address, alignment));
+  }
+}
+
 } // namespace rknnxx::host

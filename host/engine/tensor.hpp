@@ -24,6 +24,14 @@ using onnx::DataType;
 
 inline constexpr std::size_t tensor_alignment = 64;
 
+// n rounded up to a multiple of `alignment`.
+constexpr std::size_t align_up(std::size_t n, std::size_t alignment) noexcept {
+  return (n + alignment - 1) / alignment * alignment;
+}
+// Throws EngineError naming `what`, its address and the alignment unless `memory` starts at a
+// multiple of `alignment` (memory a caller hands the engine to keep tensors in).
+void require_aligned(const void* memory, std::size_t alignment, std::string_view what);
+
 // float32, float16, int8, uint8, int16, int32, int64 and bool.
 bool is_supported(DataType type) noexcept;
 // Bytes of one element; throws EngineError for a type outside the supported subset.

@@ -164,11 +164,16 @@ void HostContext::check_index(bool input, uint32_t index) const {
          count, input ? "inputs" : "outputs");
 }
 
-void HostContext::plan_for_current_shapes() {
+// The engine's view of one choice of input shapes.
+std::vector<TensorInfo> HostContext::input_infos(const ShapeChoice& shapes) const {
   std::vector<TensorInfo> infos;
-  for (size_t i = 0; i < shapes_.size(); ++i) infos.push_back({model_->inputs()[i].dtype, shapes_[i]});
+  for (size_t i = 0; i < shapes.size(); ++i) infos.push_back({model_->inputs()[i].dtype, shapes[i]});
+  return infos;
+}
+
+void HostContext::plan_for_current_shapes() {
   try {
-    session_->prepare(infos);
+    session_->prepare(input_infos(shapes_));
     output_shapes_.clear();
     for (const TensorInfo& info : session_->output_infos()) output_shapes_.push_back(info.shape);
   } catch (const EngineError& e) {
@@ -577,29 +582,18 @@ void HostContext::set_io_mem(HostMem& mem, const rknn_tensor_attr& attr) {
 void HostContext::set_weight_mem(HostMem& mem) {
   std::lock_guard lock(mutex_);
   require_full_context("rknn_set_weight_mem");
-  const size_t needed = session_->weight_bytes();
-  if (mem.cpu_view().size() < needed)
-    fail(RKNN_ERR_PARAM_INVALID, "weight memory of {} bytes is smaller than the model's {} (RKNN_QUERY_MEM_SIZE)",
-         mem.cpu_view().size(), needed);
-  check_alignment(mem, "weight memory");
   // The weights are loaded from the model again, as the board loads them into the memory it
-  // is given: memory bound before, perhaps destroyed since, is never read.
+  // is given: memory bound before, perhaps destroyed since, is never read. The engine checks
+  // the memory's size (RKNN_QUERY_MEM_SIZE's total_weight_size) and alignment.
   auto session = make_session();
   try {
     session->use_weight_memory(mem.cpu_view());
   } catch (const EngineError& e) {
-    fail(RKNN_ERR_PARAM_INVALID, "{}", e.what());
+    fail(RKNN_ERR_PARAM_INVALID, "{} (see RKNN_QUERY_MEM_SIZE; check the mem's offset)", e.what());
   }
   session_ = std::move(session);
   weight_mem_ = MemRef{mem.descriptor(), mem.serial()};
   plan_for_current_shapes();
-}
-
-void HostContext::check_alignment(HostMem& mem, std::string_view role) const {
-  const auto address = reinterpret_cast<uintptr_t>(mem.cpu_view().data());
-  if (address % Session::arena_alignment != 0)
-    fail(RKNN_ERR_PARAM_INVALID, "{} at {:#x} is not aligned to {} bytes (check the mem's offset)", role, address,
-         Session::arena_alignment);
 }
 
 void HostContext::set_internal_mem(HostMem& mem) {
@@ -609,9 +603,12 @@ void HostContext::set_internal_mem(HostMem& mem) {
   if (mem.cpu_view().size() < internal)
     fail(RKNN_ERR_PARAM_INVALID, "internal memory of {} bytes is smaller than the model's {} (RKNN_QUERY_MEM_SIZE)",
          mem.cpu_view().size(), internal);
-  check_alignment(mem, "internal memory");
+  try {
+    session_->use_arena(mem.cpu_view());
+  } catch (const EngineError& e) {
+    fail(RKNN_ERR_PARAM_INVALID, "internal memory: {} (check the mem's offset)", e.what());
+  }
   internal_mem_ = MemRef{mem.descriptor(), mem.serial()};
-  bind_internal_mem();
 }
 
 // The engine keeps its intermediates in the caller's internal memory, as the NPU does: several
@@ -630,17 +627,13 @@ size_t HostContext::internal_bytes() {
     if (model_->dynamic()) {
       try {
         for (const ShapeChoice& choice : model_->shape_set()) {
-          std::vector<TensorInfo> infos;
-          for (size_t i = 0; i < choice.size(); ++i) infos.push_back({model_->inputs()[i].dtype, choice[i]});
-          session_->prepare(infos);
+          session_->prepare(input_infos(choice));
           most = std::max(most, session_->stats().arena_bytes);
         }
+        session_->prepare(input_infos(shapes_));  // back to the current shapes (a cached plan)
       } catch (const EngineError& e) {
         fail(RKNN_ERR_MODEL_INVALID, "{}", e.what());
       }
-      std::vector<TensorInfo> current;
-      for (size_t i = 0; i < shapes_.size(); ++i) current.push_back({model_->inputs()[i].dtype, shapes_[i]});
-      session_->prepare(current);  // back to the current shapes (a cached plan)
     }
     internal_bytes_ = most;
   }

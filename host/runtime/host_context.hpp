@@ -57,10 +57,10 @@ class HostContext {
   void require_full_context(const char* what) const;
   [[nodiscard]] rknn_tensor_attr attr(bool input, uint32_t index, AttrKind kind, bool current) const;
   [[nodiscard]] std::unique_ptr<Session> make_session() const;
+  [[nodiscard]] std::vector<TensorInfo> input_infos(const ShapeChoice& shapes) const;
   void plan_for_current_shapes();
   [[nodiscard]] size_t internal_bytes();
   void bind_internal_mem();
-  void check_alignment(HostMem& mem, std::string_view role) const;
   [[nodiscard]] std::vector<Tensor> gather_inputs();
   [[nodiscard]] Tensor model_input(uint32_t index, std::span<const std::byte> bytes, const BufferFormat& format,
                                    bool pass_through) const;

@@ -62,28 +62,25 @@ void visit_mapping(const BufferFormat& format, const Extents4& s, Visit&& visit)
   switch (format.fmt) {
     case RKNN_TENSOR_NCHW: {
       if (d.size() != 4 || d[0] != s.n || d[1] != s.c || d[2] != s.h || d[3] != s.w) mismatch("[N,C,H,W]");
-      if (empty) visit(NoElements{});
-      else visit(checked_mapping<layout::NCHW::mapping>(s));
-      return;
+      if (!empty) return visit(checked_mapping<layout::NCHW::mapping>(s));
+      break;
     }
     case RKNN_TENSOR_NHWC: {
       if (d.size() != 4 || d[0] != s.n || d[1] != s.h || d[2] != s.w || d[3] != s.c) mismatch("[N,H,W,C]");
-      if (empty) visit(NoElements{});
-      else visit(checked_mapping<layout::NHWC::mapping>(s, format.w_stride, format.h_stride));
-      return;
+      if (!empty) return visit(checked_mapping<layout::NHWC::mapping>(s, format.w_stride, format.h_stride));
+      break;
     }
     case RKNN_TENSOR_NC1HWC2: {
       // dims[3] is the row pitch: at least the width.
       if (d.size() != 5 || d[0] != s.n || d[2] != s.h || d[3] < s.w || d[4] == 0 ||
           d[1] != (uint64_t{s.c} + d[4] - 1) / d[4])
         mismatch("[N,ceil(C/C2),H,W,C2]");
-      if (empty) visit(NoElements{});
-      else visit(checked_mapping<layout::NC1HWC2::mapping>(s, d[4], d[3]));
-      return;
+      if (!empty) return visit(checked_mapping<layout::NC1HWC2::mapping>(s, d[4], d[3]));
+      break;
     }
-    default: break;
+    default: fail(RKNN_ERR_INPUT_INVALID, "format {} is not a 4-D layout", static_cast<int>(format.fmt));
   }
-  fail(RKNN_ERR_INPUT_INVALID, "format {} is not a 4-D layout", static_cast<int>(format.fmt));
+  visit(NoElements{});  // a valid format around an empty tensor
 }
 
 // The engine tensor's element type as the runtime's.
@@ -177,7 +174,7 @@ void decode(std::span<const std::byte> source, const BufferFormat& format, const
           for (size_t w = 0; w < s.w; ++w, ++index) {
             double v = load(in, from(n, c, h, w));
             if (has_mean) v -= mean;
-            if (has_std) v /= deviation;
+            if (has_std) v /= deviation;  // no division per element without std
             store(out, index, v);
           }
       }

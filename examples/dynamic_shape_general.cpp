@@ -2,9 +2,9 @@
 // the input shape, give an image of that size, run, and print the shapes and the top-5 classes.
 //
 //   dynamic_shape_general MODEL        (RKNNXX_RUNTIME=host runs it on the CPU)
-#include "example_image.hpp"
-
 #include <rknnxx/rknn.hpp>
+
+#include "example_image.hpp"
 
 int main(int argc, char** argv) try {
   if (argc != 2) {

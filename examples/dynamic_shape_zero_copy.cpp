@@ -3,9 +3,9 @@
 // input and the float outputs read in place, cache syncs included.
 //
 //   dynamic_shape_zero_copy MODEL      (RKNNXX_RUNTIME=host runs it on the CPU)
-#include "example_image.hpp"
-
 #include <rknnxx/rknn.hpp>
+
+#include "example_image.hpp"
 
 int main(int argc, char** argv) try {
   if (argc != 2) {

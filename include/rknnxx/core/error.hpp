@@ -6,6 +6,8 @@
 #include <rknnxx/abi/c_api.h>
 #include <rknnxx/abi/c_custom_op.h>
 
+#include <rknnxx/core/fmt_core.hpp>
+
 #include <fmt/format.h>
 
 #include <cstdint>

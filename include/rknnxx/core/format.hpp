@@ -22,6 +22,8 @@
 #include <rknnxx/core/platform.hpp>
 #include <rknnxx/core/shape_set.hpp>
 
+#include <rknnxx/core/fmt_core.hpp>
+
 #include <boost/pfr.hpp>
 #include <fmt/format.h>
 

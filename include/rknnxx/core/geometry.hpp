@@ -32,6 +32,8 @@
 #include <rknnxx/core/layout.hpp>
 #include <rknnxx/core/platform.hpp>
 
+#include <rknnxx/core/fmt_core.hpp>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 

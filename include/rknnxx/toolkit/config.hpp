@@ -29,6 +29,8 @@
 
 #include <rknnxx/core/platform.hpp>
 
+#include <rknnxx/core/fmt_core.hpp>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 

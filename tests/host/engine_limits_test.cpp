@@ -57,12 +57,13 @@ TEST_SUITE("engine limits") {
     CHECK(contains(error_of([] { (void)element_count(std::vector<int64_t>{2, -3}); }), "negative dimension"));
     CHECK(byte_count(DataType::float32, std::vector<int64_t>{2, 3}) == 24);
     // 2^31 x 2^31 int8 counts fine in 64 bits but is far beyond what a tensor may take.
-    const std::string too_big = error_of([] { (void)byte_count(DataType::int8, std::vector<int64_t>{int64_t{1} << 31, int64_t{1} << 31}); });
+    const std::vector<int64_t> square{int64_t{1} << 31, int64_t{1} << 31};
+    const std::string too_big = error_of([&] { (void)byte_count(DataType::int8, square); });
     CHECK(contains(too_big, "int8 [2147483648, 2147483648]"));
     CHECK(contains(too_big, "4294967295 bytes"));
     CHECK(byte_count(DataType::uint8, std::vector<int64_t>{int64_t{max_tensor_bytes}}) == max_tensor_bytes);
     CHECK(!error_of([] { (void)byte_count(DataType::int16, std::vector<int64_t>{int64_t{max_tensor_bytes}}); }).empty());
-    CHECK(contains(error_of([] { (void)checked_mul(two_32, two_32, "the test product"); }), "the test product overflows"));
+    CHECK(contains(error_of([] { (void)checked_mul(two_32, two_32, "the product"); }), "the product overflows"));
     CHECK(contains(error_of([] { (void)checked_add(INT64_MAX, 1, "the test sum"); }), "the test sum overflows"));
   }
 

@@ -5,10 +5,16 @@
 #include "engine/session.hpp"
 #include "engine/onnx_reader.hpp"
 
+#include <rknnxx/abi/c_api.h>
+#include <rknnxx/core/dims.hpp>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cstdint>
+#include <limits>
 #include <stdexcept>
+#include <type_traits>
 #include <unordered_set>
 
 namespace rknnxx::host {
@@ -30,9 +36,38 @@ std::vector<toolkit::ModelInput> model_inputs(const onnx::ModelProto& model) {
   return inputs;
 }
 
+// An input or output must be what rknn_tensor_attr can describe: the library's Dims (rank up to
+// RKNN_MAX_DIMS, extents of at least 1) of 32-bit extents. Its size fits the attr's 32-bit fields
+// because the engine holds no tensor beyond max_tensor_bytes.
+void check_describable(std::string_view role, std::size_t index, std::string_view name, const TensorInfo& info) {
+  auto refuse = [&](std::string_view why) {
+    throw std::runtime_error(fmt::format("{} {} '{}' is {}, which the runtime cannot describe: {}", role, index, name,
+                                         info_string(info), why));
+  };
+  std::vector<std::uint32_t> extents;
+  for (int64_t d : info.shape) {
+    if (d > std::numeric_limits<std::remove_all_extents_t<decltype(rknn_tensor_attr::dims)>>::max())
+      refuse(fmt::format("the extent {} exceeds the 32-bit dims of rknn_tensor_attr", d));
+    extents.push_back(static_cast<std::uint32_t>(d));
+  }
+  try {
+    (void)Dims(std::span<const std::uint32_t>(extents));
+  } catch (const rknnxx::Error& e) {
+    refuse(e.message());
+  }
+}
+
+// The memory a plan needs must fit the 32-bit fields of rknn_mem_size that report it.
+void check_memory(std::string_view what, std::string_view field, std::size_t bytes) {
+  constexpr std::uint64_t limit = std::numeric_limits<decltype(rknn_mem_size::total_internal_size)>::max();
+  if (bytes > limit)
+    throw std::runtime_error(fmt::format("{} take {} bytes, more than the {} bytes that rknn_mem_size::{} can report",
+                                         what, bytes, limit, field));
+}
+
 } // namespace
 
-ModelFile convert_onnx(std::span<const std::byte> onnx_bytes, const toolkit::Config& config,
+ConvertedModel convert_onnx(std::span<const std::byte> onnx_bytes, const toolkit::Config& config,
                        const std::function<void(const ConvertProgress&)>& progress) {
   auto report = [&](std::size_t done, std::size_t total, std::string_view step) {
     if (progress) progress({done, total, step});
@@ -65,18 +100,25 @@ ModelFile convert_onnx(std::span<const std::byte> onnx_bytes, const toolkit::Con
       if (!initializers.contains(value.name)) types.push_back(value.elem_type);
   }
   Session session(model, SessionOptions{.threads = 1});
+  check_memory("the weights", "total_weight_size", session.weight_bytes());
+  const auto input_names = session.input_names();
+  const auto output_names = session.output_names();
   for (std::size_t g = 0; g < groups.size(); ++g) {
     report(g, groups.size(), "planning shapes");
     std::vector<TensorInfo> infos;
     for (std::size_t i = 0; i < groups[g].size(); ++i) infos.push_back({types.at(i), groups[g][i]});
     try {
+      for (std::size_t i = 0; i < infos.size(); ++i) check_describable("input", i, input_names.at(i), infos[i]);
       session.prepare(infos);
-    } catch (const EngineError& e) {
+      const auto outputs = session.output_infos();
+      for (std::size_t o = 0; o < outputs.size(); ++o) check_describable("output", o, output_names.at(o), outputs[o]);
+      check_memory("the intermediate tensors", "total_internal_size", session.stats().arena_bytes);
+    } catch (const std::runtime_error& e) {
       throw std::runtime_error(fmt::format("shape group {} of {}: {}", g, groups.size(), e.what()));
     }
   }
   report(groups.size(), groups.size(), "planning shapes");
-  return file;
+  return {std::move(file), input_names, output_names};
 }
 
 } // namespace rknnxx::host

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <functional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -22,9 +23,19 @@ struct ConvertProgress {
   std::string_view step;
 };
 
+// The model file to save, and the model's inputs and outputs (the file records them only inside
+// the ONNX bytes).
+struct ConvertedModel {
+  ModelFile file;
+  std::vector<std::string> inputs;   // names, initializers excluded
+  std::vector<std::string> outputs;
+};
+
 // Throws toolkit::ConfigError (a config problem, naming the key) or std::runtime_error (a
-// model problem: unreadable ONNX, an unsupported operator, a shape the engine cannot plan).
-[[nodiscard]] ModelFile convert_onnx(std::span<const std::byte> onnx, const toolkit::Config& config,
+// model problem: unreadable ONNX, an unsupported operator, a shape the engine cannot plan, or
+// one the runtime cannot describe: an input or output beyond rknn_tensor_attr's rank and 32-bit
+// fields, any tensor beyond the engine's max_tensor_bytes, memory beyond rknn_mem_size's fields).
+[[nodiscard]] ConvertedModel convert_onnx(std::span<const std::byte> onnx, const toolkit::Config& config,
                                      const std::function<void(const ConvertProgress&)>& progress = {});
 
 } // namespace rknnxx::host

@@ -10,6 +10,10 @@
 #include <limits>
 #include <utility>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include <rknnxx/version.hpp>
@@ -446,27 +450,52 @@ ModelFile parse_model_file(std::span<const std::byte> bytes) {
 
 void save_model_file(const std::filesystem::path& path, const ModelFile& model) {
   const std::vector<std::byte> bytes = serialize_model_file(model);
-  // Written next to the target and renamed over it, so that a failed write never leaves half a model
-  // where a good one was.
-  std::filesystem::path temporary = path;
-  temporary += ".partial";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) fail(fmt::format("model file: cannot create '{}': {}", temporary.string(), std::strerror(errno)));
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    if (!out) {
-      std::error_code ignored;
-      std::filesystem::remove(temporary, ignored);
-      fail(fmt::format("model file: cannot write '{}'", temporary.string()));
-    }
+  // Only a regular file is written, or replaced: never through a symlink, and never a device, FIFO
+  // or directory (as root, renaming over /dev/full would replace the device node).
+  struct stat target{};
+  if (::lstat(path.c_str(), &target) == 0) {
+    const char* kind = S_ISLNK(target.st_mode)    ? "a symbolic link"
+                       : S_ISDIR(target.st_mode)  ? "a directory"
+                       : S_ISCHR(target.st_mode) || S_ISBLK(target.st_mode) ? "a device"
+                       : S_ISFIFO(target.st_mode) ? "a FIFO"
+                       : S_ISSOCK(target.st_mode) ? "a socket"
+                                                  : nullptr;
+    if (kind != nullptr)
+      fail(fmt::format("model file: '{}' is {}; give the path of a regular file (or of a new one) to write", path.string(),
+                       kind));
+  } else if (errno != ENOENT) {
+    fail(fmt::format("model file: cannot write '{}': {}", path.string(), std::strerror(errno)));
   }
-  std::error_code ec;
-  std::filesystem::rename(temporary, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(temporary, ignored);
-    fail(fmt::format("model file: cannot rename '{}' to '{}': {}", temporary.string(), path.string(), ec.message()));
+  // Written to a new file of its own next to the target (O_EXCL: never one an attacker placed there)
+  // and renamed over it, so that a failed write never leaves half a model where a good one was.
+  const std::filesystem::path folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  std::string temporary = (folder / (path.filename().string() + ".XXXXXX")).string();
+  const int fd = ::mkstemp(temporary.data());
+  if (fd < 0) fail(fmt::format("model file: cannot write '{}': {}", path.string(), std::strerror(errno)));
+  auto discard = [&](std::string_view what, int error) {
+    ::close(fd);
+    ::unlink(temporary.c_str());
+    fail(fmt::format("model file: cannot {} '{}': {}", what, path.string(), std::strerror(error)));
+  };
+  for (std::size_t written = 0; written < bytes.size();) {
+    const ::ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) discard("write", n < 0 ? errno : EIO);
+    written += static_cast<std::size_t>(n);
+  }
+  // mkstemp creates 0600; a model is as readable as any file the user creates.
+  const ::mode_t mask = ::umask(0);
+  ::umask(mask);
+  if (::fchmod(fd, 0666 & ~mask) != 0) discard("write", errno);
+  if (::close(fd) != 0) {
+    const int error = errno;
+    ::unlink(temporary.c_str());
+    fail(fmt::format("model file: cannot write '{}': {}", path.string(), std::strerror(error)));
+  }
+  if (::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int error = errno;
+    ::unlink(temporary.c_str());
+    fail(fmt::format("model file: cannot write '{}': {}", path.string(), std::strerror(error)));
   }
 }
 

@@ -9,6 +9,8 @@
 
 #include <fmt/core.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -27,7 +29,7 @@ struct ConvertOptions {
 
 std::vector<std::byte> read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(fmt::format("cannot open '{}'", path));
+  if (!in) throw std::runtime_error(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
   std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::vector<std::byte> bytes(chars.size());
   for (size_t i = 0; i < chars.size(); ++i) bytes[i] = static_cast<std::byte>(chars[i]);
@@ -40,12 +42,14 @@ int convert(const ConvertOptions& o) {
   if (output.empty())
     output = std::filesystem::path(o.model).replace_extension(rknnxx::host::model_file_extension).string();
   ProgressBar bar;
-  const auto file = rknnxx::host::convert_onnx(read_bytes(o.model), config,
-                                               [&](const auto& p) { bar.update(p.step, p.done, p.total); });
+  const auto converted = rknnxx::host::convert_onnx(read_bytes(o.model), config,
+                                                    [&](const auto& p) { bar.update(p.step, p.done, p.total); });
   bar.finish();
+  const auto& file = converted.file;
   rknnxx::host::save_model_file(output, file);
-  fmt::print("converted {} -> {} ({}, {} inputs{})\n", o.model, output, rknnxx::toolkit::spelling(file.target_platform),
-             file.preprocess.size(),
+  const std::size_t inputs = converted.inputs.size();
+  fmt::print("converted {} -> {} ({}, {} input{}{})\n", o.model, output, rknnxx::toolkit::spelling(file.target_platform),
+             inputs, inputs == 1 ? "" : "s",
              file.dynamic_input ? fmt::format(", {} dynamic shapes", file.dynamic_input->size()) : "");
   return 0;
 }

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <unordered_set>
 #include <utility>
 
 #include <fmt/format.h>
@@ -41,6 +42,23 @@ std::string describe(const json& j) {
   case json::value_t::number_float: return fmt::format("a number ({})", text);
   default: return "an unsupported value";
   }
+}
+
+// Names from the file (keys, op_target names) in messages are cut to 64 bytes, so that a
+// megabyte-long key does not become a megabyte-long message.
+constexpr std::size_t shown_name_bytes = 64;
+
+std::string cut_suffix(std::string_view name) {
+  return name.size() > shown_name_bytes ? fmt::format("... ({} bytes)", name.size()) : std::string();
+}
+
+// "op_target['conv1']": the name as it is.
+std::string shortened(std::string_view name) { return std::string(name.substr(0, shown_name_bytes)) + cut_suffix(name); }
+
+// "\"mean_value\"": the name JSON-escaped.
+std::string quoted_name(std::string_view name) {
+  return json(std::string(name.substr(0, shown_name_bytes))).dump(-1, ' ', false, json::error_handler_t::replace) +
+         cut_suffix(name);
 }
 
 [[noreturn]] void wrong_type(std::string_view key, std::string_view path, const json& j, std::string_view expected) {
@@ -78,7 +96,8 @@ struct Value {
     const std::string expected = fmt::format("one of {}", toolkit::valid_names<E>());
     std::string text = string(fmt::format("a string, {}", expected));
     auto v = toolkit::parse_name<E>(text);
-    if (!v) throw ConfigError(std::string(key), fmt::format("config: {} is '{}'; expected {}", path, text, expected));
+    if (!v)
+      throw ConfigError(std::string(key), fmt::format("config: {} is '{}'; expected {}", path, shortened(text), expected));
     return *v;
   }
   const json& array(std::string_view expected) const {
@@ -162,12 +181,13 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::string_view nearest;
   std::size_t best = 4;  // suggest only close misspellings
   for (std::string_view k : Config::keys)
-    if (std::size_t d = edit_distance(key, k); d < best) {
+    if (key.size() >= k.size() + best || k.size() >= key.size() + best) {
+      continue;  // the distance is at least the difference in length: no suggestion, and no time spent on a huge key
+    } else if (std::size_t d = edit_distance(key, k); d < best) {
       best = d;
       nearest = k;
     }
-  std::string printable = json(key).dump(-1, ' ', false, json::error_handler_t::replace);
-  throw ConfigError(key, fmt::format("config: unknown key {}{}; valid keys: {}", printable,
+  throw ConfigError(key, fmt::format("config: unknown key {}{}; valid keys: {}", quoted_name(key),
                                      nearest.empty() ? std::string() : fmt::format(" (did you mean '{}'?)", nearest),
                                      fmt::join(Config::keys, ", ")));
 }
@@ -194,7 +214,7 @@ void read_key(Config& c, const std::string& key, const json& j) {
     std::string text = v.string(fmt::format("a string: {}", expected));
     c.quantized_method = toolkit::QuantizedMethod::parse(text);
     if (!c.quantized_method)
-      throw ConfigError(key, fmt::format("config: quantized_method is '{}'; expected {}", text, expected));
+      throw ConfigError(key, fmt::format("config: quantized_method is '{}'; expected {}", shortened(text), expected));
   } else if (key == "float_dtype") {
     c.float_dtype = v.name<toolkit::FloatDtype>();
   } else if (key == "optimization_level") {
@@ -219,7 +239,7 @@ void read_key(Config& c, const std::string& key, const json& j) {
     if (null) return;
     if (!j.is_object()) wrong_type(key, key, j, "an object {\"tensor name or op type\": \"cpu\", ...}");
     for (const auto& [name, target] : j.items())
-      c.op_target[name] = Value{key, fmt::format("op_target['{}']", name), target}.name<toolkit::OpTarget>();
+      c.op_target[name] = Value{key, fmt::format("op_target['{}']", shortened(name)), target}.name<toolkit::OpTarget>();
   } else if (key == "dynamic_input") {
     c.dynamic_input = null ? std::nullopt : std::optional(dynamic_shapes(v));
   } else if (key == "quantize_weight") {
@@ -270,9 +290,30 @@ std::string dump(const Json& j, int indent) {
 } // namespace
 
 toolkit::Config config_from_json(std::string_view json_text) {
+  // A key given twice in one object is refused: the parser would keep the last silently, and which of
+  // two values the author meant cannot be known. One set of keys per object being read.
+  std::vector<std::unordered_set<std::string>> open_objects;
+  std::string top_level_key;  // the parameter a nested object belongs to (op_target)
+  auto refuse_duplicates = [&](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) {
+      open_objects.emplace_back();
+    } else if (event == json::parse_event_t::object_end) {
+      open_objects.pop_back();
+    } else if (event == json::parse_event_t::key && !open_objects.empty()) {
+      const auto& key = parsed.get_ref<const std::string&>();
+      const bool top_level = open_objects.size() == 1;
+      if (top_level) top_level_key = key;
+      if (!open_objects.back().insert(key).second)
+        throw ConfigError(top_level_key,
+                          top_level ? fmt::format("config: the key {} is given twice; give each key once", quoted_name(key))
+                                    : fmt::format("config: {} gives the key {} twice; give each key once",
+                                                  quoted_name(top_level_key), quoted_name(key)));
+    }
+    return true;
+  };
   json root;
   try {
-    root = json::parse(json_text.begin(), json_text.end());
+    root = json::parse(json_text.begin(), json_text.end(), refuse_duplicates);
   } catch (const json::exception& e) {
     // parse_error for syntax, out_of_range for a number beyond double ("1e999"); both are the file's fault.
     std::string what = e.what();  // "[json.exception.parse_error.101] parse error at line 1, column 3: ..."

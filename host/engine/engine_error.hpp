@@ -11,4 +11,11 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+// An EngineError whose message already starts with the node it is about (OpContext::fail, the
+// planner); the planner names the node in any other error it sees while preparing one.
+class NodeError : public EngineError {
+public:
+  using EngineError::EngineError;
+};
+
 } // namespace rknnxx::host

@@ -130,7 +130,7 @@ int64_t OpContext::normalize_axis(int64_t axis, int64_t rank) const {
 }
 
 void OpContext::fail(std::string_view message) const {
-  throw EngineError(fmt::format("{}: {}", node_.label(), message));
+  throw NodeError(fmt::format("{}: {}", node_.label(), message));
 }
 
 OpRegistry& OpRegistry::instance() {

@@ -89,6 +89,18 @@ std::string declared_shape_string(const Value& v) {
   return fmt::format("[{}]", fmt::join(dims, ", "));
 }
 
+// "node 'tile' (Tile) making 'big'": the node and the values it makes, for errors of its shape
+// inference (a size that overflows names the tensor it would be).
+std::string node_and_outputs(const Graph& graph, const Node& node) {
+  std::vector<std::string> names;
+  for (ValueId out : node.outputs) {
+    if (out != no_value) {
+      names.push_back(fmt::format("'{}'", graph.value(out).name));
+    }
+  }
+  return names.empty() ? node.label() : fmt::format("{} making {}", node.label(), fmt::join(names, ", "));
+}
+
 } // namespace
 
 struct Session::State {
@@ -137,6 +149,11 @@ void Session::State::check_inputs(std::span<const TensorInfo> inputs) const {
       if (d < 0) {
         mismatch("negative dimension");
       }
+    }
+    try {
+      (void)given.bytes();
+    } catch (const EngineError& e) {
+      throw EngineError(fmt::format("input '{}': {}", v.name, e.what()));
     }
     if (!v.has_declared_shape) {
       continue;
@@ -223,18 +240,27 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
     PreparedOp prepared;
     try {
       prepared = node.op->prepare(ctx);
-    } catch (const EngineError&) {
+    } catch (const NodeError&) {
       throw;
-    } catch (const std::exception& e) {
-      throw EngineError(fmt::format("{}: {}", node.label(), e.what()));
+    } catch (const std::exception& e) {  // e.g. a size that overflows while the operator infers its shape
+      throw NodeError(fmt::format("{}: {}", node_and_outputs(graph, node), e.what()));
     }
     if (prepared.outputs.size() < node.outputs.size()) {
-      throw EngineError(fmt::format("{}: the operator infers {} outputs, the node has {}", node.label(),
-                                    prepared.outputs.size(), node.outputs.size()));
+      throw NodeError(fmt::format("{}: the operator infers {} outputs, the node has {}", node.label(),
+                                  prepared.outputs.size(), node.outputs.size()));
     }
     for (std::size_t o = 0; o < node.outputs.size(); ++o) {
       if (node.outputs[o] != no_value) {
-        plan->infos[static_cast<std::size_t>(node.outputs[o])] = prepared.outputs[o];
+        const TensorInfo& info = prepared.outputs[o];
+        // Every value is a tensor the engine can hold (max_tensor_bytes), before anything is folded
+        // or placed: a graph whose sizes overflow is refused here, naming the node and the value.
+        try {
+          (void)(is_supported(info.dtype) ? static_cast<int64_t>(info.bytes()) : info.elements());
+        } catch (const EngineError& e) {
+          throw NodeError(fmt::format("{}: output '{}': {}", node.label(),
+                                      graph.value(node.outputs[o]).name, e.what()));
+        }
+        plan->infos[static_cast<std::size_t>(node.outputs[o])] = info;
       }
     }
     if (prepared.constant_outputs.empty() && all_constant) {

@@ -4,6 +4,10 @@
 
 #include <fmt/format.h>
 
+#include <rknnxx/core/error.hpp>
+
+#include <algorithm>
+#include <limits>
 #include <new>
 
 namespace rknnxx::host {
@@ -40,12 +44,70 @@ std::size_t element_size(DataType type) {
 // One table of names: the ONNX reader's.
 std::string_view dtype_name(DataType type) noexcept { return onnx::to_string(type); }
 
-int64_t element_count(std::span<const int64_t> shape) noexcept {
+int64_t checked_mul(int64_t a, int64_t b, std::string_view what) {
+  if (a < 0 || b < 0) {
+    throw EngineError(fmt::format("{} multiplies the negative number {}", what, std::min(a, b)));
+  }
+  std::uint64_t product = 0;
+  try {
+    product = rknnxx::detail::checked_mul(static_cast<std::uint64_t>(a), static_cast<std::uint64_t>(b), what);
+  } catch (const rknnxx::Error&) {
+    product = std::numeric_limits<std::uint64_t>::max();  // reported below, in the engine's words
+  }
+  if (product > static_cast<std::uint64_t>(std::numeric_limits<int64_t>::max())) {
+    throw EngineError(fmt::format("{} overflows 64 bits ({} x {})", what, a, b));
+  }
+  return static_cast<int64_t>(product);
+}
+
+int64_t checked_add(int64_t a, int64_t b, std::string_view what) {
+  int64_t sum = 0;
+  if (__builtin_add_overflow(a, b, &sum)) {
+    throw EngineError(fmt::format("{} overflows 64 bits ({} + {})", what, a, b));
+  }
+  return sum;
+}
+
+int64_t checked_sub(int64_t a, int64_t b, std::string_view what) {
+  int64_t difference = 0;
+  if (__builtin_sub_overflow(a, b, &difference)) {
+    throw EngineError(fmt::format("{} overflows 64 bits ({} - {})", what, a, b));
+  }
+  return difference;
+}
+
+namespace {
+
+// The product of the non-zero extents: what bounds every stride and offset of the shape.
+int64_t extent_product(std::span<const int64_t> shape) {
   int64_t n = 1;
   for (int64_t d : shape) {
-    n *= d;
+    if (d < 0) {
+      throw EngineError(fmt::format("shape {} has a negative dimension", shape_string(shape)));
+    }
+    if (d != 0) {
+      n = checked_mul(n, d, fmt::format("the element count of shape {}", shape_string(shape)));
+    }
   }
   return n;
+}
+
+} // namespace
+
+int64_t element_count(std::span<const int64_t> shape) {
+  const int64_t product = extent_product(shape);
+  return std::find(shape.begin(), shape.end(), int64_t{0}) != shape.end() ? 0 : product;
+}
+
+std::size_t byte_count(DataType type, std::span<const int64_t> shape) {
+  const auto size = static_cast<int64_t>(element_size(type));
+  const int64_t extents = extent_product(shape);
+  if (static_cast<uint64_t>(extents) > max_tensor_bytes / static_cast<uint64_t>(size)) {
+    throw EngineError(fmt::format("tensor {} {} would take {} x {} bytes, more than the {} bytes a tensor may take "
+                                  "(the runtime's 32-bit size fields)",
+                                  dtype_name(type), shape_string(shape), extents, size, max_tensor_bytes));
+  }
+  return static_cast<std::size_t>(element_count(shape) * size);
 }
 
 std::string shape_string(std::span<const int64_t> shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
@@ -55,12 +117,7 @@ std::string info_string(const TensorInfo& info) {
 }
 
 Tensor::Tensor(DataType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape_(std::move(shape)) {
-  for (int64_t d : shape_) {
-    if (d < 0) {
-      throw EngineError(fmt::format("tensor shape {} has a negative dimension", shape_string(shape_)));
-    }
-  }
-  const std::size_t n = bytes();
+  const std::size_t n = bytes();  // refuses negative dimensions and tensors beyond max_tensor_bytes
   if (n != 0) {
     storage_.reset(static_cast<std::byte*>(::operator new(n, std::align_val_t{tensor_alignment})));
     std::memset(storage_.get(), 0, n);
@@ -128,36 +185,39 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto) {
     throw EngineError(fmt::format("tensor '{}': element type {} is not supported by the host engine", name,
                                   dtype_name(proto.data_type)));
   }
-  Tensor t(proto.data_type, proto.dims);
-  const auto count = static_cast<std::size_t>(t.elements());
+  // Sized, bounded and checked against the data before anything is allocated: a corrupt file may
+  // declare any dims.
+  const std::size_t bytes = byte_count(proto.data_type, proto.dims);
+  const auto count = static_cast<std::size_t>(element_count(proto.dims));
+  const bool raw = !proto.raw_data.empty() || count == 0;
+  if (raw && proto.raw_data.size() != bytes) {
+    throw EngineError(fmt::format("tensor '{}': shape {} of {} needs {} bytes, raw_data has {}", name,
+                                  shape_string(proto.dims), dtype_name(proto.data_type), bytes, proto.raw_data.size()));
+  }
   auto check_count = [&](std::size_t given, std::string_view field) {
     if (given != count) {
       throw EngineError(fmt::format("tensor '{}': shape {} holds {} elements, {} holds {}", name,
                                     shape_string(proto.dims), count, field, given));
     }
   };
-  if (!proto.raw_data.empty() || count == 0) {
-    if (proto.raw_data.size() != t.bytes()) {
-      throw EngineError(fmt::format("tensor '{}': shape {} of {} needs {} bytes, raw_data has {}", name,
-                                    shape_string(proto.dims), dtype_name(proto.data_type), t.bytes(),
-                                    proto.raw_data.size()));
+  if (!raw) {
+    switch (proto.data_type) {
+      case DataType::float32: check_count(proto.float_data.size(), "float_data"); break;
+      case DataType::int64: check_count(proto.int64_data.size(), "int64_data"); break;
+      default: check_count(proto.int32_data.size(), "int32_data"); break;
     }
+  }
+  Tensor t(proto.data_type, proto.dims);
+  if (raw) {
     if (count != 0) {
-      std::memcpy(t.raw(), proto.raw_data.data(), t.bytes());  // little-endian hosts only (x86-64, aarch64)
+      std::memcpy(t.raw(), proto.raw_data.data(), bytes);  // little-endian hosts only (x86-64, aarch64)
     }
     return t;
   }
   switch (proto.data_type) {
-    case DataType::float32:
-      check_count(proto.float_data.size(), "float_data");
-      std::memcpy(t.raw(), proto.float_data.data(), t.bytes());
-      break;
-    case DataType::int64:
-      check_count(proto.int64_data.size(), "int64_data");
-      std::memcpy(t.raw(), proto.int64_data.data(), t.bytes());
-      break;
+    case DataType::float32: std::memcpy(t.raw(), proto.float_data.data(), bytes); break;
+    case DataType::int64: std::memcpy(t.raw(), proto.int64_data.data(), bytes); break;
     default:
-      check_count(proto.int32_data.size(), "int32_data");
       visit_dtype(proto.data_type, [&]<class T>() {
         if constexpr (!std::is_same_v<T, float> && !std::is_same_v<T, int64_t>) {
           convert_into<T>(t, proto.int32_data);

@@ -6,10 +6,13 @@
 #include "float16.hpp"
 #include "onnx_model.hpp"
 
+#include <rknnxx/abi/c_api.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <limits>
 #include <memory>
 #include <span>
 #include <string>
@@ -65,8 +68,27 @@ template <class F> decltype(auto) visit_dtype(DataType type, F&& f) {
   throw EngineError("element type " + std::string(dtype_name(type)) + " is not supported by the host engine");
 }
 
-// Product of the dimensions (1 for a scalar).
-int64_t element_count(std::span<const int64_t> shape) noexcept;
+// The most bytes one tensor may take. The runtime reports the size of a tensor, and of the weight
+// and internal memory the engine needs, in 32-bit fields (rknn_tensor_attr::size, rknn_mem_size), so
+// a larger tensor could be neither described nor placed. Zero extents aside, the extents of every
+// shape the engine accepts multiply out to at most this many bytes, so that every element count,
+// stride and offset computed from them fits int64_t.
+inline constexpr uint64_t max_tensor_bytes = std::numeric_limits<decltype(rknn_tensor_attr::size)>::max();
+
+// a * b for extents, element counts and byte counts (neither negative), through the library's one
+// checked multiply; throws EngineError naming `what` when the product exceeds int64_t.
+int64_t checked_mul(int64_t a, int64_t b, std::string_view what);
+// a + b and a - b for extents and attributes that may be negative (pads); throw EngineError naming
+// `what` on overflow.
+int64_t checked_add(int64_t a, int64_t b, std::string_view what);
+int64_t checked_sub(int64_t a, int64_t b, std::string_view what);
+
+// Product of the dimensions (1 for a scalar). Throws EngineError for a negative dimension and for
+// a product of the non-zero dimensions beyond int64_t (so no shape's count wraps).
+int64_t element_count(std::span<const int64_t> shape);
+// Bytes of a tensor of this type and shape; throws EngineError, naming the tensor as "type [shape]",
+// when its non-zero extents describe more than max_tensor_bytes (or the type is not supported).
+std::size_t byte_count(DataType type, std::span<const int64_t> shape);
 // "[1, 3, 224, 224]"
 std::string shape_string(std::span<const int64_t> shape);
 
@@ -75,8 +97,8 @@ struct TensorInfo {
   DataType dtype = DataType::undefined;
   std::vector<int64_t> shape;
 
-  int64_t elements() const noexcept { return element_count(shape); }
-  std::size_t bytes() const { return static_cast<std::size_t>(elements()) * element_size(dtype); }
+  int64_t elements() const { return element_count(shape); }
+  std::size_t bytes() const { return byte_count(dtype, shape); }
   friend bool operator==(const TensorInfo&, const TensorInfo&) = default;
 };
 // "float32 [1, 3, 224, 224]"
@@ -122,8 +144,8 @@ public:
   const std::vector<int64_t>& shape() const noexcept { return shape_; }
   std::size_t rank() const noexcept { return shape_.size(); }
   int64_t dim(std::size_t axis) const { return shape_.at(axis); }
-  int64_t elements() const noexcept { return element_count(shape_); }
-  std::size_t bytes() const { return static_cast<std::size_t>(elements()) * element_size(dtype_); }
+  int64_t elements() const { return element_count(shape_); }
+  std::size_t bytes() const { return byte_count(dtype_, shape_); }
   TensorInfo info() const { return {dtype_, shape_}; }
   bool owns_storage() const noexcept { return storage_ != nullptr; }
 

@@ -38,7 +38,7 @@ inline std::string converted(const std::string& onnx, const std::string& config_
   const std::string key = onnx + "|" + config_json;
   if (auto found = cache.find(key); found != cache.end()) return found->second;
   const auto config = host::config_from_json(config_json);
-  const auto file = host::convert_onnx(read_bytes(models_dir() / onnx), config);
+  const auto file = host::convert_onnx(read_bytes(models_dir() / onnx), config).file;
   const auto dir = std::filesystem::temp_directory_path() / ("rknnxx-tests-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   const auto path = dir / (std::to_string(cache.size()) + ".hrknn");

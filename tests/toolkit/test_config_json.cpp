@@ -134,6 +134,33 @@ TEST_CASE("an unknown key is refused with the valid keys listed") {
   CHECK(key == "dataset");
 }
 
+TEST_CASE("a key given twice is refused naming it, instead of the last one silently winning") {
+  auto [key, message] = error_of(R"({"target_platform": "rk3588", "float_dtype": "float16", "target_platform": "rk3566"})");
+  CHECK(key == "target_platform");
+  CHECK(contains(message, "config: the key \"target_platform\" is given twice; give each key once"));
+  std::tie(key, message) = error_of(R"({"target_platform": "rk3588", "op_target": {"conv1": "cpu", "conv1": "npu"}})");
+  CHECK(key == "op_target");
+  CHECK(contains(message, "config: \"op_target\" gives the key \"conv1\" twice"));
+  // The same name in two different objects is no duplicate.
+  const auto c = host::config_from_json(R"({"target_platform": "rk3588", "op_target": {"target_platform": "cpu"}})");
+  CHECK(c.op_target.size() == 1);
+}
+
+TEST_CASE("a huge unknown key or op_target name is cut in the message, quickly") {
+  const std::string huge(1 << 20, 'k');
+  auto [key, message] = error_of(R"({"target_platform": "rk3588", ")" + huge + R"(": 1})");
+  CHECK(key == huge);  // the whole key stays available to the program
+  CHECK(message.size() < 1000);
+  CHECK(contains(message, "config: unknown key \"" + std::string(64, 'k') + "\"... (1048576 bytes); valid keys:"));
+  std::tie(key, message) = error_of(R"({"target_platform": "rk3588", "op_target": {")" + huge + R"(": "tpu"}})");
+  CHECK(key == "op_target");
+  CHECK(message.size() < 1000);
+  CHECK(contains(message, "(1048576 bytes)"));
+  std::tie(key, message) = error_of(R"({"target_platform": "rk3588", "float_dtype": ")" + huge + R"("})");
+  CHECK(key == "float_dtype");
+  CHECK(message.size() < 1000);
+}
+
 TEST_CASE("a value of the wrong JSON type names the key and the expected type") {
   struct Case {
     std::string json;

@@ -11,11 +11,16 @@ have not been fetched the test exits 77 (skipped) and says so.
 import argparse
 import json
 import os
+import stat
 import struct
 import subprocess
 import sys
+import time
 import zlib
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fuzz"))
+import crafted_onnx  # noqa: E402  (the crafted ONNX models of issue 12, shared with the fuzzer's seeds)
 
 import numpy as np
 
@@ -86,6 +91,106 @@ def light_checks(tool, work):
     onnx = work / "not_a_model.onnx"
     onnx.write_bytes(b"\x08\x07garbage")
     fails_one_line("convert: bad target_platform", [tool, "convert", onnx, "-c", bad_config], "target_platform")
+    convert_checks(tool, work)
+
+
+def fails_one_line_with(name, cmd, needles, seconds=None):
+    """As fails_one_line, with several things the line must name, and optionally a time limit."""
+    started = time.monotonic()
+    rc, out, err = run(cmd)
+    took = time.monotonic() - started
+    lines = [l for l in err.splitlines() if l.strip()]
+    ok = rc != 0 and len(lines) == 1 and all(n.lower() in lines[0].lower() for n in needles)
+    if seconds is not None and took > seconds:
+        ok = False
+        err += f" (took {took:.1f} s, more than {seconds} s)"
+    check(name, ok, f"exit {rc}, stderr {err.strip()[:2000]!r}")
+    return err
+
+
+def convert_checks(tool, work):
+    """Issue 12: what convert refuses (naming the node, tensor, limit, key or file), and where it writes."""
+    models = crafted_onnx.write_all(work / "crafted")
+    config = work / "rk3588.json"
+    config.write_text('{"target_platform": "rk3588"}')
+
+    def convert_fails(name, model, needles, config_path=config, seconds=None):
+        return fails_one_line_with(f"convert: {name}", [tool, "convert", models[model], "-c", config_path, "-o",
+                                                        work / "refused.hrknn"], needles, seconds)
+
+    # Element counts that wrap 64 bits: refused naming the node and the value, no crash.
+    convert_fails("ConstantOfShape to [2^32, 2^32]", "overflow_constant_of_shape",
+                  ["node 'fill' (ConstantOfShape)", "'big'", "overflows 64 bits"])
+    convert_fails("Expand to [2^32, 2^32]", "overflow_expand", ["node 'expand' (Expand)", "'big'", "overflows 64 bits"])
+    convert_fails("Tile to [2^32, 2^32]", "overflow_tile", ["node 'tile' (Tile)", "'big'", "overflows 64 bits"])
+    convert_fails("Tile to 4 TiB", "huge_tile", ["node 'tile' (Tile)", "'big'", "4294967295 bytes"])
+    # What rknn_tensor_attr cannot describe, naming the limit.
+    convert_fails("rank 20 input", "rank_20", ["input 0 'x'", "rank 20", "RKNN_MAX_DIMS (16)"])
+    convert_fails("dim 2^32", "dim_2_32", ["input 0 'x'", "4294967296", "32-bit dims"])
+    huge = work / "huge_dynamic.json"
+    huge.write_text('{"target_platform": "rk3588", "dynamic_input": [[[1, 1, 100000, 100000]]]}')
+    convert_fails("100000x100000 dynamic shape, quickly", "dynamic_image",
+                  ["input 'image'", "float32 [1, 1, 100000, 100000]", "4294967295 bytes"], huge, seconds=5)
+    # Config problems, naming the input and both counts, or the key.
+    means = work / "seven_means.json"
+    means.write_text('{"target_platform": "rk3588", "mean_values": [[1, 2, 3, 4, 5, 6, 7]]}')
+    convert_fails("7 means for a 3-channel input", "rgb_image",
+                  ["mean_values[0] has 7 values", "input 0 ('image') has 3 channels"], means)
+    duplicate = work / "duplicate_key.json"
+    duplicate.write_text('{"target_platform": "rk3588", "target_platform": "rk3566"}')
+    convert_fails("a key given twice", "rgb_image", ['"target_platform" is given twice'], duplicate)
+    nested = work / "duplicate_nested_key.json"
+    nested.write_text('{"target_platform": "rk3588", "op_target": {"conv": "cpu", "conv": "npu"}}')
+    convert_fails("a key given twice in op_target", "rgb_image", ['"op_target" gives the key "conv" twice'], nested)
+    long_key = work / "long_key.json"
+    long_key.write_text('{"target_platform": "rk3588", "' + "k" * (1 << 20) + '": 1}')
+    err = convert_fails("a 1 MB unknown key is cut in the message", "rgb_image", ["unknown key", "(1048576 bytes)"],
+                        long_key)
+    check("convert: the 1 MB key's message stays short", len(err) < 2000, f"{len(err)} bytes")
+
+    # A good conversion says how many inputs the model has.
+    out = work / "rgb.hrknn"
+    rc, o, e = run([tool, "convert", models["rgb_image"], "-c", config, "-o", out])
+    check("convert: reports 1 input", rc == 0 and "(rk3588, 1 input)" in o and out.is_file(), f"{o!r} {e!r}")
+    rc, o, e = run([tool, "convert", models["rgb_image"], "-c", config, "-o", out])
+    check("convert: replaces a regular file", rc == 0 and out.is_file(), e)
+    check("convert: leaves no temporary file", sorted(p.name for p in work.glob("rgb.hrknn*")) == ["rgb.hrknn"],
+          str(list(work.glob("rgb.hrknn*"))))
+
+    # -o writes a regular file only: a symlink, a directory, a FIFO or a device is refused and left alone.
+    target = work / "symlink_target.txt"
+    target.write_text("keep me")
+    link = work / "link.hrknn"
+    if link.is_symlink() or link.exists():
+        link.unlink()
+    link.symlink_to(target)
+    fails_one_line_with("convert -o SYMLINK is refused", [tool, "convert", models["rgb_image"], "-c", config, "-o", link],
+                        ["is a symbolic link", "regular file"])
+    check("convert -o SYMLINK leaves the link and its target", link.is_symlink() and target.read_text() == "keep me")
+    folder = work / "a_folder.hrknn"
+    folder.mkdir(exist_ok=True)
+    fails_one_line_with("convert -o DIRECTORY is refused",
+                        [tool, "convert", models["rgb_image"], "-c", config, "-o", folder], ["is a directory"])
+    fifo = work / "fifo.hrknn"
+    if not fifo.exists():
+        os.mkfifo(fifo)
+    fails_one_line_with("convert -o FIFO is refused (and does not block)",
+                        [tool, "convert", models["rgb_image"], "-c", config, "-o", fifo], ["is a FIFO"], seconds=30)
+    check("convert -o FIFO leaves the FIFO", stat.S_ISFIFO(os.lstat(fifo).st_mode))
+    fails_one_line_with("convert: an unwritable output says why",
+                        [tool, "convert", models["rgb_image"], "-c", config, "-o", work / "missing_dir" / "x.hrknn"],
+                        ["cannot write", "No such file or directory"])
+    if os.geteuid() == 0:  # as root the attack replaced /dev/full: a device node of our own stands in for it
+        device = work / "full.hrknn"
+        try:
+            if not device.exists():
+                os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 7))
+        except OSError as e:  # a container without CAP_MKNOD
+            print(f"skip convert -o DEVICE: {e}")
+            return
+        fails_one_line_with("convert -o DEVICE is refused", [tool, "convert", models["rgb_image"], "-c", config,
+                                                            "-o", device], ["is a device"])
+        check("convert -o DEVICE leaves the device node", stat.S_ISCHR(os.lstat(device).st_mode))
 
 
 def convert(tool, onnx, config, out, config_json):

@@ -452,13 +452,18 @@ PreparedOp prepare_conv_transpose(OpContext& ctx) {
       ctx.fail("strides and dilations must be positive");
     }
     const int64_t in = xs[i + 2];
-    const int64_t extent = (kernel[i] - 1) * dilations[i] + 1;
+    // Attributes may hold any int64: every step that could wrap is checked.
+    const int64_t extent = checked_add(checked_mul(kernel[i] - 1, dilations[i], "the window extent"), 1,
+                                       "the window extent");
+    const int64_t reach = checked_add(checked_add((in >= 1 ? checked_mul(strides[i], in - 1, "the output size") : -strides[i]),
+                                                  output_padding[i], "the output size"),
+                                      extent, "the output size");
     const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
     if (!output_shape.empty() || same) {
-      out[i] = !output_shape.empty() ? output_shape[i] : in * strides[i];
+      out[i] = !output_shape.empty() ? output_shape[i] : checked_mul(in, strides[i], "the output size");
       // Negative when output_shape asks for more than the input gives; halves round down
       // (Python's //) as in the ONNX reference.
-      const int64_t total = strides[i] * (in - 1) + output_padding[i] + extent - out[i];
+      const int64_t total = checked_sub(reach, out[i], "the padding");
       const int64_t small = total >= 0 ? total / 2 : -((-total + 1) / 2);
       // As the ONNX reference: SAME_UPPER puts the smaller half at the start.
       pads[i] = auto_pad == "SAME_UPPER" ? small : total - small;
@@ -467,7 +472,7 @@ PreparedOp prepare_conv_transpose(OpContext& ctx) {
       if (auto_pad == "VALID") {
         pads[i] = pads[i + spatial] = 0;
       }
-      out[i] = strides[i] * (in - 1) + output_padding[i] + extent - pads[i] - pads[i + spatial];
+      out[i] = checked_sub(checked_sub(reach, pads[i], "the output size"), pads[i + spatial], "the output size");
     }
     if (out[i] <= 0) {
       ctx.fail("the output size along axis {} would be {}", i + 2, out[i]);
@@ -484,8 +489,9 @@ PreparedOp prepare_conv_transpose(OpContext& ctx) {
   }
   PreparedOp op;
   op.outputs = {TensorInfo{DataType::float32, g.output_shape(p.out_channels)}};
-  op.scratch_bytes =
-      static_cast<std::size_t>(p.out_per_group * g.kernel_h * g.kernel_w * g.in_size()) * sizeof(float);
+  op.scratch_bytes = static_cast<std::size_t>(
+      checked_mul(checked_mul(p.out_per_group * g.kernel_h * g.kernel_w, g.in_size(), "the scratch size"),
+                  sizeof(float), "the scratch size"));
   op.kernel = [p](KernelContext& k) { run_conv_transpose(p, k); };
   return op;
 }

@@ -193,6 +193,9 @@ PreparedOp prepare_split(OpContext& ctx) {
     if (s < 0) {
       ctx.fail("split {} has a negative size", shape_string(split));
     }
+    if (s > length - sum) {  // the sizes may be anything: compared without adding past the axis
+      ctx.fail("split {} adds up to more than the size {} of axis {}", shape_string(split), length, axis);
+    }
     sum += s;
   }
   if (sum != length) {
@@ -389,13 +392,21 @@ PreparedOp prepare_pad(OpContext& ctx) {
   for (std::size_t a = 0; a < rank; ++a) {
     const int64_t dim = in.shape[a];
     const int64_t before = pads[a];
-    shape[a] = dim + before + pads[a + rank];
+    shape[a] = checked_add(checked_add(dim, before, "the padded size"), pads[a + rank], "the padded size");
     if (shape[a] < 0) {
       ctx.fail("pads {} remove more than the {} elements of axis {}", shape_string(pads), dim, a);
     }
     if (mode != PadMode::constant && dim == 0 && shape[a] > 0) {
       ctx.fail("{} padding of the empty axis {}", mode_name, a);
     }
+  }
+  // The tables are built only for an output the engine can hold, and not at all for an empty one
+  // (whose other axes may still be long).
+  (void)byte_count(in.dtype, shape);
+  const bool empty = element_count(shape) == 0;
+  for (std::size_t a = 0; a < rank && !empty; ++a) {
+    const int64_t dim = in.shape[a];
+    const int64_t before = pads[a];
     for (int64_t o = 0; o < shape[a]; ++o) {
       int64_t i = o - before;
       if (i < 0 || i >= dim) {
@@ -566,7 +577,7 @@ PreparedOp prepare_tile(OpContext& ctx) {
     if (repeats[a] < 0) {
       ctx.fail("repeats {} has a negative entry", shape_string(repeats));
     }
-    shape.push_back(in.shape[a] * repeats[a]);
+    shape.push_back(checked_mul(in.shape[a], repeats[a], fmt::format("axis {} of the tiled shape", a)));
   }
   PreparedOp op;
   op.outputs = {TensorInfo{in.dtype, shape}};
@@ -618,28 +629,29 @@ PreparedOp depth_space(OpContext& ctx, bool to_space) {
     ctx.fail("blocksize {} must be positive", b);
   }
   const int64_t n = in.shape[0], c = in.shape[1], h = in.shape[2], w = in.shape[3];
+  const int64_t block_area = checked_mul(b, b, "blocksize^2");
   std::vector<int64_t> view;  // the 6-D view of the input
   std::vector<std::size_t> perm;
   std::vector<int64_t> shape;
   if (to_space) {
-    if (c % (b * b) != 0) {
-      ctx.fail("channels {} are not a multiple of blocksize^2 = {}", c, b * b);
+    if (c % block_area != 0) {
+      ctx.fail("channels {} are not a multiple of blocksize^2 = {}", c, block_area);
     }
     if (ctx.attr_string("mode", "DCR") == "CRD") {
-      view = {n, c / (b * b), b, b, h, w};
+      view = {n, c / block_area, b, b, h, w};
       perm = {0, 1, 4, 2, 5, 3};
     } else {
-      view = {n, b, b, c / (b * b), h, w};
+      view = {n, b, b, c / block_area, h, w};
       perm = {0, 3, 4, 1, 5, 2};
     }
-    shape = {n, c / (b * b), h * b, w * b};
+    shape = {n, c / block_area, checked_mul(h, b, "the output height"), checked_mul(w, b, "the output width")};
   } else {
     if (h % b != 0 || w % b != 0) {
       ctx.fail("height {} and width {} must be multiples of blocksize {}", h, w, b);
     }
     view = {n, c, h / b, b, w / b, b};
     perm = {0, 3, 5, 1, 2, 4};
-    shape = {n, c * b * b, h / b, w / b};
+    shape = {n, checked_mul(c, block_area, "the output channels"), h / b, w / b};
   }
   const auto view_strides = strides_of(view);
   StridedCopy copy;

@@ -234,7 +234,11 @@ PreparedOp prepare_resize(OpContext& ctx) {
         ctx.fail("scale {} of axis {} is not positive", given[a], a);
       }
       scales[a] = given[a];
-      shape[a] = static_cast<int64_t>(std::floor(static_cast<double>(in.shape[a]) * scales[a]));
+      const double resized = std::floor(static_cast<double>(in.shape[a]) * scales[a]);
+      if (!(resized <= static_cast<double>(max_tensor_bytes))) {  // converted to int64 only when it fits
+        ctx.fail("scale {} makes axis {} of size {} longer than any tensor may be", given[a], a, in.shape[a]);
+      }
+      shape[a] = static_cast<int64_t>(resized);
     }
   } else if (!legacy && present(3)) {
     shape = constant_ints(ctx, 3, "sizes");

@@ -68,7 +68,7 @@ PreparedOp prepare_reshape(OpContext& ctx) {
     }
     shape.push_back(d);
     if (i != static_cast<std::size_t>(inferred)) {
-      known *= d;
+      known = checked_mul(known, d, fmt::format("the element count of shape {}", shape_string(requested)));
     }
   }
   if (inferred >= 0) {

@@ -93,10 +93,12 @@ inline WindowGeometry forward_window(const OpContext& ctx, std::vector<int64_t> 
     if (strides[i] <= 0 || dilations[i] <= 0 || kernel[i] <= 0) {
       ctx.fail("kernel sizes, strides and dilations must be positive");
     }
-    const int64_t extent = (kernel[i] - 1) * dilations[i] + 1;
+    // Attributes may hold any int64: every step that could wrap is checked.
+    const int64_t extent = checked_add(checked_mul(kernel[i] - 1, dilations[i], "the window extent"), 1,
+                                       "the window extent");
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      out[i] = (in[i] + strides[i] - 1) / strides[i];
-      const int64_t total = std::max<int64_t>(0, (out[i] - 1) * strides[i] + extent - in[i]);
+      out[i] = checked_add(in[i], strides[i] - 1, "the output size") / strides[i];
+      const int64_t total = std::max<int64_t>(0, checked_add((out[i] - 1) * strides[i], extent, "the padding") - in[i]);
       const int64_t small = total / 2;
       pads[i] = auto_pad == "SAME_UPPER" ? small : total - small;
       pads[i + spatial] = total - pads[i];
@@ -107,16 +109,20 @@ inline WindowGeometry forward_window(const OpContext& ctx, std::vector<int64_t> 
     } else if (auto_pad != "NOTSET" && !auto_pad.empty()) {
       ctx.fail("auto_pad '{}' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID", auto_pad);
     }
-    const int64_t span = in[i] + pads[i] + pads[i + spatial] - extent;
+    const int64_t padded = checked_add(checked_add(in[i], pads[i], "the padded input"), pads[i + spatial],
+                                       "the padded input");
+    const int64_t span = checked_sub(padded, extent, "the padded input");
     if (span < 0) {
-      ctx.fail("the window (extent {}) is larger than the padded input ({}) along axis {}", extent,
-               in[i] + pads[i] + pads[i + spatial], i + 2);
+      ctx.fail("the window (extent {}) is larger than the padded input ({}) along axis {}", extent, padded, i + 2);
     }
-    out[i] = (ceil_mode ? (span + strides[i] - 1) / strides[i] : span / strides[i]) + 1;
+    out[i] = (ceil_mode ? checked_add(span, strides[i] - 1, "the output size") / strides[i] : span / strides[i]) + 1;
     if (ceil_mode && (out[i] - 1) * strides[i] >= in[i] + pads[i]) {
       --out[i];
     }
   }
+  std::vector<int64_t> counted{x.shape[0], x.shape[1]};
+  counted.insert(counted.end(), out.begin(), out.end());
+  (void)element_count(counted);  // the output positions, counted without wrapping before kernels size their work
   return window_from(x.shape, kernel, strides, dilations, pads, out);
 }
 

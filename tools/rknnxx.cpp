@@ -9,16 +9,14 @@
 
 #include "commands.hpp"
 
+#include <rknnxx/version.hpp>
+
 #include <fmt/core.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <vector>
-
-#ifndef RKNNXX_VERSION
-#error "tools/meson.build defines RKNNXX_VERSION (the project version)"
-#endif
 
 namespace {
 
@@ -32,7 +30,7 @@ int main(int argc, char** argv) {
   CLI::App app{"rknnxx: inspect, run, time, profile and convert models for Rockchip NPUs and the host runtime"};
   app.require_subcommand(1);
   app.footer(exit_codes);
-  app.set_version_flag("--version", fmt::format("rknnxx {}", RKNNXX_VERSION), "print the version of rknnxx and exit");
+  app.set_version_flag("--version", fmt::format("rknnxx {}", rknnxx::version_string), "print the version of rknnxx and exit");
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "also show the runtime's own log lines (RKNN_LOG_LEVEL); every failure is "
                                         "explained without it");

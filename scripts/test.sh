@@ -65,7 +65,8 @@ step "clang-16" build_and_test build/clang
 step "configure aarch64" configure build/aarch64 --cross-file cross/aarch64-linux-gnu.ini -Dwerror=true -Dtests=true -Dheavy_tests=false
 step "aarch64 (qemu-user)" build_and_test build/aarch64 --timeout-multiplier 4
 # -O3 shows warnings and miscompilations that -O2 and the sanitizers hide; tests need not run twice.
-step "configure release (-O3)" configure build/gcc-release --buildtype=release -Dwerror=true -Dbenchmarks=true
+step "configure release (-O3)" configure build/gcc-release --buildtype=release -Dwerror=true -Dbenchmarks=true \
+  --prefix="$root/build/gcc-release-prefix"
 step "release build (-O3)" build_only build/gcc-release
 step "install and consumers (CMake, pkg-config, Meson)" bash tests/consumers/run.sh build/consumers build/gcc-release
 fuzz_log() {  # fuzz_log NAME SCRIPT ARGS...: a fuzz run, recorded for the count

@@ -46,44 +46,6 @@ struct BenchOptions {
 
 double ms(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); }
 
-CoreMask parse_core_mask(const std::string& text) {
-  static const std::map<std::string, CoreMask> masks{{"auto", CoreMask::automatic}, {"0", CoreMask::core_0},
-                                                     {"1", CoreMask::core_1},       {"2", CoreMask::core_2},
-                                                     {"0_1", CoreMask::core_0_1},   {"0_1_2", CoreMask::core_0_1_2},
-                                                     {"all", CoreMask::all}};
-  if (const auto it = masks.find(text); it != masks.end()) return it->second;
-  throw std::runtime_error(fmt::format("--core-mask {}: not a core mask (auto, 0, 1, 2, 0_1, 0_1_2 or all)", text));
-}
-
-// Inputs for the general API: the files, or a deterministic pattern in the current shape
-// (uint8 NHWC for 4-D inputs, as a camera frame; float32 otherwise).
-std::vector<InputFile> bench_inputs(const Context& ctx, const std::vector<std::string>& files) {
-  if (!files.empty()) return read_inputs(ctx, files);
-  std::vector<InputFile> inputs;
-  for (const auto& info : ctx.current_inputs()) {
-    const Dims d = info.dims();
-    InputFile in;
-    in.path = "(pattern)";
-    in.kind = "pattern";
-    in.shape.assign(d.begin(), d.end());
-    const bool image = d.rank() == 4 && info.format() == TensorFormat::nhwc;
-    in.type = image ? TensorType::uint8 : TensorType::float32;
-    in.format = image ? TensorFormat::nhwc : info.format();
-    const std::size_t n = d.elements();
-    in.bytes.resize(image ? n : n * sizeof(float));
-    if (image) {
-      for (std::size_t i = 0; i < n; ++i) in.bytes[i] = static_cast<std::byte>((i * 37) & 0xff);
-    } else {
-      for (std::size_t i = 0; i < n; ++i) {
-        const float v = static_cast<float>(static_cast<int>(i % 17) - 8) / 8.0F;
-        std::memcpy(in.bytes.data() + i * sizeof(float), &v, sizeof v);
-      }
-    }
-    inputs.push_back(std::move(in));
-  }
-  return inputs;
-}
-
 struct Phases {
   std::vector<double> set, run, get, total;
   void reserve(std::size_t n) {
@@ -149,7 +111,7 @@ int bench(const BenchOptions& o) {
   j["loops"] = o.loops;
   j["warmup"] = o.warmup;
   j["threads"] = o.threads;
-  const auto inputs = bench_inputs(ctx, o.inputs);
+  const auto inputs = inputs_or_pattern(ctx, o.inputs);
 
   ProgressBar bar;
   const std::size_t per_phase = o.warmup + o.loops;
@@ -289,10 +251,11 @@ Command add_bench(CLI::App& app) {
   cmd->add_option("model", o->model, "model file")->required();
   cmd->add_option("-i,--input", o->inputs, "one file per model input (default: a fixed pattern)");
   cmd->add_option("--shape", o->shapes, "for a dynamic model: the shape of each input (one of the model's set)");
-  cmd->add_option("-n,--loops", o->loops, "timed inferences per phase (default 50)");
-  cmd->add_option("-w,--warmup", o->warmup, "untimed inferences first (default 5)");
+  cmd->add_option("-n,--loops", o->loops, "timed inferences per phase (default 50)")->check(count_from(1, 1000000));
+  cmd->add_option("-w,--warmup", o->warmup, "untimed inferences first (default 5)")->check(count_from(0, 1000000));
   cmd->add_option("--core-mask", o->core_mask, "NPU cores: auto, 0, 1, 2, 0_1, 0_1_2 or all (rknn_set_core_mask)");
-  cmd->add_option("-t,--threads", o->threads, "contexts run in parallel, one per thread (default 1)");
+  cmd->add_option("-t,--threads", o->threads, "contexts run in parallel, one per thread (default 1)")
+      ->check(count_from(1, 256));
   cmd->add_flag("!--no-zero-copy", o->zero_copy, "skip the zero-copy phase");
   cmd->add_flag("--json", o->json, "print JSON instead of text");
   return {cmd, [o] { return bench(*o); }};

@@ -1,6 +1,8 @@
-// rknnxx convert MODEL.onnx -c CONFIG.json [-o OUTPUT.hrknn]: ONNX + the toolkit's config() -> host model.
+// rknnxx convert MODEL.onnx -c CONFIG.json [-o OUTPUT.hrknn] [--json]: ONNX + the toolkit's config() -> host
+// model, and a summary of what was converted (inputs and outputs as the host runtime reports them).
 
 #include "commands.hpp"
+#include "model_report.hpp"
 #include "progress.hpp"
 
 #include "converter.hpp"
@@ -25,6 +27,7 @@ namespace {
 
 struct ConvertOptions {
   std::string model, config, output;
+  bool json = false;
 };
 
 std::vector<std::byte> read_bytes(const std::string& path) {
@@ -47,9 +50,34 @@ int convert(const ConvertOptions& o) {
   bar.finish();
   const auto& file = converted.file;
   rknnxx::host::save_model_file(output, file);
-  const std::size_t inputs = converted.inputs.size();
-  fmt::print("converted {} -> {} ({}, {} input{}{})\n", o.model, output, rknnxx::toolkit::spelling(file.target_platform),
-             inputs, inputs == 1 ? "" : "s",
+  // The tensors as the host runtime reports them for the converted file (which also proves it loads).
+  auto ctx = open_model(output, {.runtime = Runtime::load(RuntimeChoice::host())});
+  nlohmann::json j;
+  j["model"] = o.model;
+  j["config"] = o.config;
+  j["output"] = output;
+  j["output_bytes"] = std::filesystem::file_size(output);
+  j["target_platform"] = std::string(rknnxx::toolkit::spelling(file.target_platform));
+  j["float_dtype"] = std::string(rknnxx::toolkit::spelling(file.float_dtype));
+  j["custom_string"] = file.custom_string ? nlohmann::json(*file.custom_string) : nlohmann::json(nullptr);
+  j["dynamic_shapes"] = file.dynamic_input ? nlohmann::json(file.dynamic_input->size()) : nlohmann::json(nullptr);
+  for (const bool input : {true, false}) {
+    nlohmann::json list = nlohmann::json::array();
+    const auto infos = input ? ctx.input_infos() : ctx.output_infos();
+    for (std::size_t i = 0; i < infos.size(); ++i) {
+      auto t = attr_json(infos[i]);
+      if (input && i < file.preprocess.size()) t["preprocess"] = {{"mean", file.preprocess[i].mean}, {"std", file.preprocess[i].std}};
+      list.push_back(std::move(t));
+    }
+    j[input ? "inputs" : "outputs"] = std::move(list);
+  }
+  if (o.json) {
+    fmt::print("{}\n", j.dump(2));
+    return 0;
+  }
+  const auto count = [](std::size_t n, const char* what) { return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s"); };
+  fmt::print("converted {} -> {} ({}, {}, {}, {}{})\n", o.model, output, j["target_platform"].get<std::string>(),
+             j["float_dtype"].get<std::string>(), count(j["inputs"].size(), "input"), count(j["outputs"].size(), "output"),
              file.dynamic_input ? fmt::format(", {} dynamic shapes", file.dynamic_input->size()) : "");
   return 0;
 }
@@ -64,6 +92,8 @@ Command add_convert(CLI::App& app) {
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", o->output, "output file (default: MODEL with the .hrknn extension)");
+  cmd->add_flag("--json", o->json, "print a JSON summary of what was converted (platform, inputs, outputs, "
+                                   "normalization) instead of the line");
   return {cmd, [o] { return convert(*o); }};
 }
 

@@ -63,7 +63,20 @@ InputFile read_npy_input(const std::filesystem::path& path, const TensorInfo& in
       fmt::format("{}: shape {}; {} takes {}", path.string(), shape_text(in.shape), describe(info), shape_text(want)));
 }
 
-InputFile read_image_input(const std::filesystem::path& path, const TensorInfo& info) {
+#if RKNNXX_TOOL_IMAGES
+// The image at the input's size: stretched, or scaled to fit and centred on gray 114.
+image::Image fit(const image::Image& source, int width, int height, ResizeMode mode) {
+  if (mode == ResizeMode::stretch) return image::resize(source, width, height);
+  const double scale = std::min(static_cast<double>(width) / source.width, static_cast<double>(height) / source.height);
+  const int w = std::clamp(static_cast<int>(source.width * scale + 0.5), 1, width);
+  const int h = std::clamp(static_cast<int>(source.height * scale + 0.5), 1, height);
+  image::Image canvas(width, height, source.channels, 114);
+  image::paste(canvas, image::resize(source, w, h), (width - w) / 2, (height - h) / 2);
+  return canvas;
+}
+#endif
+
+InputFile read_image_input(const std::filesystem::path& path, const TensorInfo& info, [[maybe_unused]] ImageOptions options) {
 #if !RKNNXX_TOOL_IMAGES
   throw std::runtime_error(fmt::format("{}: this rknnxx was built without stb (libstb-dev): give {} as .npy",
                                        path.string(), describe(info)));
@@ -79,7 +92,14 @@ InputFile read_image_input(const std::filesystem::path& path, const TensorInfo& 
                                          image::channel_name(image.channels), image.channels,
                                          image.channels == 1 ? "" : "s", describe(info), channels,
                                          channels == 1 ? "" : "s", shape_text(dims)));
-  const auto resized = image::resize(image, static_cast<int>(dims[2]), static_cast<int>(dims[1]));
+  auto resized = fit(image, static_cast<int>(dims[2]), static_cast<int>(dims[1]), options.resize);
+  if (options.bgr) {
+    if (channels < 3)
+      throw std::runtime_error(fmt::format("{}: --bgr swaps red and blue, and {} takes {} channel{}", path.string(),
+                                           describe(info), channels, channels == 1 ? "" : "s"));
+    for (std::size_t p = 0; p + 2 < resized.pixels.size(); p += static_cast<std::size_t>(channels))
+      std::swap(resized.pixels[p], resized.pixels[p + 2]);
+  }
   InputFile in{path, {}, TensorType::uint8, TensorFormat::nhwc, to_shape(dims), "image"};
   in.bytes.resize(resized.pixels.size());
   std::memcpy(in.bytes.data(), resized.pixels.data(), resized.pixels.size());
@@ -105,14 +125,14 @@ std::optional<std::vector<std::int64_t>> npy_shape(const std::filesystem::path& 
   return io::read_npy(path).shape;
 }
 
-InputFile read_input(const std::filesystem::path& path, const TensorInfo& info) {
+InputFile read_input(const std::filesystem::path& path, const TensorInfo& info, ImageOptions image) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
     throw std::runtime_error(fmt::format("{}: {}", path.string(),
                                          std::filesystem::exists(path, ec) ? "not a regular file" : "no such file"));
   const auto ext = lower_extension(path);
   if (ext == ".npy") return read_npy_input(path, info);
-  if (ext == ".png" || ext == ".jpg" || ext == ".jpeg") return read_image_input(path, info);
+  if (ext == ".png" || ext == ".jpg" || ext == ".jpeg") return read_image_input(path, info, image);
   throw std::runtime_error(fmt::format("{}: unknown input type '{}' (give .npy, .png or .jpg)", path.string(), ext));
 }
 
@@ -202,14 +222,41 @@ std::string select_shape(Context& ctx, std::span<const std::string> shape_texts,
   return fmt::format("shape group {} of {}: {}", group, set.num_shapes(), set_text_group(set, group));
 }
 
-std::vector<InputFile> read_inputs(const Context& ctx, std::span<const std::string> files) {
+std::vector<InputFile> read_inputs(const Context& ctx, std::span<const std::string> files, ImageOptions image) {
   const auto& current = ctx.current_inputs();
   if (files.size() != current.size())
     throw std::runtime_error(fmt::format("{} input file{} given; the model has {} input{} (one --input each, in order)",
                                          files.size(), files.size() == 1 ? "" : "s", current.size(),
                                          current.size() == 1 ? "" : "s"));
   std::vector<InputFile> inputs;
-  for (std::size_t i = 0; i < files.size(); ++i) inputs.push_back(read_input(files[i], current[i]));
+  for (std::size_t i = 0; i < files.size(); ++i) inputs.push_back(read_input(files[i], current[i], image));
+  return inputs;
+}
+
+std::vector<InputFile> inputs_or_pattern(const Context& ctx, std::span<const std::string> files) {
+  if (!files.empty()) return read_inputs(ctx, files);
+  std::vector<InputFile> inputs;
+  for (const auto& info : ctx.current_inputs()) {
+    const Dims d = info.dims();
+    InputFile in;
+    in.path = "(pattern)";
+    in.kind = "pattern";
+    in.shape.assign(d.begin(), d.end());
+    const bool image = d.rank() == 4 && info.format() == TensorFormat::nhwc;
+    in.type = image ? TensorType::uint8 : TensorType::float32;
+    in.format = image ? TensorFormat::nhwc : info.format();
+    const std::size_t n = d.elements();
+    in.bytes.resize(image ? n : n * sizeof(float));
+    if (image) {
+      for (std::size_t i = 0; i < n; ++i) in.bytes[i] = static_cast<std::byte>((i * 37) & 0xff);
+    } else {
+      for (std::size_t i = 0; i < n; ++i) {
+        const float v = static_cast<float>(static_cast<int>(i % 17) - 8) / 8.0F;
+        std::memcpy(in.bytes.data() + i * sizeof(float), &v, sizeof v);
+      }
+    }
+    inputs.push_back(std::move(in));
+  }
   return inputs;
 }
 

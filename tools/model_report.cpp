@@ -1,5 +1,6 @@
 #include "model_report.hpp"
 
+#include "model_file.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -46,7 +47,41 @@ std::string attr_text(const nlohmann::json& a) {
   return s;
 }
 
+// What only the model file says (the C interface has no query for it): target platform, float
+// type, producer and per-input mean/std. A host model's file is read for it; a vendor .rknn
+// file cannot be (its format is not public), which the JSON says.
+nlohmann::json model_file_json(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string magic(host::model_file_magic.size(), '\0');
+  if (!in.read(magic.data(), static_cast<std::streamsize>(magic.size())) || magic != host::model_file_magic)
+    return {{"error", "not a host model (.hrknn): the runtime does not report a vendor model's target platform or "
+                      "normalization"}};
+  try {
+    const auto file = host::load_model_file(path);
+    nlohmann::json preprocess = nlohmann::json::array();
+    for (const auto& p : file.preprocess) preprocess.push_back({{"mean", p.mean}, {"std", p.std}});
+    return {{"target_platform", std::string(toolkit::spelling(file.target_platform))},
+            {"float_dtype", std::string(toolkit::spelling(file.float_dtype))},
+            {"producer", file.producer},
+            {"preprocess", preprocess}};
+  } catch (const std::exception& e) {
+    return {{"error", e.what()}};
+  }
+}
+
+std::string values_text(const nlohmann::json& values) {
+  std::vector<std::string> v;
+  for (const auto& x : values) v.push_back(fmt::format("{:g}", x.get<double>()));
+  return fmt::format("[{}]", fmt::join(v, ", "));
+}
+
 } // namespace
+
+CoreMask parse_core_mask(std::string_view text) {
+  for (const auto& [name, mask] : core_masks)
+    if (name == text) return mask;
+  throw UsageError(fmt::format("--core-mask {}: not a core mask (auto, 0, 1, 2, 0_1, 0_1_2 or all)", text));
+}
 
 Context open_model(const std::string& path, ContextOptions options) {
   std::error_code ec;
@@ -113,6 +148,7 @@ nlohmann::json model_json(const Context& ctx, const std::string& path) {
                       {"native_nhwc", attr_or_error(ctx, input, i, AttrQuery::native_nhwc)}});
     return list;
   };
+  j["model_file"] = model_file_json(path);
   j["inputs"] = tensors(true);
   j["outputs"] = tensors(false);
   if (const auto& set = ctx.shape_set()) {
@@ -150,6 +186,16 @@ std::string model_text(const nlohmann::json& j) {
                                          : j["custom_string"].get<std::string>().empty()
                                              ? std::string("(empty)")
                                              : fmt::format("\"{}\"", j["custom_string"].get<std::string>())));
+  if (const auto& f = j["model_file"]; f.contains("error")) {
+    line(fmt::format("target:   not reported ({})", f["error"].get<std::string>()));
+  } else {
+    line(fmt::format("target:   {} ({} model made by {})", f["target_platform"].get<std::string>(),
+                     f["float_dtype"].get<std::string>(), f["producer"].get<std::string>()));
+    if (f["preprocess"].empty()) line("mean/std: none (inputs are fed to the model as given)");
+    for (std::size_t i = 0; i < f["preprocess"].size(); ++i)
+      line(fmt::format("mean/std: input {}: mean {}, std {}", i, values_text(f["preprocess"][i]["mean"]),
+                       values_text(f["preprocess"][i]["std"])));
+  }
   for (const char* io : {"inputs", "outputs"}) {
     line(fmt::format("{} ({}):", io, j[io].size()));
     for (const auto& t : j[io]) {

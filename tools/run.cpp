@@ -1,4 +1,5 @@
-// rknnxx run MODEL --input FILE... [--shape S...] [-o DIR] [--json]: one inference; outputs as .npy.
+// rknnxx run MODEL --input FILE... [--shape S...] [--core-mask M] [--bgr] [--resize stretch|letterbox]
+//            [-o DIR] [--json]: one inference; outputs as .npy.
 
 #include "commands.hpp"
 #include "input_file.hpp"
@@ -14,6 +15,7 @@
 #include <filesystem>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,9 @@ struct RunOptions {
   std::vector<std::string> shapes;
   std::string output_dir = ".";
   std::size_t top = 5;
+  std::string core_mask;
+  std::string resize = "stretch";
+  bool bgr = false;
   bool json = false;
 };
 
@@ -39,12 +44,15 @@ bool looks_like_scores(const Dims& d) {
 }
 
 int run(const RunOptions& o) {
+  const ImageOptions image{o.resize == "letterbox" ? ResizeMode::letterbox : ResizeMode::stretch, o.bgr};
+  const auto core_mask = o.core_mask.empty() ? std::nullopt : std::optional(parse_core_mask(o.core_mask));
   auto ctx = open_model(o.model);
   const std::string runtime = runtime_line(ctx);
   if (!o.json) fmt::print("{}\n", runtime);
+  if (core_mask) ctx.set_core_mask(*core_mask);
   const std::string shape = select_shape(ctx, o.shapes, o.inputs);
   if (!o.json && !shape.empty()) fmt::print("{}\n", shape);
-  const auto inputs = read_inputs(ctx, o.inputs);
+  const auto inputs = read_inputs(ctx, o.inputs, image);
   set_inputs(ctx, inputs);
   const auto t0 = std::chrono::steady_clock::now();
   ctx.run();
@@ -57,13 +65,23 @@ int run(const RunOptions& o) {
   j["runtime"] = {{"kind", ctx.runtime().is_host() ? "host" : "vendor"}, {"path", ctx.runtime().path()}};
   j["shape_group"] = ctx.current_shape_group() ? nlohmann::json(*ctx.current_shape_group()) : nlohmann::json(nullptr);
   j["run_ms"] = run_ms;
+  j["core_mask"] = o.core_mask.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.core_mask);
   j["inputs"] = nlohmann::json::array();
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const auto& in = inputs[i];
-    j["inputs"].push_back({{"file", in.path.string()}, {"kind", in.kind}, {"shape", in.shape},
-                           {"type", std::string(name_of(in.type))}, {"format", std::string(name_of(in.format))}});
+    nlohmann::json ij{{"file", in.path.string()}, {"kind", in.kind}, {"shape", in.shape},
+                      {"type", std::string(name_of(in.type))}, {"format", std::string(name_of(in.format))}};
+    const bool is_image = in.kind == "image";
+    if (is_image) {
+      ij["resize"] = o.resize;
+      ij["channel_order"] = o.bgr ? "BGR" : "RGB";
+    }
+    j["inputs"].push_back(std::move(ij));
     if (!o.json)
-      fmt::print("input {} \"{}\": {} ({}, {} {} {})\n", i, ctx.current_inputs()[i].name(), in.path.string(), in.kind,
+      fmt::print("input {} \"{}\": {} ({}{}, {} {} {})\n", i, ctx.current_inputs()[i].name(), in.path.string(), in.kind,
+                 is_image ? fmt::format(" {}, {}", o.resize == "letterbox" ? "letterboxed" : "stretched",
+                                        o.bgr ? "BGR" : "RGB")
+                          : std::string(),
                  name_of(in.type), name_of(in.format), shape_text(in.shape));
   }
   if (!o.json) fmt::print("run: {:.3f} ms\n", run_ms);
@@ -121,7 +139,14 @@ Command add_run(CLI::App& app) {
   cmd->add_option("--shape", o->shapes,
                   "for a dynamic model: the shape of each input (1x3x48x320; NHWC or NCHW), one of the model's set");
   cmd->add_option("-o,--output-dir", o->output_dir, "where output_<i>.npy go (default: the current directory)");
-  cmd->add_option("--top", o->top, "how many top classes to list for a classifier's output (default 5)");
+  cmd->add_option("--top", o->top, "how many top classes to list for a classifier's output (default 5)")
+      ->check(count_from(0, 1000000));
+  cmd->add_option("--core-mask", o->core_mask, "NPU cores: auto, 0, 1, 2, 0_1, 0_1_2 or all (rknn_set_core_mask)");
+  cmd->add_flag("--bgr", o->bgr, "feed images as BGR (for a model trained on BGR images), not RGB");
+  cmd->add_option("--resize", o->resize,
+                  "how an image is fit to the input: stretch (default) or letterbox (scaled with its aspect ratio "
+                  "kept, centred on gray 114)")
+      ->check(CLI::IsMember({"stretch", "letterbox"}));
   cmd->add_flag("--json", o->json, "print JSON instead of text");
   return {cmd, [o] { return run(*o); }};
 }

@@ -26,4 +26,23 @@ void log_line(LogLevel level, std::string_view text) noexcept {
   std::fprintf(stderr, "%c RKNN: %.*s\n", tag, static_cast<int>(text.size()), text.data());
 }
 
+namespace {
+thread_local std::string last_error;
+} // namespace
+
+void record_last_error(std::string_view text) noexcept {
+  try {
+    last_error.assign(text);
+  } catch (...) {
+    last_error.clear(); // out of memory: no message rather than a stale one
+  }
+}
+
 } // namespace rknnxx::host
+
+// The rknnxx extension (docs/runtime-extensions.md): the last error line this thread's rknn_*
+// calls logged, without the "E RKNN: " tag; "" when none failed. Valid until the thread's next
+// failing call.
+extern "C" __attribute__((visibility("default"))) const char* rknnxx_host_last_error(void) {
+  return rknnxx::host::last_error.c_str();
+}

@@ -6,6 +6,7 @@
 
 #include <fmt/core.h>
 
+#include <string>
 #include <string_view>
 
 namespace rknnxx::host {
@@ -14,10 +15,15 @@ enum class LogLevel { error = 1, warning = 2, info = 3 };
 
 bool log_enabled(LogLevel level) noexcept;
 void log_line(LogLevel level, std::string_view text) noexcept;
+// Keeps this thread's last error line, whatever RKNN_LOG_LEVEL says, for the rknnxx extension
+// rknnxx_host_last_error() (docs/runtime-extensions.md): rknnxx::Error carries it.
+void record_last_error(std::string_view text) noexcept;
 
 template <class... Args>
 void log_error(fmt::format_string<Args...> format, Args&&... args) {
-  if (log_enabled(LogLevel::error)) log_line(LogLevel::error, fmt::format(format, std::forward<Args>(args)...));
+  const std::string text = fmt::format(format, std::forward<Args>(args)...);
+  record_last_error(text);
+  if (log_enabled(LogLevel::error)) log_line(LogLevel::error, text);
 }
 
 template <class... Args>

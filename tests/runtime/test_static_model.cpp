@@ -1,5 +1,6 @@
 // A static model (squeezenet1_1, one input shape) through the runtime layer: no shape set,
-// set_input_shapes refused, and dup() giving an independent context with the same results.
+// set_input_shapes refused, dup() giving an independent context with the same results, nothing
+// on stderr, and errors that carry the runtime's explanation.
 #include "example_image.hpp"
 #include "test_models.hpp"
 
@@ -8,12 +9,38 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <optional>
+#include <string>
 #include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 using namespace rknnxx;
 
 namespace {
+// What `body` writes to stderr (fd 2, where the runtime logs), with the runtime's default log level.
+template <class F> std::string stderr_of(F&& body) {
+  std::fflush(stderr);
+  const std::string path = (std::filesystem::temp_directory_path() / "rknnxx_runtime_stderr.txt").string();
+  const int file = ::open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0600);
+  REQUIRE(file >= 0);
+  const int saved = ::dup(2);
+  ::dup2(file, 2);
+  ::close(file);
+  body();
+  std::fflush(stderr);
+  ::dup2(saved, 2);
+  ::close(saved);
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::filesystem::remove(path);
+  return text;
+}
+
 std::vector<float> logits(Context& ctx, const std::vector<std::uint8_t>& img) {
   ctx.set_inputs(nhwc_view(img.data(), {.n = 1, .c = 3, .h = 224, .w = 224}));
   ctx.run();
@@ -51,4 +78,48 @@ TEST_CASE("static model: dup() shares the model, runs on its own and outlives th
   CHECK(logits(copy, other) != want);
   original.reset();
   CHECK(logits(copy, img) == want);
+}
+
+TEST_CASE("static model: opening, running and reading outputs prints nothing (no dynamic-shape probe)") {
+  RKNNXX_NEED_MODEL(path, "squeezenet.hrknn");
+  const auto img = example::make_image(224, 224);
+  std::size_t values = 0;
+  const std::string printed = stderr_of([&] {
+    auto ctx = Context::from_file(path);
+    values = logits(ctx, img).size();
+  });
+  CHECK(values == 1000);
+  CHECK_MESSAGE(printed.empty(), printed);
+  // Asking about shapes still gets the answer (the runtime may log that the model is static).
+  auto ctx = Context::from_file(path);
+  (void)stderr_of([&] { CHECK_FALSE(ctx.is_dynamic()); });
+}
+
+TEST_CASE("errors carry the runtime's own explanation (the rknnxx_host_last_error extension)") {
+  const auto onnx = std::filesystem::temp_directory_path() / "rknnxx_not_converted.onnx";
+  std::ofstream(onnx, std::ios::binary) << std::string("\x08\x07\x12\x07pytorch", 11);
+  try {
+    (void)Context::from_file(onnx.string());
+    FAIL("an ONNX file opened as a model");
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    CHECK(e.errc() == Errc::model_invalid);
+    CHECK_MESSAGE(what.find("the runtime says: ") != std::string::npos, what);
+    CHECK_MESSAGE(what.find("looks like an ONNX model; convert it") != std::string::npos, what);
+    CHECK_MESSAGE(what.find("rknn_init: model file") == 0, what);
+  }
+  std::filesystem::remove(onnx);
+
+  RKNNXX_NEED_MODEL(path, "squeezenet.hrknn");
+  auto ctx = Context::from_file(path);
+  // A failure whose last logged line is about another function does not borrow that line.
+  CHECK(ctx.runtime().last_error("rknn_run").empty());
+  CHECK_FALSE(ctx.runtime().last_error("rknn_init").empty()); // the ONNX file's, on this thread
+  try {
+    (void)ctx.perf_detail(); // without InitFlag::collect_perf
+    FAIL("RKNN_QUERY_PERF_DETAIL answered without RKNN_FLAG_COLLECT_PERF_MASK");
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    CHECK_MESSAGE(what.find("the runtime says: RKNN_QUERY_PERF_DETAIL needs RKNN_FLAG_COLLECT_PERF_MASK") != std::string::npos, what);
+  }
 }

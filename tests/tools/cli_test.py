@@ -4,7 +4,8 @@ write and exit with. Prints one line per check and `N passed, N failed` at the e
 
   cli_test.py --rknnxx PATH [--ocr PATH] --work DIR [--models DIR] [--light]
 
---light: only the checks that need no real model (wrong paths, corrupt files, bad options).
+--light: only the checks that need no real model (wrong paths, corrupt files, bad options), and
+those on the small generated dyncnn model when tests/models/fetch.sh has made it.
 Otherwise the real models from tests/models/fetch.sh are converted into DIR first; when they
 have not been fetched the test exits 77 (skipped) and says so.
 """
@@ -58,10 +59,19 @@ def fails_one_line(name, cmd, needle):
     check(name, ok, f"exit {rc}, stderr {err.strip()!r}")
 
 
-def write_png(path, width, height, channels, value=128):
-    """A minimal PNG (no library needed): gray (1), gray+alpha (2), RGB (3) or RGBA (4)."""
+def fails_usage(name, cmd, needle):
+    """A usage error: exit 2 (not CLI11's internal 104-109) and one line on stderr naming the problem."""
+    rc, out, err = run(cmd)
+    lines = [l for l in err.splitlines() if l.strip()]
+    check(name, rc == 2 and len(lines) == 1 and needle.lower() in lines[0].lower(), f"exit {rc}, stderr {err.strip()!r}")
+
+
+def write_png(path, width, height, channels, value=128, color=None):
+    """A minimal PNG (no library needed): gray (1), gray+alpha (2), RGB (3) or RGBA (4); every pixel
+    `value` in every channel, or the channel values `color`."""
     color_type = {1: 0, 2: 4, 3: 2, 4: 6}[channels]
-    raw = b"".join(b"\x00" + bytes([value]) * (width * channels) for _ in range(height))
+    pixel = bytes(color) if color else bytes([value]) * channels
+    raw = b"".join(b"\x00" + pixel * width for _ in range(height))
 
     def chunk(kind, data):
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
@@ -191,6 +201,128 @@ def convert_checks(tool, work):
         fails_one_line_with("convert -o DEVICE is refused", [tool, "convert", models["rgb_image"], "-c", config,
                                                             "-o", device], ["is a device"])
         check("convert -o DEVICE leaves the device node", stat.S_ISCHR(os.lstat(device).st_mode))
+
+    # The runtime's own explanation comes with the failure, without -v; -v adds the runtime's log.
+    fails_one_line("inspect model.onnx: says it is an ONNX model to convert (without -v)", [tool, "inspect", onnx],
+                   "looks like an ONNX model; convert it")
+    rc, out, err = run([tool, "-v", "inspect", onnx])
+    check("inspect -v model.onnx: the same reason, plus the runtime's own log line",
+          rc == 1 and "looks like an ONNX model" in err.splitlines()[-1] and "E RKNN:" in err, err)
+    # Exit codes: 0 success, 1 failure, 2 usage; documented in --help.
+    rc, out, err = run([tool, "--help"])
+    check("--help documents the exit codes", rc == 0 and "0 success, 1 failure" in out and "2 usage error" in out, out)
+    rc, out, err = run([tool, "run", "--help"])
+    check("run --help documents the exit codes and the new options",
+          rc == 0 and "2 usage error" in out and all(o in out for o in ("--core-mask", "--bgr", "--resize")), out)
+    rc, out, err = run([tool, "--version"])
+    check("--version prints the version", rc == 0 and out.startswith("rknnxx 0."), f"exit {rc}: {out!r} {err!r}")
+    fails_usage("no subcommand: usage error, exit 2", [tool], "subcommand")
+    fails_usage("inspect without a model: usage error, exit 2", [tool, "inspect"], "model")
+    fails_usage("unknown option: usage error, exit 2", [tool, "inspect", corrupt, "--bogus"], "--bogus")
+    fails_usage("bench -n -5 says what is wrong with -n", [tool, "bench", corrupt, "-n", "-5"],
+                "-5 is not a whole number from 1 to")
+    fails_usage("bench --threads 0 says what is wrong", [tool, "bench", corrupt, "--threads", "0"],
+                "0 is not a whole number from 1 to 256")
+    fails_usage("run --resize sideways is a usage error", [tool, "run", corrupt, "-i", onnx, "--resize", "sideways"],
+                "sideways")
+    fails_usage("run --core-mask 9 is a usage error naming the choices", [tool, "run", corrupt, "-i", onnx,
+                "--core-mask", "9"], "not a core mask")
+    fails_usage("profile -n 0 is a usage error", [tool, "profile", corrupt, "-n", "0"], "0 is not a whole number")
+    # No runtime: what was tried, and the two ways to fix it.
+    env = dict(os.environ, RKNNXX_RUNTIME=str(work / "no_such_runtime.so"))
+    p = subprocess.run([str(tool), "inspect", str(corrupt)], capture_output=True, text=True, env=env, timeout=60)
+    check("no runtime: the error lists what was tried and both fixes (RKNNXX_RUNTIME, LD_LIBRARY_PATH)",
+          p.returncode == 1 and "no rknn runtime could be loaded" in p.stderr and "no_such_runtime.so:" in p.stderr
+          and "RKNNXX_RUNTIME" in p.stderr and "LD_LIBRARY_PATH" in p.stderr, p.stderr)
+
+
+def small_model_checks(tool, work, models):
+    """The options that need a model, on the small generated dyncnn (a 62 KB ONNX file)."""
+    onnx = models / "dyn/dyncnn.onnx"
+    if not onnx.exists():
+        print(f"skipped: {onnx} is missing (tests/models/fetch.sh); the small-model checks did not run")
+        return
+    config = work / "dyncnn_rk3566.json"
+    config.write_text(json.dumps({"target_platform": "rk3566", "mean_values": [[123.675, 116.28, 103.53]],
+                                  "std_values": [[58.395, 57.12, 57.375]], "custom_string": "cli test model",
+                                  "dynamic_input": [[[1, 3, 96, 96]], [[1, 3, 64, 64]]]}))
+    model = work / "dyncnn_rk3566.hrknn"
+    rc, out, err = run([tool, "convert", onnx, "-c", config, "-o", model])
+    check("convert: the summary counts the model's 1 input and 2 outputs",
+          rc == 0 and "rk3566" in out and "1 input," in out and "2 outputs" in out, out + err)
+    rc, out, err = run([tool, "convert", onnx, "-c", config, "-o", model, "--json"])
+    try:
+        j = json.loads(out)
+        check("convert --json: platform, inputs with their normalization, outputs, shapes",
+              rc == 0 and j["target_platform"] == "rk3566" and len(j["inputs"]) == 1 and len(j["outputs"]) == 2
+              and j["inputs"][0]["preprocess"]["mean"] == [123.675, 116.28, 103.53] and j["dynamic_shapes"] == 2
+              and j["custom_string"] == "cli test model" and j["output"] == str(model), out[:400])
+    except (ValueError, KeyError, IndexError) as e:
+        check("convert --json: parses", False, f"{e}: {out[:200]} {err}")
+
+    rc, out, err = run([tool, "inspect", model])
+    check("inspect: shows the target platform, mean/std and the custom string",
+          rc == 0 and "target:   rk3566" in out
+          and "mean/std: input 0: mean [123.675, 116.28, 103.53], std [58.395, 57.12, 57.375]" in out
+          and 'custom string: "cli test model"' in out, out + err)
+    rc, out, err = run([tool, "inspect", model, "--json"])
+    try:
+        j = json.loads(out)
+        check("inspect --json: model_file has target_platform and preprocess",
+              j["model_file"]["target_platform"] == "rk3566" and j["model_file"]["preprocess"][0]["std"][2] == 57.375,
+              out[:300])
+    except (ValueError, KeyError, IndexError) as e:
+        check("inspect --json: parses", False, f"{e}: {err}")
+
+    # run: --core-mask on a single-core chip says why; --resize and --bgr change what is fed.
+    image = work / "wide.png"
+    write_png(image, 64, 32, 3, color=(200, 60, 10))
+    fails_one_line("run --core-mask 1 on a single-core chip says why (without -v)",
+                   [tool, "run", model, "-i", image, "--core-mask", "1", "-o", work / "out_mask"], "single NPU core")
+    results = {}
+    for name, extra in (("stretch", []), ("letterbox", ["--resize", "letterbox"]),
+                        ("letterbox_bgr", ["--resize", "letterbox", "--bgr"])):
+        outdir = work / f"out_{name}"
+        rc, out, err = run([tool, "run", model, "-i", image, "-o", outdir, "--shape", "1x3x64x64"] + extra)
+        results[name] = np.load(outdir / "output_0.npy") if rc == 0 and (outdir / "output_0.npy").exists() else None
+        check(f"run {' '.join(extra) or '(stretch)'}: runs and says how the image was fit", rc == 0 and (
+            "letterboxed" if "letterbox" in name else "stretched") in out and ("BGR" in out) == ("bgr" in name),
+              out + err)
+    if all(r is not None for r in results.values()):
+        check("run: letterbox feeds other pixels than stretch, and --bgr others than RGB",
+              not np.array_equal(results["stretch"], results["letterbox"])
+              and not np.array_equal(results["letterbox"], results["letterbox_bgr"]))
+    rc, out, err = run([tool, "run", model, "-i", image, "--shape", "1x3x64x64", "-o", work / "out_json", "--json",
+                        "--resize", "letterbox", "--bgr"])
+    try:
+        j = json.loads(out)
+        check("run --json: the input says resize and channel order",
+              j["inputs"][0]["resize"] == "letterbox" and j["inputs"][0]["channel_order"] == "BGR", out[:300])
+    except (ValueError, KeyError, IndexError) as e:
+        check("run --json: parses", False, f"{e}: {err}")
+
+    # profile
+    svg = work / "profile.svg"
+    rc, out, err = run([tool, "profile", model, "-n", "2", "--svg", svg])
+    rows = [l.split() for l in out.splitlines() if l.startswith("  ") and len(l.split()) >= 4 and l.split()[0].isdigit()]
+    times = [float(r[2]) for r in rows]
+    check("profile: a table of operators, slowest first, with types and a by-type summary",
+          rc == 0 and len(rows) >= 3 and times == sorted(times, reverse=True) and "Conv" in out
+          and "by operator type:" in out, out + err)
+    text = svg.read_text() if svg.exists() else ""
+    check("profile --svg: an SVG bar chart naming operators with their ms",
+          text.startswith("<svg") and text.rstrip().endswith("</svg>") and "<rect" in text and " ms (" in text
+          and "Conv" in text, text[:300])
+    rc, out, err = run([tool, "profile", model, "--json"])
+    try:
+        j = json.loads(out)
+        ms = [o["ms"] for o in j["operators"]]
+        check("profile --json: every operator sorted by time, shares summing to 1, time per type",
+              rc == 0 and len(ms) >= 3 and ms == sorted(ms, reverse=True)
+              and abs(sum(o["share"] for o in j["operators"]) - 1) < 1e-6 and "Conv" in j["by_type"]
+              and j["total_ms"] > 0, out[:300])
+    except (ValueError, KeyError, IndexError) as e:
+        check("profile --json: parses", False, f"{e}: {err}")
 
 
 def convert(tool, onnx, config, out, config_json):
@@ -366,8 +498,9 @@ def main():
     work.mkdir(parents=True, exist_ok=True)
     tool = Path(a.rknnxx)
     light_checks(tool, work)
+    models = Path(a.models or os.environ.get("RKNNXX_MODELS") or Path(a.repo) / "build/models")
+    small_model_checks(tool, work, models)
     if not a.light:
-        models = Path(a.models or os.environ.get("RKNNXX_MODELS") or Path(a.repo) / "build/models")
         needed = ["vision/mobilenet_v2.onnx", "dyn/dyncnn.onnx", "ocr/det.onnx", "ocr/rec.onnx", "ocr/dict.txt",
                   "ref/mobilenet_v2/input_0.npy", "ref/dyncnn_192x192/input_0.npy"]
         if not all((models / n).exists() for n in needed):

@@ -61,6 +61,11 @@ struct ApiTable {
   RKNNXX_API_FUNCTIONS(RKNNXX_API_FIELD)
 #undef RKNNXX_API_FIELD
 
+  // rknnxx extensions a runtime may export next to the C interface (docs/runtime-extensions.md):
+  // the host runtime does, the vendor runtime does not (null then). Not part of entries().
+  // The last error line the calling thread's rknn_* calls logged ("" when none failed).
+  const char* (*rknnxx_host_last_error)() = nullptr;
+
   struct Entry {
     std::string_view name;
     bool required;

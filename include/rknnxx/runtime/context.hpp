@@ -231,7 +231,14 @@ public:
 
   // ---- dynamic shapes ---------------------------------------------------------------------
   // The model's shape set (dims in the runtime's order), or nullopt for a static-shape model.
-  [[nodiscard]] const std::optional<ShapeSet<>>& shape_set() const { return use("rknnxx::Context::shape_set").shapes; }
+  // Asked of the runtime on first use only: a static model answers the question with a warning
+  // and an error line in the runtime's log (rknn_model_zoo#271), which an application that never
+  // asks about shapes should not see.
+  [[nodiscard]] const std::optional<ShapeSet<>>& shape_set() const {
+    auto& s = use("rknnxx::Context::shape_set");
+    probe_shapes(s);
+    return s.shapes;
+  }
   [[nodiscard]] bool is_dynamic() const { return shape_set().has_value(); }
   // The group chosen by the last set_input_shapes (nullopt before the first).
   [[nodiscard]] std::optional<std::size_t> current_shape_group() const { return use("rknnxx::Context::current_shape_group").group; }
@@ -406,8 +413,8 @@ public:
     else
       m = s.require(s.api().rknn_create_mem2, "rknn_create_mem2")(s.handle, size, static_cast<std::uint64_t>(flags));
     if (m == nullptr)
-      throw Error(Errc::malloc_fail, flags == MemAlloc::default_flags ? "rknn_create_mem" : "rknn_create_mem2",
-                  fmt::format("{} bytes (runtime {})", size, s.runtime->path()));
+      s.fail(Errc::malloc_fail, flags == MemAlloc::default_flags ? "rknn_create_mem" : "rknn_create_mem2",
+             fmt::format("{} bytes", size));
     return adopt(m);
   }
   // Memory the application allocated as a DMA-buf: `virt` maps the whole fd, `offset` is where
@@ -416,16 +423,14 @@ public:
     auto& s = use("rknn_create_mem_from_fd");
     rknn_tensor_mem* m = s.require(s.api().rknn_create_mem_from_fd, "rknn_create_mem_from_fd")(s.handle, fd, virt, size, offset);
     if (m == nullptr)
-      throw Error(Errc::param_invalid, "rknn_create_mem_from_fd",
-                  fmt::format("fd {}, {} bytes at offset {} (runtime {})", fd, size, offset, s.runtime->path()));
+      s.fail(Errc::param_invalid, "rknn_create_mem_from_fd", fmt::format("fd {}, {} bytes at offset {}", fd, size, offset));
     return adopt(m);
   }
   [[nodiscard]] Mem wrap_phys(std::uint64_t phys, void* virt, std::uint32_t size) {
     auto& s = use("rknn_create_mem_from_phys");
     rknn_tensor_mem* m = s.api().rknn_create_mem_from_phys(s.handle, phys, virt, size);
     if (m == nullptr)
-      throw Error(Errc::param_invalid, "rknn_create_mem_from_phys",
-                  fmt::format("physical address {:#x}, {} bytes (runtime {})", phys, size, s.runtime->path()));
+      s.fail(Errc::param_invalid, "rknn_create_mem_from_phys", fmt::format("physical address {:#x}, {} bytes", phys, size));
     return adopt(m);
   }
   void set_weight_mem(const Mem& m) {
@@ -471,9 +476,11 @@ private:
     const int rc = rt->api().rknn_init(&handle, model, size, options.flags.value(), ext);
     if (rc < 0)
       throw Error(static_cast<Errc>(rc), "rknn_init",
-                  fmt::format("{} on runtime {}{}", what, rt->path(),
-                              rt->sdk_version() ? fmt::format(" (SDK {}, driver {})", rt->sdk_version()->api, rt->sdk_version()->driver)
-                                                : std::string()));
+                  detail::with_runtime_message(
+                      fmt::format("{} on runtime {}{}", what, rt->path(),
+                                  rt->sdk_version() ? fmt::format(" (SDK {}, driver {})", rt->sdk_version()->api, rt->sdk_version()->driver)
+                                                    : std::string()),
+                      *rt, "rknn_init"));
     Context c(make_state(rt, handle), options);
     c.initialize();
     return c;
@@ -488,6 +495,13 @@ private:
     rknn_input_output_num n{};
     query(RKNN_QUERY_IN_OUT_NUM, n, "rknn_query(RKNN_QUERY_IN_OUT_NUM)");
     s.io = {n.n_input, n.n_output};
+    s.current_inputs = input_infos(AttrQuery::normal);
+    s.current_outputs = output_infos(AttrQuery::normal);
+  }
+
+  // Reads the shape set once (see shape_set()).
+  static void probe_shapes(detail::ContextState& s) {
+    if (s.shapes_probed) return;
     if (s.api().rknn_set_input_shapes != nullptr && s.io.inputs > 0) {
       std::vector<rknn_input_range> ranges(s.io.inputs);
       bool dynamic = true;
@@ -499,8 +513,7 @@ private:
       }
       if (dynamic) s.shapes = ShapeSet<>::from_ranges(ranges);
     }
-    s.current_inputs = input_infos(AttrQuery::normal);
-    s.current_outputs = output_infos(AttrQuery::normal);
+    s.shapes_probed = true;
   }
 
   detail::ContextState& use(std::string_view call) const {
@@ -547,7 +560,7 @@ private:
   }
 
   const ShapeSet<>& require_dynamic(std::string_view call) const {
-    use(call);
+    probe_shapes(use(call));
     if (!state_->shapes)
       throw Error(Errc::param_invalid, std::string(call),
                   "the model has static shapes (RKNN_QUERY_INPUT_DYNAMIC_RANGE reports no shape set)");

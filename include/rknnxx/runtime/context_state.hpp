@@ -56,6 +56,14 @@ inline std::string thread_name(std::thread::id id) {
   return s.str();
 }
 
+// An Error's message followed by what the runtime logged about the failure of `call`, when it
+// can tell (Runtime::last_error): "model file m.onnx (runtime ...): the runtime says: ...".
+inline std::string with_runtime_message(std::string message, const Runtime& runtime, std::string_view call) {
+  const std::string said = runtime.last_error(call);
+  if (!said.empty()) message += fmt::format("{}the runtime says: {}", message.empty() ? "" : ": ", said);
+  return message;
+}
+
 struct ContextState {
   std::shared_ptr<const Runtime> runtime;
   rknn_context handle = 0;
@@ -72,6 +80,7 @@ struct ContextState {
   ContextOptions options{};
   IoCount io{};
   std::optional<ShapeSet<>> shapes;  // the model's shape set; nullopt for static shapes
+  bool shapes_probed = false;        // shapes was read (on first use: Context::shape_set)
   std::optional<std::size_t> group;  // the group of the last set_input_shapes
   std::vector<std::string> dropped;  // tensors whose bound memory went away with its IoBinding
 
@@ -99,13 +108,17 @@ struct ContextState {
                   fmt::format("{} outlived its Context: the context was destroyed, and its memory with it", what));
   }
 
-  // A runtime return code to an Error naming the call, the tensor and the runtime.
+  // A runtime return code to an Error naming the call, the tensor, the runtime and what the
+  // runtime said about it.
   void check(int rc, std::string_view call, TensorId tensor = {}, std::string_view message = {}) const {
-    if (rc < 0)
-      throw Error(static_cast<Errc>(rc), std::string(call),
-                  message.empty() ? fmt::format("runtime {}", runtime->path())
-                                  : fmt::format("{} (runtime {})", message, runtime->path()),
-                  std::move(tensor));
+    if (rc < 0) fail(static_cast<Errc>(rc), call, message, std::move(tensor));
+  }
+  [[noreturn]] void fail(Errc code, std::string_view call, std::string_view message, TensorId tensor = {}) const {
+    throw Error(code, std::string(call),
+                with_runtime_message(message.empty() ? fmt::format("runtime {}", runtime->path())
+                                                     : fmt::format("{} (runtime {})", message, runtime->path()),
+                                     *runtime, call),
+                std::move(tensor));
   }
 
   template <class F> F require(F f, std::string_view call) const {

@@ -68,7 +68,10 @@ public:
   ~Outputs() { release(); }
 
   [[nodiscard]] std::size_t size() const noexcept { return outputs_.size(); }
-  [[nodiscard]] OutputData operator[](std::size_t i) const {
+  // An OutputData points into the buffers this object owns, so it is taken only from an Outputs
+  // that outlives it: `ctx.outputs()[0].as<float>()` would release the buffers at the end of the
+  // statement and leave the span dangling, and does not compile (keep the Outputs in a variable).
+  [[nodiscard]] OutputData operator[](std::size_t i) const& {
     check("rknnxx::Outputs::operator[]");
     if (i >= outputs_.size())
       throw Error(Errc::param_invalid, "rknnxx::Outputs::operator[]",
@@ -76,7 +79,7 @@ public:
     const auto& o = outputs_[i];
     return {infos_[i], {static_cast<const std::byte*>(o.buf), o.size}};
   }
-  [[nodiscard]] OutputData operator[](std::string_view name) const {
+  [[nodiscard]] OutputData operator[](std::string_view name) const& {
     for (std::size_t i = 0; i < infos_.size(); ++i)
       if (infos_[i].name() == name) return (*this)[i];
     std::string names;
@@ -84,6 +87,8 @@ public:
     throw Error(Errc::param_invalid, "rknnxx::Outputs::operator[]",
                 fmt::format("no output is named \"{}\"; the outputs are {}", name, names));
   }
+  OutputData operator[](std::size_t) const&& = delete;
+  OutputData operator[](std::string_view) const&& = delete;
 
   // Gives the buffers back to the runtime now; idempotent.
   void release() noexcept {

@@ -12,6 +12,7 @@ have not been fetched the test exits 77 (skipped) and says so.
 import argparse
 import json
 import os
+import re
 import stat
 import struct
 import subprocess
@@ -161,7 +162,8 @@ def convert_checks(tool, work):
     # A good conversion says how many inputs the model has.
     out = work / "rgb.hrknn"
     rc, o, e = run([tool, "convert", models["rgb_image"], "-c", config, "-o", out])
-    check("convert: reports 1 input", rc == 0 and "(rk3588, 1 input)" in o and out.is_file(), f"{o!r} {e!r}")
+    check("convert: reports 1 input", rc == 0 and re.search(r"\b1 input\b", o) and "0 inputs" not in o and out.is_file(),
+          f"{o!r} {e!r}")
     rc, o, e = run([tool, "convert", models["rgb_image"], "-c", config, "-o", out])
     check("convert: replaces a regular file", rc == 0 and out.is_file(), e)
     check("convert: leaves no temporary file", sorted(p.name for p in work.glob("rgb.hrknn*")) == ["rgb.hrknn"],

@@ -113,7 +113,7 @@ std::string shortened(std::string_view s, std::size_t max) {
 // A horizontal bar chart, slowest operator first: one row per operator with its type and name on
 // the left, the bar, and the time in ms at the bar's end.
 std::string svg_chart(const std::vector<OperatorTime>& ops, double total_us, const std::string& title) {
-  constexpr int label_width = 360, bar_width = 520, row = 22, top = 56, width = label_width + bar_width + 110;
+  constexpr int label_width = 360, bar_width = 520, row = 22, top = 56, width = label_width + bar_width + 170;
   const int height = top + static_cast<int>(ops.size()) * row + 30;
   const double longest = ops.empty() ? 1.0 : std::max(ops.front().us, 1e-9);
   std::string s = fmt::format(

@@ -10,9 +10,10 @@
 //   "host"    librknnxx_host.so by the normal search; then next to the executable
 //             (/proc/self/exe's directory, and ../host/runtime and ../../host/runtime from it,
 //             which is where the build tree puts it); then RKNNXX_HOST_RUNTIME_PATH when the
-//             build defines it; then the install libdir of rknnxx (RKNNXX_INSTALL_LIBDIR, from
-//             the installed rknnxx/runtime/install_paths.hpp), so that installed programs find
-//             the installed host runtime without any environment variable
+//             build defines it; then the install libdir of rknnxx, seen from the executable's
+//             directory (RKNNXX_INSTALL_LIBDIR_FROM_BINDIR) and as installed (RKNNXX_INSTALL_LIBDIR),
+//             both from the installed rknnxx/runtime/install_paths.hpp, so that installed programs
+//             find the installed host runtime without any environment variable
 //   a path    exactly that file
 //   unset or "auto": vendor first, then host.
 // A runtime is loaded once per process and never unloaded (runtimes keep threads and driver
@@ -200,6 +201,9 @@ public:
         c.push_back(*dir + "/librknnxx_host.so");
         c.push_back(*dir + "/../host/runtime/librknnxx_host.so");
         c.push_back(*dir + "/../../host/runtime/librknnxx_host.so");
+#ifdef RKNNXX_INSTALL_LIBDIR_FROM_BINDIR
+        c.push_back(*dir + "/" RKNNXX_INSTALL_LIBDIR_FROM_BINDIR "/librknnxx_host.so");
+#endif
       }
 #ifdef RKNNXX_HOST_RUNTIME_PATH
       c.emplace_back(RKNNXX_HOST_RUNTIME_PATH);

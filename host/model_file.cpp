@@ -16,6 +16,10 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <rknnxx/version.hpp>
 
 namespace rknnxx::host {
@@ -499,18 +503,53 @@ void save_model_file(const std::filesystem::path& path, const ModelFile& model) 
   }
 }
 
-ModelFile load_model_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(fmt::format("model file: cannot open '{}': {}", path.string(), std::strerror(errno)));
-  std::error_code ec;
-  const std::uintmax_t size = std::filesystem::file_size(path, ec);
-  if (ec) fail(fmt::format("model file: cannot size '{}': {}", path.string(), ec.message()));
-  if (size > std::numeric_limits<std::size_t>::max() / 2)
-    fail(fmt::format("model file: '{}' is {} bytes, too large to load", path.string(), size));
+namespace {
+
+std::string_view file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+} // namespace
+
+std::vector<std::byte> read_model_file_bytes(const std::filesystem::path& path) {
+  const std::string name = path.string();
+  // O_NONBLOCK: opening a FIFO that has no writer would otherwise block here for ever; it changes
+  // nothing for the regular files that are read.
+  const int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) fail(fmt::format("model file: cannot open '{}': {}", name, std::strerror(errno)));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat status {};
+  if (::fstat(fd, &status) != 0) fail(fmt::format("model file: cannot examine '{}': {}", name, std::strerror(errno)));
+  if (!S_ISREG(status.st_mode))
+    fail(fmt::format("model file: '{}' is {}, not a regular file", name, file_kind(status.st_mode)));
+  const auto size = static_cast<std::uint64_t>(status.st_size);
+  if (size > max_model_file_bytes || size > std::numeric_limits<std::size_t>::max())
+    fail(fmt::format("model file: '{}' is {} bytes, more than the {} a model file may have", name, size,
+                     max_model_file_bytes));
   std::vector<std::byte> bytes(static_cast<std::size_t>(size));
-  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  if (in.gcount() != static_cast<std::streamsize>(bytes.size()))
-    fail(fmt::format("model file: '{}': read {} of {} bytes", path.string(), in.gcount(), bytes.size()));
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail(fmt::format("model file: cannot read '{}': {}", name, std::strerror(errno)));
+    if (n == 0) fail(fmt::format("model file: '{}' shrank while read: {} of {} bytes", name, done, bytes.size()));
+    done += static_cast<std::size_t>(n);
+  }
+  std::byte extra{};
+  if (::read(fd, &extra, 1) > 0) fail(fmt::format("model file: '{}' grew while read, beyond {} bytes", name, size));
+  return bytes;
+}
+
+ModelFile load_model_file(const std::filesystem::path& path) {
+  const std::vector<std::byte> bytes = read_model_file_bytes(path);
   try {
     return parse_model_file(bytes);
   } catch (const ModelFileError& e) {

@@ -99,4 +99,13 @@ void save_model_file(const std::filesystem::path& path, const ModelFile& model);
 [[nodiscard]] ModelFile parse_model_file(std::span<const std::byte> bytes);
 [[nodiscard]] ModelFile load_model_file(const std::filesystem::path& path);
 
+// The most bytes a model file may have: what rknn_init takes from memory (its size is 32-bit).
+inline constexpr std::uint64_t max_model_file_bytes = 0xFFFFFFFFU;
+
+// The bytes of the model file at `path`, for any reader (rknn_init, load_model_file): a regular file
+// of at most max_model_file_bytes, read in full. A directory, FIFO, device or socket, a larger file, or
+// one that changes size while read is refused with a ModelFileError naming the path and what it is,
+// instead of blocking or reading without end.
+[[nodiscard]] std::vector<std::byte> read_model_file_bytes(const std::filesystem::path& path);
+
 } // namespace rknnxx::host

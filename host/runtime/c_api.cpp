@@ -9,6 +9,8 @@
 #include "host_context.hpp"
 #include "registry.hpp"
 
+#include <fcntl.h>
+
 using namespace rknnxx::host;
 
 namespace {
@@ -117,7 +119,9 @@ rknn_tensor_mem* rknn_create_mem_from_fd(rknn_context ctx, int32_t fd, void* vir
                                          int32_t offset) {
   return guarded_mem("rknn_create_mem_from_fd", [&] {
     auto owner = registry().context(ctx);
-    if (fd < 0) fail(RKNN_ERR_PARAM_INVALID, "fd {} is not a file descriptor", fd);
+    // An fd that is not open (closed, or never opened) would name whatever the process opens next.
+    if (fd < 0 || fcntl(fd, F_GETFD) == -1)
+      fail(RKNN_ERR_PARAM_INVALID, "fd {} is not an open file descriptor{}", fd, fd < 0 ? "" : ": closed or never opened");
     return registry().add_mem(owner->wrap_mem(virt_addr, size, fd, offset, 0, RKNN_TENSOR_MEMORY_FLAGS_FROM_FD));
   });
 }
@@ -193,15 +197,15 @@ int rknn_set_input_shapes(rknn_context ctx, uint32_t n_inputs, rknn_tensor_attr 
 int rknn_mem_sync(rknn_context context, rknn_tensor_mem* mem, rknn_mem_sync_mode mode) {
   return guarded("rknn_mem_sync", [&] {
     // Memory made with RKNN_MEM_FLAG_ALLOC_NO_CONTEXT belongs to no context; other memory needs
-    // its live context.
-    HostMem& host_mem = registry().mem(context, require(mem, "mem"));
-    if (host_mem.owner() != 0) (void)registry().context(context);
+    // its live context. Shared: another thread's rknn_destroy_mem cannot unmap it under the sync.
+    const std::shared_ptr<HostMem> host_mem = registry().mem(context, require(mem, "mem"));
+    if (host_mem->owner() != 0) (void)registry().context(context);
     switch (mode) {
-      case RKNN_MEMORY_SYNC_TO_DEVICE: host_mem.sync_to_device(); break;
-      case RKNN_MEMORY_SYNC_FROM_DEVICE: host_mem.sync_from_device(); break;
+      case RKNN_MEMORY_SYNC_TO_DEVICE: host_mem->sync_to_device(); break;
+      case RKNN_MEMORY_SYNC_FROM_DEVICE: host_mem->sync_from_device(); break;
       case RKNN_MEMORY_SYNC_BIDIRECTIONAL:
-        host_mem.sync_to_device();
-        host_mem.sync_from_device();
+        host_mem->sync_to_device();
+        host_mem->sync_from_device();
         break;
       default: fail(RKNN_ERR_PARAM_INVALID, "mode {} is not a rknn_mem_sync_mode (1, 2 or 3)", static_cast<int>(mode));
     }

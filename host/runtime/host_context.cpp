@@ -15,8 +15,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <iterator>
+#include <limits>
 
 namespace rknnxx::host {
 
@@ -25,12 +24,11 @@ namespace {
 constexpr std::string_view mirrored_sdk = "2.3.2";
 
 std::vector<std::byte> read_file(const char* path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(RKNN_ERR_MODEL_INVALID, "cannot open model file '{}'", path);
-  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::byte> bytes(chars.size());
-  std::memcpy(bytes.data(), chars.data(), chars.size());
-  return bytes;
+  try {
+    return read_model_file_bytes(path);
+  } catch (const ModelFileError& e) {
+    fail(RKNN_ERR_MODEL_INVALID, "{}", e.what());
+  }
 }
 
 template <class Info>
@@ -75,6 +73,36 @@ void round_to_float16(Tensor& t) {
 
 } // namespace
 
+// ---- one thread at a time ---------------------------------------------------------------
+
+// Claims the context for the calling thread for one call (and keeps the claim while cycle_open_),
+// or refuses. An atomic compare-and-swap, so that it costs next to nothing in every build.
+class HostContext::ThreadClaim {
+ public:
+  explicit ThreadClaim(HostContext& context) : context_(context) {
+    uint64_t user = 0;
+    if (context_.user_.compare_exchange_strong(user, token(), std::memory_order_acquire)) return;
+    if (user == token()) return;  // this thread's open cycle (inputs set or run, outputs not yet taken)
+    fail(RKNN_ERR_CTX_INVALID, "context {:#x} is in use by another thread (in a call, or between its "
+         "rknn_inputs_set/rknn_run and rknn_outputs_get): a context serves one thread at a time; give each thread "
+         "its own (rknn_dup_context or rknn_init)", static_cast<uint64_t>(context_.handle_));
+  }
+  ~ThreadClaim() {
+    if (!context_.cycle_open_) context_.user_.store(0, std::memory_order_release);
+  }
+  ThreadClaim(const ThreadClaim&) = delete;
+  ThreadClaim& operator=(const ThreadClaim&) = delete;
+
+ private:
+  // Unique per thread over the process's life (a thread id may be reused, this is not).
+  static uint64_t token() noexcept {
+    static std::atomic<uint64_t> next{1};
+    thread_local const uint64_t mine = next.fetch_add(1, std::memory_order_relaxed);
+    return mine;
+  }
+  HostContext& context_;
+};
+
 // ---- creation ----------------------------------------------------------------------------
 
 std::shared_ptr<HostContext> HostContext::create(void* model, uint32_t size, uint32_t flags,
@@ -91,13 +119,14 @@ std::shared_ptr<HostContext> HostContext::create(void* model, uint32_t size, uin
     if (size == 0) {
       loaded = LoadedModel::load(read_file(static_cast<const char*>(model)));
     } else {
-      const size_t offset = (flags & RKNN_FLAG_MODEL_BUFFER_ZERO_COPY) && extend->real_model_offset > 0
-                                ? static_cast<size_t>(extend->real_model_offset)
-                                : 0;
+      const bool zero_copy = (flags & RKNN_FLAG_MODEL_BUFFER_ZERO_COPY) != 0;
+      if (zero_copy && extend->real_model_offset < 0)
+        fail(RKNN_ERR_PARAM_INVALID, "real_model_offset {} is negative", extend->real_model_offset);
+      const size_t offset = zero_copy ? static_cast<size_t>(extend->real_model_offset) : 0;
       const size_t length = (flags & RKNN_FLAG_MODEL_BUFFER_ZERO_COPY) && extend->real_model_size > 0
                                 ? extend->real_model_size
                                 : size;
-      if (offset + length > size)
+      if (offset > size || length > size - offset)
         fail(RKNN_ERR_PARAM_INVALID, "real_model_offset {} + real_model_size {} exceed the buffer's {} bytes", offset,
              length, size);
       loaded = LoadedModel::load({static_cast<const std::byte*>(model) + offset, length});
@@ -140,7 +169,7 @@ HostContext::~HostContext() {
 }
 
 std::shared_ptr<HostContext> HostContext::dup() const {
-  std::lock_guard lock(mutex_);
+  // Reads only what never changes (the model and the flags): no claim needed.
   check_function(Function::dup_context, "rknn_dup_context");
   if (model_->dynamic()) fail(RKNN_ERR_MODEL_INVALID, "dynamic-shape models cannot be duplicated (as on the board)");
   return std::make_shared<HostContext>(model_, flags_);
@@ -179,6 +208,17 @@ void HostContext::plan_for_current_shapes() {
   } catch (const EngineError& e) {
     fail(RKNN_ERR_MODEL_INVALID, "{}", e.what());
   }
+  // Outputs the runtime cannot describe (rknn_tensor_attr's sizes are 32-bit) are refused here,
+  // before a run would make them.
+  for (uint32_t i = 0; i < output_shapes_.size(); ++i) {
+    try {
+      (void)model_->attr(false, i, output_shapes_[i], AttrKind::normal);
+    } catch (const rknnxx::Error& e) {
+      fail(RKNN_ERR_MODEL_INVALID, "output {} ('{}') has shape {}, more than the runtime can describe (at most 4 GiB "
+           "per tensor: rknn_tensor_attr's sizes are 32-bit): {}", i, model_->outputs()[i].name,
+           dims_string(output_shapes_[i]), e.message());
+    }
+  }
   outputs_.clear();
   has_run_ = false;
 }
@@ -192,7 +232,7 @@ rknn_tensor_attr HostContext::attr(bool input, uint32_t index, AttrKind kind, bo
 }
 
 void HostContext::query(rknn_query_cmd cmd, void* info, uint32_t size) {
-  std::lock_guard lock(mutex_);
+  ThreadClaim claim(*this);
   const PlatformInfo& platform = model_->platform_info();
   if (cmd != RKNN_QUERY_MEM_SIZE) require_full_context("rknn_query");
   const auto command = static_cast<QueryCmd>(cmd);
@@ -231,9 +271,9 @@ void HostContext::query(rknn_query_cmd cmd, void* info, uint32_t size) {
       if ((flags_ & RKNN_FLAG_COLLECT_PERF_MASK) == 0)
         fail(RKNN_ERR_PARAM_INVALID, "RKNN_QUERY_PERF_DETAIL needs RKNN_FLAG_COLLECT_PERF_MASK at rknn_init");
       if (!has_run_) fail(RKNN_ERR_PARAM_INVALID, "RKNN_QUERY_PERF_DETAIL before the first rknn_run");
-      perf_detail_strings_.emplace_back(perf_detail_.begin(), perf_detail_.end());
-      perf_detail_strings_.back().push_back('\0');
-      out.perf_data = perf_detail_strings_.back().data();
+      // The context's one buffer (NUL-terminated), valid until the next rknn_run or rknn_destroy:
+      // repeated queries hand out the same text and keep no copies.
+      out.perf_data = perf_detail_.data();
       out.data_len = perf_detail_.size();
       return;
     }
@@ -332,7 +372,7 @@ Tensor HostContext::model_input(uint32_t index, std::span<const std::byte> bytes
 }
 
 void HostContext::inputs_set(std::span<rknn_input> inputs) {
-  std::lock_guard lock(mutex_);
+  ThreadClaim claim(*this);
   require_full_context("rknn_inputs_set");
   check_function(Function::inputs_set, "rknn_inputs_set");
   if (inputs.size() != model_->inputs().size())
@@ -367,17 +407,13 @@ void HostContext::inputs_set(std::span<rknn_input> inputs) {
     pending_inputs_[i] = std::move(staged[i]);
     input_bindings_[i].reset();
   }
+  cycle_open_ = true;  // these inputs are this thread's until it has taken the outputs
 }
 
-HostMem& HostContext::live_mem(rknn_tensor_mem* mem, uint64_t serial, std::string_view role) const {
-  HostMem* found = nullptr;
-  try {
-    found = &registry().mem(handle_, mem);
-  } catch (const ApiError&) {
-  }
-  if (found == nullptr || found->serial() != serial)
-    fail(RKNN_ERR_PARAM_INVALID, "the memory bound to {} was destroyed; bind live memory again", role);
-  return *found;
+std::shared_ptr<HostMem> HostContext::live_mem(const std::weak_ptr<HostMem>& mem, std::string_view role) const {
+  auto live = mem.lock();
+  if (!live) fail(RKNN_ERR_PARAM_INVALID, "the memory bound to {} was destroyed; bind live memory again", role);
+  return live;
 }
 
 std::vector<Tensor> HostContext::gather_inputs() {
@@ -386,8 +422,8 @@ std::vector<Tensor> HostContext::gather_inputs() {
   for (uint32_t i = 0; i < model_->inputs().size(); ++i) {
     if (const auto& binding = input_bindings_[i]) {
       const std::string role = fmt::format("input {}", i);
-      HostMem& mem = live_mem(binding->mem, binding->serial, role);
-      auto bytes = mem.device_view(emulate_cache);
+      const auto mem = live_mem(binding->mem, role);
+      auto bytes = mem->device_view(emulate_cache);
       try {
         values.push_back(model_input(i, bytes, binding->format, binding->pass_through));
       } catch (const ApiError& e) {
@@ -407,7 +443,8 @@ std::vector<Tensor> HostContext::gather_inputs() {
 // ---- run and outputs ---------------------------------------------------------------------
 
 void HostContext::run(rknn_run_extend* extend) {
-  std::lock_guard lock(mutex_);
+  ThreadClaim claim(*this);
+  cycle_open_ = false;  // a failed run ends this thread's turn; a successful one opens it again below
   require_full_context("rknn_run");
   (void)extend;  // the documentation says it must be NULL at present; frame ids are not tracked
   if ((flags_ & RKNN_FLAG_MEM_ALLOC_OUTSIDE) != 0 && (!weight_mem_ || !internal_mem_))
@@ -416,8 +453,9 @@ void HostContext::run(rknn_run_extend* extend) {
   if ((flags_ & RKNN_FLAG_INTERNAL_ALLOC_OUTSIDE) != 0 && !internal_mem_)
     fail(RKNN_ERR_FAIL, "the context was made with RKNN_FLAG_INTERNAL_ALLOC_OUTSIDE: call rknn_set_internal_mem first");
   std::vector<Tensor> inputs = gather_inputs();
-  if (weight_mem_) (void)live_mem(weight_mem_->mem, weight_mem_->serial, "weight memory");
-  bind_internal_mem();  // refuses memory destroyed since rknn_set_internal_mem
+  // Held until the run is done, even if another thread destroys them meanwhile.
+  const auto weights = weight_mem_ ? live_mem(*weight_mem_, "weight memory") : nullptr;
+  const auto internal = bind_internal_mem();  // refuses memory destroyed since rknn_set_internal_mem
   const auto start = std::chrono::steady_clock::now();
   try {
     outputs_ = session_->run(inputs);
@@ -430,6 +468,8 @@ void HostContext::run(rknn_run_extend* extend) {
   has_run_ = true;
   if ((flags_ & RKNN_FLAG_COLLECT_PERF_MASK) != 0) perf_detail_ = perf_table();
   write_bound_outputs();
+  // The outputs are this thread's until rknn_outputs_get, unless bound memory already holds them all.
+  cycle_open_ = std::any_of(output_bindings_.begin(), output_bindings_.end(), [](const auto& b) { return !b; });
 }
 
 // The per-layer table of RKNN_QUERY_PERF_DETAIL, one line a step of the last run.
@@ -452,9 +492,9 @@ void HostContext::write_bound_outputs() {
   for (uint32_t i = 0; i < output_bindings_.size(); ++i) {
     const auto& binding = output_bindings_[i];
     if (!binding) continue;
-    HostMem& mem = live_mem(binding->mem, binding->serial, fmt::format("output {}", i));
+    const auto mem = live_mem(binding->mem, fmt::format("output {}", i));
     try {
-      encode(outputs_[i], binding->format, mem.device_view(emulate_cache));
+      encode(outputs_[i], binding->format, mem->device_view(emulate_cache));
     } catch (const ApiError& e) {
       fail(e.code(), "output {} ('{}'), bound with rknn_set_io_mem: {} (after rknn_set_input_shapes, bind again with "
            "the CURRENT attributes)", i, model_->outputs()[i].name, e.what());
@@ -472,7 +512,8 @@ BufferFormat HostContext::output_format(uint32_t index, bool want_float) const {
 }
 
 void HostContext::outputs_get(std::span<rknn_output> outputs, rknn_output_extend* extend) {
-  std::lock_guard lock(mutex_);
+  ThreadClaim claim(*this);
+  cycle_open_ = false;  // whatever happens, this thread's turn ends here
   require_full_context("rknn_outputs_get");
   check_function(Function::outputs_get, "rknn_outputs_get");
   (void)extend;
@@ -490,9 +531,15 @@ void HostContext::outputs_get(std::span<rknn_output> outputs, rknn_output_extend
              needed, format.describe());
       encode(outputs_[output.index], format, {static_cast<std::byte*>(output.buf), needed});
     } else {
+      if (needed > std::numeric_limits<uint32_t>::max())
+        fail(RKNN_ERR_OUTPUT_INVALID, "output {}: {} bytes of {} do not fit rknn_output.size (32-bit)", output.index,
+             needed, format.describe());
       void* buffer = std::malloc(needed);
       if (buffer == nullptr) throw std::bad_alloc();
-      runtime_output_buffers_.push_back(buffer);
+      {
+        std::lock_guard lock(output_buffers_mutex_);
+        runtime_output_buffers_.push_back(buffer);
+      }
       encode(outputs_[output.index], format, {static_cast<std::byte*>(buffer), needed});
       output.buf = buffer;
       output.size = static_cast<uint32_t>(needed);
@@ -501,7 +548,7 @@ void HostContext::outputs_get(std::span<rknn_output> outputs, rknn_output_extend
 }
 
 void HostContext::outputs_release(std::span<rknn_output> outputs) {
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(output_buffers_mutex_);
   for (rknn_output& output : outputs) {
     if (output.is_prealloc || output.buf == nullptr) continue;
     auto found = std::find(runtime_output_buffers_.begin(), runtime_output_buffers_.end(), output.buf);
@@ -522,8 +569,8 @@ std::unique_ptr<HostMem> HostContext::wrap_mem(void* virt, uint32_t size, int32_
   return HostMem::wrap(handle_, virt, size, fd, offset, phys, flags);
 }
 
-void HostContext::set_io_mem(HostMem& mem, const rknn_tensor_attr& attr) {
-  std::lock_guard lock(mutex_);
+void HostContext::set_io_mem(const std::shared_ptr<HostMem>& mem, const rknn_tensor_attr& attr) {
+  ThreadClaim claim(*this);
   require_full_context("rknn_set_io_mem");
   // The attr names its tensor: by name when it has one (as queried attrs do), else by index
   // among the inputs.
@@ -556,14 +603,14 @@ void HostContext::set_io_mem(HostMem& mem, const rknn_tensor_attr& attr) {
   BufferFormat format = format_of(attr);
   if (format.dims.empty()) fail(RKNN_ERR_PARAM_INVALID, "{}: attr.n_dims is 0", role);
   const size_t needed = format.required_bytes();
-  if (mem.cpu_view().size() < needed)
+  if (mem->cpu_view().size() < needed)
     fail(RKNN_ERR_PARAM_INVALID, "{}: memory of {} bytes is smaller than the {} bytes of {} (allocate "
-         "size_with_stride)", role, mem.cpu_view().size(), needed, format.describe());
+         "size_with_stride)", role, mem->cpu_view().size(), needed, format.describe());
   if (input) {
     // Validate now what can be: the layout against the current shape, and the type.
     std::vector<std::byte> probe(needed);
     (void)model_input(index, probe, format, attr.pass_through != 0);
-    input_bindings_[index] = Binding{mem.descriptor(), mem.serial(), format, attr.pass_through != 0};
+    input_bindings_[index] = Binding{mem, format, attr.pass_through != 0};
     pending_inputs_[index].reset();
   } else {
     const rknn_tensor_type model_type = model_->runtime_type(model_->outputs()[index].dtype);
@@ -575,48 +622,49 @@ void HostContext::set_io_mem(HostMem& mem, const rknn_tensor_attr& attr) {
       std::vector<std::byte> probe(needed);
       encode(outputs_[index], format, probe);
     }
-    output_bindings_[index] = Binding{mem.descriptor(), mem.serial(), format, false};
+    output_bindings_[index] = Binding{mem, format, false};
   }
 }
 
-void HostContext::set_weight_mem(HostMem& mem) {
-  std::lock_guard lock(mutex_);
+void HostContext::set_weight_mem(const std::shared_ptr<HostMem>& mem) {
+  ThreadClaim claim(*this);
   require_full_context("rknn_set_weight_mem");
   // The weights are loaded from the model again, as the board loads them into the memory it
   // is given: memory bound before, perhaps destroyed since, is never read. The engine checks
   // the memory's size (RKNN_QUERY_MEM_SIZE's total_weight_size) and alignment.
   auto session = make_session();
   try {
-    session->use_weight_memory(mem.cpu_view());
+    session->use_weight_memory(mem->cpu_view());
   } catch (const EngineError& e) {
     fail(RKNN_ERR_PARAM_INVALID, "{} (see RKNN_QUERY_MEM_SIZE; check the mem's offset)", e.what());
   }
   session_ = std::move(session);
-  weight_mem_ = MemRef{mem.descriptor(), mem.serial()};
+  weight_mem_ = mem;
   plan_for_current_shapes();
 }
 
-void HostContext::set_internal_mem(HostMem& mem) {
-  std::lock_guard lock(mutex_);
+void HostContext::set_internal_mem(const std::shared_ptr<HostMem>& mem) {
+  ThreadClaim claim(*this);
   require_full_context("rknn_set_internal_mem");
   const size_t internal = internal_bytes();
-  if (mem.cpu_view().size() < internal)
+  if (mem->cpu_view().size() < internal)
     fail(RKNN_ERR_PARAM_INVALID, "internal memory of {} bytes is smaller than the model's {} (RKNN_QUERY_MEM_SIZE)",
-         mem.cpu_view().size(), internal);
+         mem->cpu_view().size(), internal);
   try {
-    session_->use_arena(mem.cpu_view());
+    session_->use_arena(mem->cpu_view());
   } catch (const EngineError& e) {
     fail(RKNN_ERR_PARAM_INVALID, "internal memory: {} (check the mem's offset)", e.what());
   }
-  internal_mem_ = MemRef{mem.descriptor(), mem.serial()};
+  internal_mem_ = mem;
 }
 
 // The engine keeps its intermediates in the caller's internal memory, as the NPU does: several
 // contexts run one after another may share one buffer (rknn_internal_mem_reuse_demo).
-void HostContext::bind_internal_mem() {
-  if (!internal_mem_) return;
-  HostMem& mem = live_mem(internal_mem_->mem, internal_mem_->serial, "internal memory");
-  session_->use_arena(mem.cpu_view());
+std::shared_ptr<HostMem> HostContext::bind_internal_mem() {
+  if (!internal_mem_) return nullptr;
+  auto mem = live_mem(*internal_mem_, "internal memory");
+  session_->use_arena(mem->cpu_view());
+  return mem;
 }
 
 // RKNN_QUERY_MEM_SIZE's total_internal_size: enough for every shape of a dynamic model,
@@ -643,7 +691,7 @@ size_t HostContext::internal_bytes() {
 // ---- dynamic shapes and cores ------------------------------------------------------------
 
 void HostContext::set_input_shapes(std::span<rknn_tensor_attr> attrs) {
-  std::lock_guard lock(mutex_);
+  ThreadClaim claim(*this);
   require_full_context("rknn_set_input_shapes");
   check_function(Function::set_input_shapes, "rknn_set_input_shapes");
   if (attrs.size() != model_->inputs().size())
@@ -695,7 +743,7 @@ void HostContext::set_input_shapes(std::span<rknn_tensor_attr> attrs) {
 }
 
 void HostContext::set_core_mask(rknn_core_mask mask) {
-  std::lock_guard lock(mutex_);
+  ThreadClaim claim(*this);
   const PlatformInfo& platform = model_->platform_info();
   if (!platform.multi_core())
     fail(RKNN_ERR_FAIL, "{} has a single NPU core: core masks are for RK3588 and RK3576", platform.name);
@@ -706,7 +754,7 @@ void HostContext::set_core_mask(rknn_core_mask mask) {
 }
 
 void HostContext::set_batch_core_num(int core_num) {
-  std::lock_guard lock(mutex_);
+  ThreadClaim claim(*this);
   const PlatformInfo& platform = model_->platform_info();
   check_function(Function::set_batch_core_num, "rknn_set_batch_core_num");
   if (core_num < 1 || static_cast<uint32_t>(core_num) > platform.npu_cores)

@@ -3,6 +3,13 @@
 // current input shapes of a dynamic model, inputs given with rknn_inputs_set, memory bound
 // with rknn_set_io_mem, and the outputs of the last run. Every method mirrors one C
 // function and fails with ApiError carrying the vendor's return code.
+//
+// One thread at a time: a context is not for two threads at once (as on a board), and sharing one
+// silently mixes their data. Each call claims the context (ThreadClaim, an atomic owner); a call
+// from another thread while it is claimed is refused with RKNN_ERR_CTX_INVALID and one log line.
+// The claim lasts one call, or from rknn_inputs_set or rknn_run until the outputs are taken
+// (rknn_outputs_get, or rknn_run itself when every output is bound memory): another thread's
+// inputs or run in between would hand this thread's outputs to the wrong caller.
 
 #include <rknnxx/abi/c_api.h>
 
@@ -11,6 +18,7 @@
 #include "../engine/session.hpp"
 #include "tensor_codec.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -37,9 +45,9 @@ class HostContext {
   void run(rknn_run_extend* extend);
   void outputs_get(std::span<rknn_output> outputs, rknn_output_extend* extend);
   void outputs_release(std::span<rknn_output> outputs);
-  void set_io_mem(HostMem& mem, const rknn_tensor_attr& attr);
-  void set_weight_mem(HostMem& mem);
-  void set_internal_mem(HostMem& mem);
+  void set_io_mem(const std::shared_ptr<HostMem>& mem, const rknn_tensor_attr& attr);
+  void set_weight_mem(const std::shared_ptr<HostMem>& mem);
+  void set_internal_mem(const std::shared_ptr<HostMem>& mem);
   void set_input_shapes(std::span<rknn_tensor_attr> attrs);
   void set_core_mask(rknn_core_mask mask);
   void set_batch_core_num(int core_num);
@@ -47,9 +55,10 @@ class HostContext {
                                                   uint32_t flags) const;
 
  private:
+  class ThreadClaim;  // host_context.cpp
+
   struct Binding {  // memory bound to one input or output with rknn_set_io_mem
-    rknn_tensor_mem* mem = nullptr;
-    uint64_t serial = 0;  // tells a freed-and-reallocated descriptor from the one bound
+    std::weak_ptr<HostMem> mem;  // not kept alive: rknn_destroy_mem frees it, and run then refuses
     BufferFormat format;
     bool pass_through = false;
   };
@@ -60,7 +69,7 @@ class HostContext {
   [[nodiscard]] std::vector<TensorInfo> input_infos(const ShapeChoice& shapes) const;
   void plan_for_current_shapes();
   [[nodiscard]] size_t internal_bytes();
-  void bind_internal_mem();
+  [[nodiscard]] std::shared_ptr<HostMem> bind_internal_mem();
   [[nodiscard]] std::vector<Tensor> gather_inputs();
   [[nodiscard]] Tensor model_input(uint32_t index, std::span<const std::byte> bytes, const BufferFormat& format,
                                    bool pass_through) const;
@@ -69,12 +78,13 @@ class HostContext {
   [[nodiscard]] std::string perf_table() const;
   void check_function(Function f, const char* name) const;
   void check_index(bool input, uint32_t index) const;
-  [[nodiscard]] HostMem& live_mem(rknn_tensor_mem* mem, uint64_t serial, std::string_view role) const;
+  [[nodiscard]] std::shared_ptr<HostMem> live_mem(const std::weak_ptr<HostMem>& mem, std::string_view role) const;
 
   std::shared_ptr<const LoadedModel> model_;
   uint32_t flags_ = 0;
   rknn_context handle_ = 0;
-  mutable std::mutex mutex_;  // a context is not for two threads at once; this keeps misuse from corrupting it
+  std::atomic<uint64_t> user_{0};  // the claiming thread's token (ThreadClaim), 0 when free
+  bool cycle_open_ = false;         // the claim outlives the call; only the claiming thread touches it
 
   ShapeChoice shapes_;                      // the current input shapes (dynamic models)
   bool shapes_set_ = false;                 // rknn_set_input_shapes was called
@@ -86,17 +96,15 @@ class HostContext {
   std::vector<std::optional<Binding>> input_bindings_;
   std::vector<std::optional<Binding>> output_bindings_;
   bool has_run_ = false;
-  struct MemRef {
-    rknn_tensor_mem* mem = nullptr;
-    uint64_t serial = 0;
-  };
-  std::optional<MemRef> weight_mem_;    // holds the engine's constants (Session::use_weight_memory)
-  std::optional<MemRef> internal_mem_;  // holds the engine's intermediates (Session::use_arena)
+  std::optional<std::weak_ptr<HostMem>> weight_mem_;    // holds the engine's constants (Session::use_weight_memory)
+  std::optional<std::weak_ptr<HostMem>> internal_mem_;  // holds the engine's intermediates (Session::use_arena)
   std::optional<size_t> internal_bytes_;  // the largest arena over the shape set, once computed
-  std::vector<void*> runtime_output_buffers_;  // given out by outputs_get, freed by outputs_release
+  // Given out by outputs_get, freed by outputs_release, which takes no claim (a thread releases
+  // its own buffers while another uses the context): the mutex guards the list alone.
+  std::mutex output_buffers_mutex_;
+  std::vector<void*> runtime_output_buffers_;
   int64_t last_run_us_ = 0;
-  std::string perf_detail_;
-  std::vector<std::vector<char>> perf_detail_strings_;  // kept alive: the query hands out pointers
+  std::string perf_detail_;  // RKNN_QUERY_PERF_DETAIL's text, one buffer: valid until the next run
   rknn_core_mask core_mask_ = RKNN_NPU_CORE_AUTO;
 };
 

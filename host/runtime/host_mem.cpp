@@ -13,11 +13,6 @@
 
 namespace rknnxx::host {
 
-HostMem::HostMem() {
-  static std::atomic<uint64_t> next{1};
-  serial_ = next.fetch_add(1);
-}
-
 std::unique_ptr<HostMem> HostMem::allocate(rknn_context owner, uint64_t size, uint64_t alloc_flags) {
   if (size == 0) fail(RKNN_ERR_PARAM_INVALID, "size is 0");
   if (size > std::numeric_limits<uint32_t>::max())
@@ -78,20 +73,26 @@ std::span<std::byte> HostMem::cpu_view() noexcept {
   return {static_cast<std::byte*>(desc_.virt_addr) + desc_.offset, desc_.size};
 }
 
-std::span<std::byte> HostMem::device_view(bool emulate_cache) {
-  if (!emulate_cache) return cpu_view();
-  if (device_.size() != desc_.size) device_.assign(desc_.size, std::byte{0});
+std::span<std::byte> HostMem::device_bytes() {
+  std::call_once(device_made_, [&] {
+    device_.assign(desc_.size, std::byte{0});
+    device_exists_.store(true, std::memory_order_release);
+  });
   return device_;
 }
 
+std::span<std::byte> HostMem::device_view(bool emulate_cache) {
+  if (!emulate_cache) return cpu_view();
+  return device_bytes();
+}
+
 void HostMem::sync_to_device() {
-  if (device_.size() != desc_.size) device_.resize(desc_.size);
   auto cpu = cpu_view();
-  std::copy(cpu.begin(), cpu.end(), device_.begin());
+  std::copy(cpu.begin(), cpu.end(), device_bytes().begin());
 }
 
 void HostMem::sync_from_device() {
-  if (device_.size() != desc_.size) return;  // the device never wrote through its own view
+  if (!device_exists_.load(std::memory_order_acquire)) return;  // the device never wrote through its own view
   std::copy(device_.begin(), device_.end(), cpu_view().begin());
 }
 

@@ -9,12 +9,17 @@
 // runtime's own flushes (RKNN_FLAG_DISABLE_FLUSH_*_MEM_CACHE), the engine reads and writes
 // that view and only rknn_mem_sync moves bytes between it and the CPU view, so a forgotten
 // sync shows on the host exactly as stale data would on a board.
+//
+// The registry and every binding share a HostMem (shared_ptr and weak_ptr): rknn_destroy_mem in one
+// thread while another syncs or runs on the same memory unmaps it only after the last user is done.
 
 #include <rknnxx/abi/c_api.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -33,8 +38,6 @@ class HostMem {
 
   [[nodiscard]] rknn_tensor_mem* descriptor() noexcept { return &desc_; }
   [[nodiscard]] rknn_context owner() const noexcept { return owner_; }
-  // Unique over the process's life: tells this memory from a later one at the same address.
-  [[nodiscard]] uint64_t serial() const noexcept { return serial_; }
   [[nodiscard]] std::span<std::byte> cpu_view() noexcept;
 
   // The bytes the NPU would read or write: the CPU view itself when the runtime syncs for
@@ -44,13 +47,18 @@ class HostMem {
   void sync_from_device();
 
  private:
-  HostMem();
+  HostMem() = default;
+  // The device view, made once on first use: never resized, so that a sync in one thread and a run
+  // in another (a caller's race, as on a board) race on bytes only, never on the allocation.
+  std::span<std::byte> device_bytes();
+
   rknn_tensor_mem desc_{};
   rknn_context owner_ = 0;
-  uint64_t serial_ = 0;
   void* mapping_ = nullptr;  // our mmap of the memfd, when we allocated
   size_t mapping_size_ = 0;
-  std::vector<std::byte> device_;  // the device view, made on first use
+  std::once_flag device_made_;
+  std::atomic<bool> device_exists_{false};
+  std::vector<std::byte> device_;  // the device view
 };
 
 } // namespace rknnxx::host

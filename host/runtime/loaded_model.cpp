@@ -4,6 +4,7 @@
 
 #include "../engine/engine_error.hpp"
 #include "../engine/onnx_reader.hpp"
+#include "../convert/config_json.hpp"
 
 #include <rknnxx/core/geometry.hpp>
 
@@ -54,17 +55,29 @@ std::shared_ptr<const LoadedModel> LoadedModel::load(std::span<const std::byte> 
   std::unordered_set<std::string> initializers;
   for (const auto& init : graph.initializer) initializers.insert(init.name);
   ShapeChoice declared;
+  std::vector<toolkit::ModelInput> described;  // for the config's per-input rules
   for (const auto& input : graph.input) {
     if (initializers.contains(input.name)) continue;  // older exporters list initializers as inputs
     model->inputs_.push_back({input.name, input.elem_type});
     declared.push_back(declared_dims(input));
+    described.push_back({input.name, declared.back()});
   }
   for (const auto& output : graph.output) model->outputs_.push_back({output.name, output.elem_type});
   if (model->inputs_.empty() || model->outputs_.empty())
     fail(RKNN_ERR_MODEL_INVALID, "the model has {} inputs and {} outputs; it needs at least one of each",
          model->inputs_.size(), model->outputs_.size());
 
+  // The config section is checked now, as the converter checked it, so that a crafted or damaged
+  // one is refused at rknn_init instead of failing (or being ignored) at the first rknn_inputs_set.
+  try {
+    config_from_json(model->file_.config_json).validate_against(described);
+  } catch (const std::exception& e) {
+    fail(RKNN_ERR_MODEL_INVALID, "model file: section 'conf' does not fit the model: {}", e.what());
+  }
   const auto& preprocess = model->file_.preprocess;
+  if (!preprocess.empty() && preprocess.size() != model->inputs_.size())
+    fail(RKNN_ERR_MODEL_INVALID, "model file: section 'prep' has preprocessing for {} inputs, the model has {}",
+         preprocess.size(), model->inputs_.size());
   model->normalization_.resize(model->inputs_.size());
   for (size_t i = 0; i < preprocess.size() && i < model->inputs_.size(); ++i) {
     auto& n = model->normalization_[i];
@@ -89,7 +102,35 @@ std::shared_ptr<const LoadedModel> LoadedModel::load(std::span<const std::byte> 
              i, model->inputs_[i].name, dims_string(declared[i]));
     model->initial_shapes_ = declared;
   }
+  model->check_shapes();
   return model;
+}
+
+void LoadedModel::check_shapes() const {
+  const std::vector<ShapeChoice> choices = dynamic() ? shape_set_ : std::vector<ShapeChoice>{initial_shapes_};
+  for (size_t g = 0; g < choices.size(); ++g)
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      const std::vector<int64_t>& dims = choices[g][i];
+      const std::string where = dynamic() ? fmt::format("input {} ('{}') in shape group {}", i, inputs_[i].name, g)
+                                          : fmt::format("input {} ('{}')", i, inputs_[i].name);
+      // Every layout a query may report must fit rknn_tensor_attr: its sizes are 32-bit, so the
+      // runtime cannot describe (or plan) a bigger tensor. Checked before anything is allocated.
+      for (AttrKind kind : {AttrKind::normal, AttrKind::native, AttrKind::native_nhwc}) {
+        try {
+          (void)attr(true, static_cast<uint32_t>(i), dims, kind);
+        } catch (const rknnxx::Error& e) {
+          fail(RKNN_ERR_MODEL_INVALID, "{} has shape {}, more than the runtime can describe (at most 4 GiB per "
+               "tensor: rknn_tensor_attr's sizes are 32-bit): {}", where, dims_string(dims), e.message());
+        } catch (const ApiError& e) {
+          fail(RKNN_ERR_MODEL_INVALID, "{}: {}", where, e.what());
+        }
+      }
+      const Normalization& n = normalization_[i];
+      const size_t values = std::max(n.mean.size(), n.std.size());
+      if (values != 0 && dims.size() == 4 && static_cast<int64_t>(values) != dims[1])
+        fail(RKNN_ERR_MODEL_INVALID, "{} has {} channels (shape {}), but the model's preprocessing (section 'prep') "
+             "has {} mean/std values", where, dims[1], dims_string(dims), values);
+    }
 }
 
 bool LoadedModel::float16_model() const noexcept { return file_.float_dtype == toolkit::FloatDtype::float16; }

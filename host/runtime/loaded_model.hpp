@@ -60,6 +60,9 @@ class LoadedModel {
                                       AttrKind kind) const;
 
  private:
+  // Refuses input shapes the runtime cannot describe and preprocessing that does not fit them.
+  void check_shapes() const;
+
   Platform platform_ = Platform::rk3588;
   PlatformInfo info_ = rknnxx::platform_info(Platform::rk3588);
   ModelFile file_;

@@ -46,35 +46,40 @@ void Registry::remove_context(rknn_context handle) {
                   static_cast<const void*>(descriptor), descriptor->size, static_cast<uint64_t>(handle));
 }
 
-rknn_tensor_mem* Registry::add_mem(std::unique_ptr<HostMem> mem) {
+rknn_tensor_mem* Registry::add_mem(std::shared_ptr<HostMem> mem) {
   std::lock_guard lock(mutex_);
   rknn_tensor_mem* descriptor = mem->descriptor();
   mems_.emplace(descriptor, std::move(mem));
   return descriptor;
 }
 
-HostMem& Registry::mem(rknn_context context, rknn_tensor_mem* mem) const {
-  std::lock_guard lock(mutex_);
-  auto found = mems_.find(mem);
-  if (found == mems_.end())
+namespace {
+// The live entry for `mem` that `context` may use; called with the registry's lock held.
+template <class Map>
+auto find_mem(Map& mems, rknn_context context, rknn_tensor_mem* mem) {
+  auto found = mems.find(mem);
+  if (found == mems.end())
     fail(RKNN_ERR_PARAM_INVALID, "mem {} is not live memory of this runtime (never created, or destroyed)",
          static_cast<const void*>(mem));
   const rknn_context owner = found->second->owner();
   if (owner != 0 && owner != context)
     fail(RKNN_ERR_PARAM_INVALID, "mem {} belongs to context {:#x}, not to context {:#x}", static_cast<const void*>(mem),
          static_cast<uint64_t>(owner), static_cast<uint64_t>(context));
-  return *found->second;
+  return found;
+}
+} // namespace
+
+std::shared_ptr<HostMem> Registry::mem(rknn_context context, rknn_tensor_mem* mem) const {
+  std::lock_guard lock(mutex_);
+  return find_mem(mems_, context, mem)->second;
 }
 
 void Registry::remove_mem(rknn_context context, rknn_tensor_mem* mem) {
-  std::unique_ptr<HostMem> doomed;
-  {
-    (void)this->mem(context, mem);  // validates liveness and ownership
-    std::lock_guard lock(mutex_);
-    auto found = mems_.find(mem);
-    doomed = std::move(found->second);
-    mems_.erase(found);
-  }
+  std::shared_ptr<HostMem> doomed;  // released after the lock: the last owner unmaps
+  std::lock_guard lock(mutex_);
+  auto found = find_mem(mems_, context, mem);
+  doomed = std::move(found->second);
+  mems_.erase(found);
 }
 
 } // namespace rknnxx::host

@@ -2,6 +2,8 @@
 // Every live context and memory descriptor of the process, so that the C interface can
 // tell a live handle from a destroyed or made-up one instead of dereferencing it.
 // Context handles are never reused: a stale handle stays invalid for the process's life.
+// Every entry is shared (shared_ptr): a lookup hands out ownership taken under the lock, so an
+// entry removed by another thread meanwhile lives until the last caller is done with it.
 
 #include <rknnxx/abi/c_api.h>
 
@@ -22,16 +24,17 @@ class Registry {
   [[nodiscard]] std::shared_ptr<HostContext> context(rknn_context handle) const;
   void remove_context(rknn_context handle);
 
-  rknn_tensor_mem* add_mem(std::unique_ptr<HostMem> mem);
-  // The live memory behind `mem`, which must belong to `context` (or to no context).
-  [[nodiscard]] HostMem& mem(rknn_context context, rknn_tensor_mem* mem) const;
+  rknn_tensor_mem* add_mem(std::shared_ptr<HostMem> mem);
+  // The live memory behind `mem`, which must belong to `context` (or to no context). Shared: it
+  // stays valid for the caller even if another thread destroys it meanwhile.
+  [[nodiscard]] std::shared_ptr<HostMem> mem(rknn_context context, rknn_tensor_mem* mem) const;
   void remove_mem(rknn_context context, rknn_tensor_mem* mem);
 
  private:
   mutable std::mutex mutex_;
   rknn_context next_handle_ = 0x1000;
   std::unordered_map<rknn_context, std::shared_ptr<HostContext>> contexts_;
-  std::unordered_map<rknn_tensor_mem*, std::unique_ptr<HostMem>> mems_;
+  std::unordered_map<rknn_tensor_mem*, std::shared_ptr<HostMem>> mems_;
 };
 
 Registry& registry();

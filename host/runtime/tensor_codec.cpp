@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include <cstring>
+#include <limits>
 
 namespace rknnxx::host {
 
@@ -113,23 +114,41 @@ Extents4 extents4(const std::vector<int64_t>& shape) {
           static_cast<uint32_t>(shape[3])};
 }
 
+// The number of elements `dims` hold. Checked: crafted dims must not wrap to a small count.
+uint64_t elements_of(std::span<const uint32_t> dims) {
+  uint64_t count = 1;
+  for (uint32_t d : dims) count = rknnxx::detail::checked_mul(count, d, "the element count of the dims");
+  return count;
+}
+
 } // namespace
 
 size_t BufferFormat::required_bytes() const {
-  size_t elements = 1;
-  if (fmt == RKNN_TENSOR_NHWC && dims.size() == 4) {
-    const size_t ws = w_stride ? w_stride : dims[2];
-    const size_t hs = h_stride ? h_stride : dims[1];
-    elements = size_t{dims[0]} * hs * ws * dims[3];
-  } else {
-    for (uint32_t d : dims) elements *= d;
+  // Checked: crafted strides or dims can make the product wrap to a small byte count, and a
+  // buffer of that size would then be read or written far past its end.
+  uint64_t bytes = element_bytes(type);
+  try {
+    auto times = [&](uint64_t factor) { bytes = rknnxx::detail::checked_mul(bytes, factor, "the byte size"); };
+    if (fmt == RKNN_TENSOR_NHWC && dims.size() == 4) {
+      times(dims[0]);
+      times(h_stride ? h_stride : dims[1]);
+      times(w_stride ? w_stride : dims[2]);
+      times(dims[3]);
+    } else {
+      times(elements_of(dims));
+    }
+  } catch (const rknnxx::Error& e) {
+    fail(RKNN_ERR_PARAM_INVALID, "{}: {}", describe(), e.message());
   }
-  return elements * element_bytes(type);
+  if (bytes > std::numeric_limits<size_t>::max())
+    fail(RKNN_ERR_PARAM_INVALID, "{}: {} bytes cannot be addressed on this target", describe(), bytes);
+  return static_cast<size_t>(bytes);
 }
 
 std::string BufferFormat::describe() const {
   std::string text = fmt::format("{} {} {}", type_name(type), format_name(fmt), dims_text(dims));
   if (w_stride != 0) text += fmt::format(" w_stride {}", w_stride);
+  if (h_stride != 0) text += fmt::format(" h_stride {}", h_stride);
   return text;
 }
 
@@ -146,9 +165,8 @@ void decode(std::span<const std::byte> source, const BufferFormat& format, const
   const auto& shape = target.shape();
 
   if (format.fmt == RKNN_TENSOR_UNDEFINED || shape.size() != 4) {
-    int64_t count = 1;
-    for (uint32_t d : format.dims) count *= d;
-    if (count != target.elements())
+    const uint64_t count = elements_of(format.dims);
+    if (count != static_cast<uint64_t>(target.elements()))
       fail(RKNN_ERR_INPUT_INVALID, "{} holds {} elements, the tensor {} has {}", format.describe(), count,
            shape_string(shape), target.elements());
     if (!normalization.empty() && shape.size() != 4)
@@ -193,9 +211,8 @@ void encode(const Tensor& source, const BufferFormat& format, std::span<std::byt
   const auto& shape = source.shape();
 
   if (format.fmt == RKNN_TENSOR_UNDEFINED || shape.size() != 4) {
-    int64_t count = 1;
-    for (uint32_t d : format.dims) count *= d;
-    if (count != source.elements())
+    const uint64_t count = elements_of(format.dims);
+    if (count != static_cast<uint64_t>(source.elements()))
       fail(RKNN_ERR_OUTPUT_INVALID, "{} holds {} elements, the tensor {} has {}", format.describe(), count,
            shape_string(shape), source.elements());
     for (size_t i = 0; i < static_cast<size_t>(count); ++i) store(out, i, load(in, i));

@@ -18,6 +18,7 @@
 #include <fstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace {
 
@@ -103,6 +104,17 @@ int main(int argc, char** argv) {
   m.onnx = {std::byte{0x08}, std::byte{0x07}, std::byte{0x12}, std::byte{0x00}};
   m.extra_sections.push_back({"qtab", false, {std::byte{1}, std::byte{2}}});
   write_model("model_full", m);
+
+  // Crafted files an attack on rknn_init used (issue 12): each parses, and the runtime refuses it at load.
+  rknnxx::host::ModelFile crafted = m;
+  crafted.dynamic_input = rknnxx::toolkit::DynamicInput{{{1, 3, 1 << 20, 1 << 20}}, {{1, 3, 2, 2}}};
+  write_model("model_shape_beyond_limit", crafted);  // 2^40 pixels: more than a tensor attribute describes
+  crafted = m;
+  crafted.preprocess = {{std::vector<double>(7, 0.0), std::vector<double>(7, 1.0)}};
+  write_model("model_prep_seven_channels", crafted);  // 7 means and stds for a 3-channel input
+  crafted = m;
+  crafted.config_json = R"({"target_platform":"rk3588","mean_values":[[1,2,3,4,5,6,7]]})";
+  write_model("model_conf_seven_means", crafted);
 
   write("config_minimal", 1, R"({"target_platform": "rk3588"})");
   write("config_full", 1, R"({"mean_values": [[103.94, 116.78, 123.68]], "std_values": [[58.82, 58.82, 58.82]],

@@ -13,10 +13,19 @@
 
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace rknnxx;
@@ -529,5 +538,279 @@ TEST_CASE("misuse gets the vendor's return codes, never a crash") {
   SUBCASE("perf detail needs the collect-perf flag") {
     rknn_perf_detail detail{};
     CHECK(rknn_query(ctx, RKNN_QUERY_PERF_DETAIL, &detail, sizeof detail) == RKNN_ERR_PARAM_INVALID);
+  }
+}
+
+// ---- regressions of the attack in issue 12 -----------------------------------------------
+
+namespace {
+
+// What the runtime logs while `body` runs (its stderr, captured in a temporary file).
+template <class Body>
+std::string logged(Body&& body) {
+  std::fflush(stderr);
+  FILE* capture = std::tmpfile();
+  REQUIRE(capture != nullptr);
+  const int saved = dup(2);
+  dup2(fileno(capture), 2);
+  body();
+  std::fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  std::string text;
+  std::rewind(capture);
+  for (int c = std::fgetc(capture); c != EOF; c = std::fgetc(capture)) text += static_cast<char>(c);
+  std::fclose(capture);
+  return text;
+}
+
+bool contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
+
+std::filesystem::path scratch_dir() {
+  const auto dir = std::filesystem::temp_directory_path() / ("rknnxx-attack-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// dyncnn's model file changed by `edit`, saved under `name`.
+template <class Edit>
+std::string crafted_model(const std::string& name, Edit&& edit) {
+  host::ModelFile file = host::parse_model_file(test::read_bytes(test::dyncnn()));
+  edit(file);
+  const auto path = scratch_dir() / name;
+  host::save_model_file(path, file);
+  return path.string();
+}
+
+int init_path(rknn_context* c, const std::string& path) {
+  return rknn_init(c, const_cast<char*>(path.c_str()), 0, 0, nullptr);
+}
+
+} // namespace
+
+TEST_CASE("strides whose byte count wraps 64 bits are refused by rknn_set_io_mem") {
+  Ctx ctx(test::dyncnn());
+  SUBCASE("an input: 1 x h_stride x w_stride x 3 x 2 bytes wraps to 327674") {
+    auto attr = query_attr(ctx, RKNN_QUERY_INPUT_ATTR, 0);  // FLOAT16 NHWC [1,224,224,3]
+    REQUIRE(attr.type == RKNN_TENSOR_FLOAT16);
+    attr.h_stride = 2147516415U;
+    attr.w_stride = 1431633921U;
+    rknn_tensor_mem* mem = rknn_create_mem(ctx, 1 << 20);
+    const std::string log = logged([&] { CHECK(rknn_set_io_mem(ctx, mem, &attr) == RKNN_ERR_PARAM_INVALID); });
+    CHECK(contains(log, "overflows 64 bits"));
+    CHECK(rknn_destroy_mem(ctx, mem) == RKNN_SUCC);
+  }
+  SUBCASE("an output: NATIVE_NHWC, 32 float32 channels, strides 2^29 and 2^28 wrap to 0 bytes") {
+    auto attr = query_attr(ctx, RKNN_QUERY_NATIVE_NHWC_OUTPUT_ATTR, 1);  // [1,56,56,32]
+    attr.type = RKNN_TENSOR_FLOAT32;
+    attr.w_stride = 1U << 29;
+    attr.h_stride = 1U << 28;
+    rknn_tensor_mem* mem = rknn_create_mem(ctx, 4096);
+    CHECK(rknn_set_io_mem(ctx, mem, &attr) == RKNN_ERR_PARAM_INVALID);
+    auto img = image(224, 224, 3);
+    REQUIRE(set_image(ctx, img) == RKNN_SUCC);
+    CHECK(rknn_run(ctx, nullptr) == RKNN_SUCC);  // nothing bound, nothing written out of bounds
+    (void)get_float_output(ctx, 0);
+    CHECK(rknn_destroy_mem(ctx, mem) == RKNN_SUCC);
+  }
+}
+
+TEST_CASE("rknn_mem_sync in one thread while another destroys the same memory") {
+  // Before shared ownership the sync copied through memory the destroy had unmapped.
+  for (int round = 0; round < 40; ++round) {
+    rknn_tensor_mem* mem = rknn_create_mem2(0, 8 << 20, RKNN_MEM_FLAG_ALLOC_NO_CONTEXT);
+    REQUIRE(mem != nullptr);
+    std::atomic<bool> started{false};
+    std::atomic<int> unexpected{0};
+    std::thread syncer([&] {
+      for (;;) {
+        started = true;
+        const int rc = rknn_mem_sync(0, mem, RKNN_MEMORY_SYNC_BIDIRECTIONAL);
+        if (rc == RKNN_ERR_PARAM_INVALID) break;  // destroyed: refused, never a crash
+        if (rc != RKNN_SUCC) ++unexpected;
+      }
+    });
+    while (!started) std::this_thread::yield();
+    CHECK(rknn_destroy_mem(0, mem) == RKNN_SUCC);
+    syncer.join();
+    CHECK(unexpected == 0);
+  }
+}
+
+TEST_CASE("rknn_init reads only regular model files, of a bounded size") {
+  const auto dir = scratch_dir();
+  rknn_context c = 0;
+  auto refused = [&](const std::string& path, std::string_view why) {
+    const std::string log = logged([&] { CHECK(init_path(&c, path) == RKNN_ERR_MODEL_INVALID); });
+    CHECK_MESSAGE(contains(log, path), log);
+    CHECK_MESSAGE(contains(log, why), log);
+    CHECK(c == 0);
+  };
+  SUBCASE("a character device that never ends") { refused("/dev/zero", "is a character device"); }
+  SUBCASE("a directory") { refused(dir.string(), "is a directory"); }
+  SUBCASE("a FIFO without a writer, which would block for ever") {
+    const auto fifo = (dir / "model.fifo").string();
+    std::filesystem::remove(fifo);
+    REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+    refused(fifo, "is a FIFO");
+  }
+  SUBCASE("a sparse file of 8 GiB") {
+    const auto sparse = (dir / "sparse.hrknn").string();
+    {
+      std::ofstream create(sparse);
+    }
+    REQUIRE(truncate(sparse.c_str(), off_t{8} << 30) == 0);
+    refused(sparse, "more than the 4294967295");
+    std::filesystem::remove(sparse);
+  }
+  SUBCASE("an empty file") {
+    const auto empty = (dir / "empty.hrknn").string();
+    {
+      std::ofstream create(empty);
+    }
+    const std::string log = logged([&] { CHECK(init_path(&c, empty) == RKNN_ERR_MODEL_INVALID); });
+    CHECK(contains(log, "empty (0 bytes)"));
+  }
+}
+
+TEST_CASE("rknn_init refuses input shapes the runtime cannot describe, before allocating") {
+  const auto path = crafted_model("huge_shape.hrknn", [](host::ModelFile& file) {
+    file.dynamic_input->push_back({{1, 3, int64_t{1} << 20, int64_t{1} << 20}});  // 2^40 pixels, MaxShape
+  });
+  rknn_context c = 0;
+  const std::string log = logged([&] { CHECK(init_path(&c, path) == RKNN_ERR_MODEL_INVALID); });
+  CHECK_MESSAGE(contains(log, "[1,3,1048576,1048576]"), log);
+  CHECK_MESSAGE(contains(log, "at most 4 GiB per tensor"), log);
+}
+
+TEST_CASE("the model's config and preprocessing are validated at rknn_init") {
+  rknn_context c = 0;
+  SUBCASE("7 means and stds for a 3-channel input (section 'prep')") {
+    const auto path = crafted_model("prep7.hrknn", [](host::ModelFile& file) {
+      file.preprocess = {{std::vector<double>(7, 1.0), std::vector<double>(7, 2.0)}};
+    });
+    const std::string log = logged([&] { CHECK(init_path(&c, path) == RKNN_ERR_MODEL_INVALID); });
+    CHECK_MESSAGE(contains(log, "input 0 ('data')"), log);
+    CHECK_MESSAGE(contains(log, "7 mean/std values"), log);
+  }
+  SUBCASE("7 means in the config (section 'conf')") {
+    const auto path = crafted_model("conf7.hrknn", [](host::ModelFile& file) {
+      auto config = host::config_from_json(file.config_json);
+      config.mean_values = std::vector<std::vector<double>>{std::vector<double>(7, 1.0)};
+      config.std_values.reset();
+      file.config_json = host::config_to_json(config, host::ConfigJsonFor::model_file, -1);
+    });
+    const std::string log = logged([&] { CHECK(init_path(&c, path) == RKNN_ERR_MODEL_INVALID); });
+    CHECK_MESSAGE(contains(log, "section 'conf'"), log);
+    CHECK_MESSAGE(contains(log, "mean_values"), log);
+  }
+  SUBCASE("a config that is not JSON") {
+    const auto path = crafted_model("conf_garbage.hrknn", [](host::ModelFile& file) { file.config_json = "{"; });
+    CHECK(init_path(&c, path) == RKNN_ERR_MODEL_INVALID);
+  }
+  CHECK(c == 0);
+}
+
+TEST_CASE("negative or out-of-range offsets and closed fds are refused") {
+  auto bytes = test::read_bytes(test::dyncnn());
+  const uint32_t size = static_cast<uint32_t>(bytes.size());
+  rknn_context c = 0;
+  rknn_init_extend extend{};
+  extend.real_model_offset = -5;
+  CHECK(rknn_init(&c, bytes.data(), size, RKNN_FLAG_MODEL_BUFFER_ZERO_COPY, &extend) == RKNN_ERR_PARAM_INVALID);
+  extend.real_model_offset = static_cast<int32_t>(size) + 1;
+  extend.real_model_size = 1;
+  CHECK(rknn_init(&c, bytes.data(), size, RKNN_FLAG_MODEL_BUFFER_ZERO_COPY, &extend) == RKNN_ERR_PARAM_INVALID);
+  extend.real_model_offset = 0;
+  extend.real_model_size = size;
+  REQUIRE(rknn_init(&c, bytes.data(), size, RKNN_FLAG_MODEL_BUFFER_ZERO_COPY, &extend) == RKNN_SUCC);
+  int pipe_fds[2];
+  REQUIRE(pipe(pipe_fds) == 0);
+  close(pipe_fds[0]);
+  close(pipe_fds[1]);
+  std::vector<std::byte> memory(4096);
+  CHECK(rknn_create_mem_from_fd(c, pipe_fds[0], memory.data(), 4096, 0) == nullptr);
+  CHECK(rknn_destroy(c) == RKNN_SUCC);
+}
+
+TEST_CASE("RKNN_QUERY_PERF_DETAIL keeps one buffer per context, not a copy per query") {
+  Ctx ctx(test::dyncnn(), RKNN_FLAG_COLLECT_PERF_MASK);
+  auto img = image(224, 224, 3);
+  REQUIRE(set_image(ctx, img) == RKNN_SUCC);
+  REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+  rknn_perf_detail first{}, later{};
+  REQUIRE(rknn_query(ctx, RKNN_QUERY_PERF_DETAIL, &first, sizeof first) == RKNN_SUCC);
+  for (int i = 0; i < 1000; ++i) REQUIRE(rknn_query(ctx, RKNN_QUERY_PERF_DETAIL, &later, sizeof later) == RKNN_SUCC);
+  CHECK(static_cast<void*>(later.perf_data) == static_cast<void*>(first.perf_data));
+  CHECK(later.data_len == first.data_len);
+  CHECK(std::strlen(later.perf_data) == later.data_len);
+}
+
+TEST_CASE("one context used by two threads: refused with an error, never another thread's outputs") {
+  Ctx ctx(test::dyncnn());
+  SUBCASE("a call while another thread's inputs wait for their run is refused, with one log line") {
+    auto img = image(224, 224, 3);
+    REQUIRE(set_image(ctx, img) == RKNN_SUCC);  // this thread's turn lasts until it takes the outputs
+    int rc = 0;
+    const std::string log = logged([&] {
+      std::thread other([&] {
+        rknn_input_output_num io{};
+        rc = rknn_query(ctx, RKNN_QUERY_IN_OUT_NUM, &io, sizeof io);
+      });
+      other.join();
+    });
+    CHECK(rc == RKNN_ERR_CTX_INVALID);
+    CHECK_MESSAGE(contains(log, "E RKNN: rknn_query: context"), log);
+    CHECK_MESSAGE(contains(log, "is in use by another thread"), log);
+    CHECK(std::count(log.begin(), log.end(), '\n') == 1);
+    REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+    CHECK(max_abs_difference(get_float_output(ctx, 0), engine_reference(img, 224, 224, 0)) == 0.0f);
+    std::thread after([&] {  // the turn is over: another thread may use the context now
+      rknn_input_output_num io{};
+      rc = rknn_query(ctx, RKNN_QUERY_IN_OUT_NUM, &io, sizeof io);
+    });
+    after.join();
+    CHECK(rc == RKNN_SUCC);
+  }
+  SUBCASE("two threads hammering one context") {
+    std::vector<uint8_t> images[2] = {image(224, 224, 3, 1), image(224, 224, 3, 2)};
+    const std::vector<float> expected[2] = {engine_reference(images[0], 224, 224, 0),
+                                            engine_reference(images[1], 224, 224, 0)};
+    std::atomic<int> correct{0}, refused{0}, wrong{0}, other_errors{0};
+    auto hammer = [&](int me) {
+      // Until this thread has had 4 turns of its own: refusals in between are the point.
+      for (int turns = 0, attempts = 0; turns < 4 && attempts < 100000; ++attempts) {
+        rknn_input in{};
+        in.index = 0;
+        in.type = RKNN_TENSOR_UINT8;
+        in.fmt = RKNN_TENSOR_NHWC;
+        in.buf = images[me].data();
+        in.size = static_cast<uint32_t>(images[me].size());
+        rknn_output out{};
+        out.want_float = 1;
+        int rc = rknn_inputs_set(ctx, 1, &in);
+        if (rc == RKNN_SUCC) rc = rknn_run(ctx, nullptr);
+        if (rc == RKNN_SUCC) rc = rknn_outputs_get(ctx, 1, &out, nullptr);
+        if (rc == RKNN_SUCC) {
+          ++turns;
+          const auto* values = static_cast<const float*>(out.buf);
+          const std::vector<float> got(values, values + out.size / sizeof(float));
+          ++(got == expected[me] ? correct : wrong);
+          if (rknn_outputs_release(ctx, 1, &out) != RKNN_SUCC) ++other_errors;
+        } else {
+          ++(rc == RKNN_ERR_CTX_INVALID ? refused : other_errors);
+          std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+      }
+    };
+    logged([&] {  // one line per refusal: kept out of the test's output
+      std::thread a(hammer, 0), b(hammer, 1);
+      a.join();
+      b.join();
+    });
+    CHECK(wrong == 0);
+    CHECK(other_errors == 0);
+    CHECK(correct == 8);
+    MESSAGE(correct.load() << " correct, " << refused.load() << " refused");
   }
 }

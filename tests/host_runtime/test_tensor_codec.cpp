@@ -128,3 +128,22 @@ TEST_CASE("decode/encode: short buffers and int4 are refused with the runtime's 
   std::vector<std::byte> big(1024);
   CHECK(code_of([&] { encode(source, int4, big); }) == RKNN_ERR_PARAM_INVALID);
 }
+
+TEST_CASE("required_bytes: strides and dims whose product wraps 64 bits are refused, not wrapped (issue 12)") {
+  // NATIVE_NHWC output, C = 4, float32, strides 2^30: 2^30 * 2^30 * 4 * 4 bytes wrapped to 0.
+  BufferFormat output{RKNN_TENSOR_FLOAT32, RKNN_TENSOR_NHWC, {1, 8, 8, 4}, 1U << 30, 1U << 30};
+  CHECK(code_of([&] { (void)output.required_bytes(); }) == RKNN_ERR_PARAM_INVALID);
+  // NHWC float16 input, C = 3: 6 * h_stride * w_stride wrapped to 327674.
+  BufferFormat input{RKNN_TENSOR_FLOAT16, RKNN_TENSOR_NHWC, {1, 224, 224, 3}, 1431633921U, 2147516415U};
+  CHECK(code_of([&] { (void)input.required_bytes(); }) == RKNN_ERR_PARAM_INVALID);
+  // An undefined layout's element count wraps too.
+  BufferFormat flat{RKNN_TENSOR_INT8, RKNN_TENSOR_UNDEFINED, {1U << 31, 1U << 31, 1U << 31}, 0, 0};
+  CHECK(code_of([&] { (void)flat.required_bytes(); }) == RKNN_ERR_PARAM_INVALID);
+  // Large but representable sizes are still computed.
+  BufferFormat large{RKNN_TENSOR_FLOAT32, RKNN_TENSOR_NHWC, {1, 8, 8, 4}, 1U << 20, 1U << 20};
+  if constexpr (sizeof(std::size_t) == 8) CHECK(large.required_bytes() == (uint64_t{1} << 40) * 16);
+  auto tensor_and_buffer = prefilled(64);
+  Tensor t(DataType::float32, {1, 4, 8, 8});
+  CHECK(code_of([&] { encode(t, output, tensor_and_buffer); }) == RKNN_ERR_PARAM_INVALID);
+  CHECK(tensor_and_buffer == prefilled(64));  // nothing written
+}

@@ -79,6 +79,7 @@ fuzz_log() {  # fuzz_log NAME SCRIPT ARGS...: a fuzz run, recorded for the count
 }
 step "fuzz: ONNX reader (60 s)" fuzz_log fuzz-onnx bash tests/fuzz/run.sh build/fuzz-onnx-work 60
 step "fuzz: model file and config JSON (45 s)" fuzz_log fuzz-model-file bash tests/fuzz/run_model_file.sh build/fuzz-model-file-work 45
+step "fuzz: calibration dataset text (30 s)" fuzz_log fuzz-dataset bash tests/fuzz/run_dataset.sh build/fuzz-dataset-work 30
 
 elapsed=$(( $(date +%s) - start_all ))
 echo "== total time: ${elapsed}s"

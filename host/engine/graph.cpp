@@ -94,6 +94,18 @@ const Tensor* Graph::constant(ValueId id) const {
   return it == constants_.end() ? nullptr : &it->second;
 }
 
+void Graph::replace_constant(ValueId id, Tensor tensor) {
+  const auto it = constants_.find(id);
+  if (it == constants_.end()) {
+    throw EngineError(fmt::format("replace_constant: '{}' is not a constant", value(id).name));
+  }
+  if (tensor.info() != it->second.info()) {
+    throw EngineError(fmt::format("replace_constant: '{}' is {}, given {}", value(id).name,
+                                  info_string(it->second.info()), info_string(tensor.info())));
+  }
+  it->second = std::move(tensor);
+}
+
 std::vector<ValueId> Graph::used_constants() const {
   std::vector<ValueId> used;
   auto note = [&](ValueId id) {

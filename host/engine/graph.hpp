@@ -61,6 +61,10 @@ public:
   // The constant tensor of a value, or nullptr when it is computed or an input.
   const Tensor* constant(ValueId id) const;
   std::optional<ValueId> find(std::string_view name) const;
+  // Replaces the value of a constant with one of the same type and shape (the quantizer stores
+  // weights quantized and dequantized, docs/quantization.md). Sessions made before keep the old
+  // value. Throws EngineError naming the value when it is not a constant or the type or shape differs.
+  void replace_constant(ValueId id, Tensor tensor);
 
   // The bytes the constants that nodes and outputs use take when placed one after another,
   // each at an `alignment` boundary (what place_constants needs).

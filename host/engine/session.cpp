@@ -110,6 +110,7 @@ struct Session::State {
   std::vector<std::unique_ptr<Plan>> plans;  // most recently used last
   Plan* current = nullptr;
   std::vector<StepTime> profile;  // of the last run, when options.profile
+  StepObserver observer;          // Session::set_step_observer
 
   State(Graph g, SessionOptions o) : graph(std::move(g)), options(o), pool(o.threads) {
     if (options.fuse) {
@@ -450,6 +451,8 @@ const PlanStats& Session::stats() const { return current_plan(state_->current).s
 
 std::span<const StepTime> Session::last_profile() const noexcept { return state_->profile; }
 
+void Session::set_step_observer(StepObserver observer) { state_->observer = std::move(observer); }
+
 void Session::use_arena(std::span<std::byte> memory) {
   if (!memory.empty()) {
     require_aligned(memory.data(), arena_alignment, "arena memory");
@@ -537,6 +540,9 @@ std::vector<Tensor> Session::run(std::span<const Tensor> inputs) {
     }
     for (Tensor* t : step.round_to_half) {
       round_tensor_to_half(*t, s.pool);
+    }
+    if (s.observer) {
+      s.observer(*step.node, step.outputs);
     }
     if (s.options.profile) {
       const std::chrono::duration<double, std::micro> took = std::chrono::steady_clock::now() - started;

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -77,6 +78,14 @@ public:
   std::vector<Tensor> run(std::span<const Tensor> inputs);
   // Per-step times of the last run when SessionOptions::profile is set; empty otherwise.
   std::span<const StepTime> last_profile() const noexcept;
+
+  // Called by run() after every step it executes, with the step's node and outputs (nullptr for an
+  // omitted output), before any later step reads them. An observer may read the values
+  // (calibration statistics) or rewrite them in place, keeping type and shape (quantized
+  // execution, docs/quantization.md). Values folded while planning are not reported. An exception
+  // from the observer ends the run. An empty function removes the observer.
+  using StepObserver = std::function<void(const Node& node, std::span<Tensor* const> outputs)>;
+  void set_step_observer(StepObserver observer);
 
   // Keeps the intermediates and kernel scratch of every plan in `memory` instead of memory the
   // session allocates (rknn_set_internal_mem: sessions run one after another can share one

@@ -1,0 +1,101 @@
+#pragma once
+// Calibration and quantized execution on the host engine (docs/quantization.md).
+//
+//   Graph graph = quantize::inference_graph(model);          // BatchNormalization folded, Relu fused
+//   auto inputs = quantize::calibration_inputs(model_inputs, config);
+//   auto samples = quantize::read_dataset("dataset.txt", inputs.size());
+//   auto table = quantize::calibrate(graph, inputs, samples, {.algorithm = config.effective_quantized_algorithm()});
+//   quantize::QuantizedSession q(graph, table, config.effective_quantized_method());
+//   auto outputs = q.run(sample_tensors);                     // w8a8 semantics
+//
+// Calibration runs the float graph over the samples and gathers the statistics of the graph's
+// float inputs and of every float tensor a step produces. Tensors that only move or select values
+// of another (Reshape, Transpose, MaxPool, ...) share that tensor's parameters, as on the NPU.
+
+#include "dataset.hpp"
+#include "statistics.hpp"
+#include "weights.hpp"
+
+#include "engine.hpp"
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rknnxx::host::quantize {
+
+// The graph as it is quantized and run: BatchNormalization folded into Conv, Relu and Clip fused,
+// so that statistics and weights are those of the fused operators, as the NPU executes them.
+Graph inference_graph(const onnx::ModelProto& model);
+
+// The activation parameters of a calibrated graph, by value name (graph inputs, and every float
+// tensor a node produces).
+struct ActivationTable {
+  Algorithm algorithm = Algorithm::normal;
+  std::map<std::string, AffineParams> params;
+  std::size_t samples = 0;
+};
+
+// Gathers statistics sample by sample.
+class Calibrator {
+public:
+  // `algorithm` decides whether histograms are kept (kl_divergence, mmse) or only ranges (normal).
+  explicit Calibrator(const Graph& graph, Algorithm algorithm, std::size_t threads = 0);
+  ~Calibrator();
+  Calibrator(Calibrator&&) noexcept;
+  Calibrator& operator=(Calibrator&&) noexcept;
+
+  // Runs the float graph on one sample (float32 tensors in input order).
+  void add(std::span<const Tensor> inputs);
+  // Chooses every tensor's range with the constructor's algorithm, or another one (kl_divergence
+  // and mmse need the histograms, which a calibrator made for normal does not keep). Throws
+  // std::invalid_argument when no sample was added or the histograms are missing.
+  [[nodiscard]] ActivationTable finish() const;
+  [[nodiscard]] ActivationTable finish(Algorithm algorithm) const;
+
+private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+struct CalibrationOptions {
+  Algorithm algorithm = Algorithm::normal;
+  std::size_t threads = 0;  // the engine's threads; 0: its default
+  bool progress = true;     // a progress bar on stderr, when stderr is a terminal
+};
+
+// Loads every sample (load_sample) and calibrates on it. Throws DatasetError for a bad sample.
+ActivationTable calibrate(const Graph& graph, std::span<const CalibrationInput> inputs,
+                          std::span<const DatasetSample> samples, const CalibrationOptions& options = {},
+                          std::string_view source = "dataset");
+
+// The weights of Conv, ConvTranspose, Gemm and MatMul (float constants) quantized in place in
+// `graph` with `method`; returns their parameters by constant name. Biases stay float: on the NPU
+// they are int32 with scale input_scale * weight_scale, finer than any activation step.
+std::map<std::string, WeightQuantization> quantize_graph_weights(Graph& graph, Method method);
+
+// The graph run with w8a8 semantics: weights quantized with `method`; the graph inputs and every
+// calibrated tensor replaced by scale * (q - zero_point) right after the step producing it.
+class QuantizedSession {
+public:
+  QuantizedSession(Graph graph, ActivationTable table, Method method = Method::channel(),
+                   SessionOptions options = {});
+  ~QuantizedSession();
+  QuantizedSession(QuantizedSession&&) noexcept;
+  QuantizedSession& operator=(QuantizedSession&&) noexcept;
+
+  std::vector<Tensor> run(std::span<const Tensor> inputs);
+  [[nodiscard]] const ActivationTable& activations() const noexcept;
+  [[nodiscard]] const std::map<std::string, WeightQuantization>& weights() const noexcept;
+  [[nodiscard]] Session& session() noexcept;
+
+private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+} // namespace rknnxx::host::quantize

@@ -1,0 +1,126 @@
+// Calibration through the engine and quantized execution, on a small graph built by hand.
+#include "calibrate.hpp"
+
+#include "../host/engine_test_model.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+using namespace rknnxx::host;
+using namespace rknnxx::host::quantize;
+using rknnxx::host::testing::attr;
+using rknnxx::host::testing::ModelBuilder;
+using rknnxx::host::testing::random_tensor;
+
+namespace {
+
+// x [1,2,4,4] -> Conv 3x3 (3 channels, pads 1) + bias -> Relu -> Reshape [1,48] -> MatMul [48,5] -> y
+onnx::ModelProto small_model() {
+  ModelBuilder b;
+  b.input("x", DataType::float32, {1, 2, 4, 4})
+      .output("y")
+      .initializer("w", random_tensor({3, 2, 3, 3}, 1))
+      .initializer("bias", random_tensor({3}, 2, -0.1f, 0.1f))
+      .initializer("shape", Tensor::from<int64_t>({2}, {1, 48}))
+      .initializer("m", random_tensor({48, 5}, 3))
+      .node("Conv", {"x", "w", "bias"}, {"conv"}, {attr("pads", std::vector<int64_t>{1, 1, 1, 1})}, "conv")
+      .node("Relu", {"conv"}, {"relu"}, {}, "relu")
+      .node("Reshape", {"relu", "shape"}, {"flat"}, {}, "flatten")
+      .node("MatMul", {"flat", "m"}, {"y"}, {}, "fc");
+  return b.model();
+}
+
+std::vector<std::vector<Tensor>> samples(std::size_t n) {
+  std::vector<std::vector<Tensor>> out;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::vector<Tensor> s;
+    s.push_back(random_tensor({1, 2, 4, 4}, static_cast<uint32_t>(100 + i), -2.0f, 3.0f));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+bool on_grid(float v, const AffineParams& p) {
+  const double q = static_cast<double>(v) / p.scale + p.zero_point;
+  return std::abs(q - std::round(q)) < 1e-3 && q >= p.range.min - 1e-3 && q <= p.range.max + 1e-3;
+}
+
+} // namespace
+
+TEST_CASE("the step observer sees every executed step and may rewrite its outputs") {
+  Session session(small_model(), {.threads = 1});
+  std::vector<std::string> seen;
+  session.set_step_observer([&](const Node& node, std::span<Tensor* const> outputs) {
+    seen.push_back(node.op_type);
+    REQUIRE(outputs.size() == 1);
+    if (node.op_type == "Reshape")
+      for (float& v : outputs[0]->values<float>()) v = 0.0f;  // the MatMul after it then sees zeros
+  });
+  const auto in = samples(1);
+  const auto out = session.run(in[0]);
+  CHECK(seen == std::vector<std::string>{"Conv", "Reshape", "MatMul"});  // Relu fused into Conv
+  for (float v : out[0].values<float>()) CHECK(v == 0.0f);
+  session.set_step_observer({});
+  const auto plain = session.run(in[0]);
+  CHECK(plain[0].values<float>()[0] != 0.0f);
+}
+
+TEST_CASE("normal calibration: exact ranges; Reshape shares its input's parameters") {
+  const Graph graph = inference_graph(small_model());
+  Calibrator calibrator(graph, Algorithm::normal, 1);
+  const auto data = samples(8);
+  float lo = 0, hi = 0;
+  for (const auto& s : data) {
+    calibrator.add(s);
+    for (float v : s[0].values<float>()) {
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+  }
+  const ActivationTable table = calibrator.finish();
+  CHECK(table.samples == 8);
+  REQUIRE(table.params.contains("x"));
+  REQUIRE(table.params.contains("relu"));
+  REQUIRE(table.params.contains("y"));
+  CHECK(table.params.at("x") == affine_from_range(lo, hi));
+  CHECK(table.params.at("flat") == table.params.at("relu"));
+  CHECK(table.params.at("relu").zero_point == -128);  // after ReLU: [0, max]
+  CHECK_FALSE(table.params.contains("conv"));  // fused away: the NPU never stores it
+}
+
+TEST_CASE("quantized execution: every calibrated tensor on its grid, close to float") {
+  const Graph graph = inference_graph(small_model());
+  for (Algorithm algorithm : {Algorithm::normal, Algorithm::kl_divergence, Algorithm::mmse}) {
+    CAPTURE(static_cast<int>(algorithm));
+    Calibrator calibrator(graph, algorithm, 1);
+    const auto data = samples(16);
+    for (const auto& s : data) calibrator.add(s);
+    const ActivationTable table = calibrator.finish();
+    QuantizedSession quantized(graph, table, Method::channel(), {.threads = 1});
+    Session reference(Graph(graph), {.threads = 1, .fuse = false});
+    CHECK(quantized.weights().size() == 2);  // the Conv's and the MatMul's
+    CHECK(quantized.weights().at("m").params.size() == 5);
+    double num = 0, den = 0;
+    for (const auto& s : data) {
+      const auto q = quantized.run(s);
+      const auto f = reference.run(s);
+      const AffineParams& p = table.params.at("y");
+      for (std::size_t i = 0; i < 5; ++i) {
+        CHECK(on_grid(q[0].values<float>()[i], p));
+        const double d = q[0].values<float>()[i] - f[0].values<float>()[i];
+        num += d * d;
+        den += static_cast<double>(f[0].values<float>()[i]) * f[0].values<float>()[i];
+      }
+    }
+    // kl_divergence clips the ReLU output hard on so few values (768 in 2048 bins): looser.
+    CHECK(std::sqrt(num / den) < (algorithm == Algorithm::kl_divergence ? 0.5 : 0.05));
+  }
+}
+
+TEST_CASE("calibration refuses gdq and an empty set") {
+  const Graph graph = inference_graph(small_model());
+  CHECK_THROWS_WITH_AS(Calibrator(graph, Algorithm::gdq), doctest::Contains("gdq"), std::invalid_argument);
+  Calibrator calibrator(graph, Algorithm::normal, 1);
+  CHECK_THROWS_AS((void)calibrator.finish(), std::invalid_argument);
+}

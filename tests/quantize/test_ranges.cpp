@@ -1,0 +1,178 @@
+// Affine parameters and the three range algorithms on distributions whose answer is known.
+#include "affine.hpp"
+#include "statistics.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+using namespace rknnxx::host::quantize;
+
+namespace {
+
+std::vector<float> gaussian(std::size_t n, unsigned seed, float sigma = 1.0f, float mean = 0.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(mean, sigma);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+TensorStatistics stats_of(const std::vector<float>& values, std::size_t batches = 4) {
+  TensorStatistics s;
+  const std::size_t per = values.size() / batches;
+  for (std::size_t b = 0; b < batches; ++b)
+    s.add(std::span<const float>(values).subspan(b * per, b + 1 == batches ? values.size() - b * per : per));
+  return s;
+}
+
+} // namespace
+
+TEST_CASE("affine parameters: the range is covered, 0 is exact, rounding is half to even") {
+  const AffineParams p = affine_from_range(-1.0, 3.0);
+  CHECK(p.scale == doctest::Approx(4.0 / 255));
+  CHECK(p.zero_point == -128 + static_cast<int>(std::lround(1.0 / (4.0 / 255))));
+  CHECK(p.fake_quantize(0.0f) == 0.0f);
+  CHECK(p.quantize(-1.0f) == -128);
+  CHECK(p.quantize(3.0f) == 127);
+  CHECK(p.quantize(100.0f) == 127);   // saturates
+  CHECK(p.quantize(-100.0f) == -128);
+  CHECK(p.quantize(std::nanf("")) == p.zero_point);
+
+  // Ties go to the even integer: 0.5 and 2.5 steps from 0.
+  const AffineParams unit{1.0f, 0};
+  CHECK(unit.quantize(0.5f) == 0);
+  CHECK(unit.quantize(1.5f) == 2);
+  CHECK(unit.quantize(2.5f) == 2);
+  CHECK(unit.quantize(-2.5f) == -2);
+
+  // A range that excludes 0 is widened to contain it; a single point gives scale 1.
+  const AffineParams positive = affine_from_range(2.0, 4.0);
+  CHECK(positive.zero_point == -128);
+  CHECK(positive.highest() == doctest::Approx(4.0).epsilon(1e-6));
+  CHECK(affine_from_range(0.0, 0.0) == AffineParams{});
+  CHECK(positive.attribute().affine);
+}
+
+TEST_CASE("normal: the exact minimum and maximum over every batch") {
+  const std::vector<float> values{-0.75f, 0.5f, 2.0f, -3.25f, 1.0f, 7.5f, 0.0f, -1.0f};
+  const TensorStatistics s = stats_of(values, 4);
+  const Range r = choose_range(s, Algorithm::normal);
+  CHECK(r.lo == -3.25);
+  CHECK(r.hi == 7.5);
+  const AffineParams p = choose_params(s, Algorithm::normal);
+  CHECK(p.lowest() == doctest::Approx(-3.25).epsilon(0.01));
+  CHECK(p.highest() == doctest::Approx(7.5).epsilon(0.01));
+  CHECK(s.count() == values.size());
+}
+
+TEST_CASE("non-finite values are not counted") {
+  TensorStatistics s;
+  const std::vector<float> values{1.0f, INFINITY, -2.0f, std::nanf("")};
+  s.add(values);
+  CHECK(s.min() == -2.0f);
+  CHECK(s.max() == 1.0f);
+  CHECK(s.non_finite_count() == 2);
+}
+
+TEST_CASE("the histogram keeps every count when its range grows") {
+  Histogram h(64);
+  const std::vector<float> a{0.1f, 0.2f, 0.3f};
+  const std::vector<float> b{-5.0f, 9.0f};
+  h.add(a, 0.1f, 0.3f);
+  h.add(b, -5.0f, 9.0f);
+  CHECK(h.total() == 5.0);
+  CHECK(h.lo() <= -5.0);
+  CHECK(h.hi() >= 9.0);
+}
+
+TEST_CASE("kl_divergence and mmse clip far outliers of a Gaussian; normal keeps them") {
+  // One outlier at +60 and one at -60 sigma among a million values. Keeping them costs every other
+  // value a step of 120/255; mmse weighs that against the outliers' own error and clips them to
+  // about 17 (the minimum of 2 (60 - T)^2 + N (2T/255)^2 / 12 over symmetric cuts); kl_divergence clips at the bulk.
+  std::vector<float> values = gaussian(1000000, 7);
+  values.push_back(60.0f);
+  values.push_back(-60.0f);
+  const TensorStatistics s = stats_of(values);
+
+  const Range normal = choose_range(s, Algorithm::normal);
+  CHECK(normal.lo == -60.0);
+  CHECK(normal.hi == 60.0);
+
+  const Range kl = choose_range(s, Algorithm::kl_divergence);
+  const Range mmse = choose_range(s, Algorithm::mmse);
+  MESSAGE("kl [" << kl.lo << ", " << kl.hi << "], mmse [" << mmse.lo << ", " << mmse.hi << "]");
+  CHECK(kl.hi > 2.5);  // the bulk (|x| < 2.5 sigma) stays inside
+  CHECK(kl.hi < 12.0);
+  CHECK(kl.lo < -2.5);
+  CHECK(kl.lo > -12.0);
+  CHECK(mmse.hi > 10.0);
+  CHECK(mmse.hi < 25.0);
+  CHECK(mmse.lo < -10.0);
+  CHECK(mmse.lo > -25.0);
+  // Clipping pays: the bulk's quantization error is far smaller than with min/max.
+  const std::span<const float> bulk(values.data(), 1000000);
+  const double error_normal = quantization_mse(bulk, choose_params(s, Algorithm::normal));
+  CHECK(quantization_mse(bulk, choose_params(s, Algorithm::kl_divergence)) < error_normal / 10);
+  CHECK(quantization_mse(bulk, choose_params(s, Algorithm::mmse)) < error_normal / 5);
+  // And mmse's range is the better one on the whole set, outliers included.
+  CHECK(quantization_mse(values, choose_params(s, Algorithm::mmse)) < error_normal);
+}
+
+TEST_CASE("mmse on the whole set, outliers included, beats min/max; without outliers it hardly clips") {
+  std::vector<float> values = gaussian(100000, 3, 2.0f);
+  for (int k = 0; k < 5; ++k) values.push_back(80.0f);
+  const TensorStatistics s = stats_of(values);
+  CHECK(quantization_mse(values, choose_params(s, Algorithm::mmse)) <
+        quantization_mse(values, choose_params(s, Algorithm::normal)));
+
+  // A uniform distribution has no tail to clip: both bounds stay within a few percent.
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> uniform(-1.0f, 3.0f);
+  std::vector<float> flat(100000);
+  for (float& x : flat) x = uniform(rng);
+  const TensorStatistics u = stats_of(flat);
+  const Range r = choose_range(u, Algorithm::mmse);
+  CHECK(r.hi > 2.85);
+  CHECK(r.lo < -0.95);
+  const Range k = choose_range(u, Algorithm::kl_divergence);
+  CHECK(k.hi > 2.7);
+  CHECK(k.lo < -0.9);
+}
+
+TEST_CASE("kl_divergence on a one-signed tensor (after ReLU) keeps the lower bound at 0") {
+  std::vector<float> values = gaussian(100000, 11);
+  for (float& x : values) x = std::max(x, 0.0f);
+  values.push_back(40.0f);
+  const TensorStatistics s = stats_of(values);
+  const Range r = choose_range(s, Algorithm::kl_divergence);
+  CHECK(r.lo == 0.0);
+  CHECK(r.hi > 2.0);
+  CHECK(r.hi < 10.0);
+}
+
+TEST_CASE("kl_threshold_bins: a histogram no wider than the levels is kept whole") {
+  const std::vector<double> counts(100, 1.0);
+  CHECK(kl_threshold_bins(counts, 128) == 100);
+  // An exponential decay (a scale of 30 bins) and one far outlier: the cut lands in the decay.
+  std::vector<double> decay(2048, 0.0);
+  for (std::size_t k = 0; k < 400; ++k) decay[k] = std::floor(1e6 * std::exp(-static_cast<double>(k) / 30.0));
+  decay[2047] = 1.0;
+  const std::size_t cut = kl_threshold_bins(decay, 128);
+  MESSAGE("cut at bin " << cut);
+  CHECK(cut >= 128);
+  CHECK(cut <= 500);
+}
+
+TEST_CASE("gdq is refused for activations, naming it") {
+  TensorStatistics s;
+  const std::vector<float> v{1.0f};
+  s.add(v);
+  CHECK_THROWS_WITH_AS((void)choose_range(s, Algorithm::gdq), doctest::Contains("gdq"), std::invalid_argument);
+  TensorStatistics no_histogram(false);
+  no_histogram.add(v);
+  CHECK_THROWS_AS((void)choose_range(no_histogram, Algorithm::mmse), std::invalid_argument);
+  CHECK(choose_range(no_histogram, Algorithm::normal).hi == 1.0);
+}

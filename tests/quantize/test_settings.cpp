@@ -1,0 +1,70 @@
+// The config's quantization keys as the host quantizer takes them.
+#include "settings.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+using namespace rknnxx::host::quantize;
+using rknnxx::toolkit::Config;
+using rknnxx::toolkit::QuantizedAlgorithm;
+using rknnxx::toolkit::QuantizedDtype;
+using rknnxx::toolkit::QuantizedMethod;
+
+namespace {
+std::string refusal(const Config& config) {
+  try {
+    (void)settings_for(config);
+  } catch (const rknnxx::toolkit::ConfigError& e) {
+    return e.key() + ": " + e.what();
+  }
+  return "";
+}
+} // namespace
+
+TEST_CASE("defaults: w8a8, normal, per channel") {
+  Config config;
+  config.target_platform = rknnxx::Platform::rk3588;
+  const Settings s = settings_for(config);
+  CHECK(s.algorithm == QuantizedAlgorithm::normal);
+  CHECK(s.method == QuantizedMethod::channel());
+  config.quantized_algorithm = QuantizedAlgorithm::kl_divergence;
+  config.quantized_method = QuantizedMethod::layer();
+  CHECK(settings_for(config).algorithm == QuantizedAlgorithm::kl_divergence);
+  CHECK(settings_for(config).method == QuantizedMethod::layer());
+}
+
+TEST_CASE("platform and key rules, with the toolkit's names") {
+  Config config;
+  config.target_platform = rknnxx::Platform::rk2118;
+  CHECK(refusal(config).starts_with("quantized_dtype: config: quantized_dtype 'w8a8' (the default) is not supported on rk2118"));
+  config.quantized_dtype = QuantizedDtype::w8a8;
+  CHECK(refusal(config) == "quantized_dtype: config: quantized_dtype 'w8a8' is not supported on rk2118");
+
+  config.target_platform = rknnxx::Platform::rk3588;
+  config.quantized_dtype = QuantizedDtype::w8a16;
+  CHECK(refusal(config).find("'w8a16' is supported only on rk3562, not on rk3588") != std::string::npos);
+  config.quantized_dtype = QuantizedDtype::w4a16;
+  CHECK(refusal(config).find("'w4a16' is supported only on") != std::string::npos);
+  config.quantized_dtype = QuantizedDtype::w16a16i_dfp;
+  CHECK(refusal(config).find("'w16a16i_dfp' is supported only on") != std::string::npos);
+
+  config.quantized_dtype = std::nullopt;
+  config.quantized_algorithm = QuantizedAlgorithm::gdq;
+  CHECK(refusal(config).starts_with("quantized_algorithm: config: quantized_algorithm 'gdq' is valid only with"));
+  config.quantized_algorithm = std::nullopt;
+  config.quantized_method = QuantizedMethod::group(64);
+  CHECK(refusal(config).starts_with("quantized_method: config: quantized_method 'group64' is valid only with quantized_dtype w4a16"));
+  config.quantized_method = QuantizedMethod::group(48);
+  CHECK(refusal(config).find("multiple of 32") != std::string::npos);
+}
+
+TEST_CASE("valid on their platform, the weight-only and dfp types are refused as not implemented yet") {
+  Config config;
+  config.target_platform = rknnxx::Platform::rk3562;
+  config.quantized_dtype = QuantizedDtype::w8a16;
+  CHECK(refusal(config) == "quantized_dtype: config: quantized_dtype 'w8a16' is not quantized by the host runtime yet (w8a8 is)");
+  config.target_platform = rknnxx::Platform::rk3576;
+  config.quantized_dtype = QuantizedDtype::w4a16;
+  CHECK(refusal(config).find("'w4a16' is not quantized by the host runtime yet") != std::string::npos);
+}

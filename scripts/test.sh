@@ -85,5 +85,5 @@ elapsed=$(( $(date +%s) - start_all ))
 echo "== total time: ${elapsed}s"
 # The ONNX backend conformance figure, from the sanitizer build's run of the suite.
 grep -ho 'onnx conformance: [0-9]*/[0-9]* node tests passed' build/gcc-san/meson-logs/testlog.txt 2>/dev/null | tail -n 1
-/usr/bin/python3 scripts/count_tests.py build/gcc-san build/clang build/aarch64 build/consumers build/fuzz-onnx build/fuzz-model-file \
+/usr/bin/python3 scripts/count_tests.py build/gcc-san build/clang build/aarch64 build/consumers build/fuzz-onnx build/fuzz-model-file build/fuzz-dataset \
   "${failures[@]/#/step:}"

@@ -167,10 +167,16 @@ std::vector<std::string> OpRegistry::op_types() const {
   return names;
 }
 
-std::string_view excluded_operator_reason(std::string_view op_type) noexcept {
+std::string_view excluded_operator_reason(std::string_view domain, std::string_view op_type) noexcept {
+  if (domain == "ai.onnx.preview.training") {
+    return "a training operator; the host engine runs inference";
+  }
+  if (!domain.empty() && domain != "ai.onnx") {
+    return "";
+  }
   static constexpr std::string_view training[] = {"NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss", "Adagrad",
                                                   "Adam", "Momentum", "Gradient"};
-  static constexpr std::string_view strings[] = {"StringNormalizer", "TfIdfVectorizer", "RegexFullMatch",
+  static constexpr std::string_view strings[] = {"StringNormalizer", "RegexFullMatch",
                                                  "StringConcat", "StringSplit", "LabelEncoder"};
   static constexpr std::string_view sequences[] = {
       "SequenceAt",  "SequenceConstruct", "SequenceEmpty",      "SequenceErase",     "SequenceInsert",

@@ -58,6 +58,14 @@ TEST_SUITE("engine.graph") {
     CHECK(refusal("StringNormalizer").find(": a string operator") != std::string::npos);
     CHECK(refusal("SequenceLength").find(": it works on sequence or optional values") != std::string::npos);
     CHECK(refusal("RandomUniformLike").find(": a random generator") != std::string::npos);
+    ModelBuilder adam;
+    adam.input("x", DataType::float32, {2}).output("y").node("Adam", {"x"}, {"y"}, {}, "n", "ai.onnx.preview.training");
+    CHECK(error_of([&] { Graph g(adam.model()); }).find("ai.onnx.preview.training.Adam is not supported by the host "
+                                                        "engine: a training operator") != std::string::npos);
+    ModelBuilder custom;
+    custom.input("x", DataType::float32, {2}).output("y").node("Adam", {"x"}, {"y"}, {}, "n", "com.example");
+    CHECK(error_of([&] { Graph g(custom.model()); }) ==
+          "node 'n' (Adam): operator com.example.Adam is not supported by the host engine");
   }
 
   TEST_CASE("a dangling input names the node, operator and missing tensor") {

@@ -220,8 +220,10 @@ Graph::Graph(const onnx::ModelProto& model) {
     }
     const OpDefinition* op = OpRegistry::instance().find(n.domain, n.op_type);
     if (op == nullptr) {
-      throw EngineError(fmt::format("{}: operator {}{} is not supported by the host engine", node_label(n),
-                                    is_default_domain(n.domain) ? "" : n.domain + ".", n.op_type));
+      const std::string_view excluded = excluded_operator_reason(n.domain, n.op_type);
+      throw EngineError(fmt::format("{}: operator {}{} is not supported by the host engine{}{}", node_label(n),
+                                    is_default_domain(n.domain) ? "" : n.domain + ".", n.op_type,
+                                    excluded.empty() ? "" : ": ", excluded));
     }
     Node node;
     node.name = n.name;

@@ -167,6 +167,31 @@ std::vector<std::string> OpRegistry::op_types() const {
   return names;
 }
 
+std::string_view excluded_operator_reason(std::string_view domain, std::string_view op_type) noexcept {
+  if (domain == "ai.onnx.preview.training") {
+    return "a training operator; the host engine runs inference";
+  }
+  if (!domain.empty() && domain != "ai.onnx") {
+    return "";
+  }
+  static constexpr std::string_view training[] = {"NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss", "Adagrad",
+                                                  "Adam", "Momentum", "Gradient"};
+  static constexpr std::string_view strings[] = {"StringNormalizer", "RegexFullMatch",
+                                                 "StringConcat", "StringSplit", "LabelEncoder"};
+  static constexpr std::string_view sequences[] = {
+      "SequenceAt",  "SequenceConstruct", "SequenceEmpty",      "SequenceErase",     "SequenceInsert",
+      "SequenceLength", "SequenceMap",    "SplitToSequence",    "ConcatFromSequence", "Optional",
+      "OptionalGetElement", "OptionalHasElement"};
+  static constexpr std::string_view random[] = {"RandomNormal", "RandomNormalLike", "RandomUniform",
+                                                "RandomUniformLike", "Multinomial", "Bernoulli"};
+  const auto in = [&](const auto& list) { return std::find(std::begin(list), std::end(list), op_type) != std::end(list); };
+  if (in(training)) return "a training operator; the host engine runs inference";
+  if (in(strings)) return "a string operator; the host engine computes on numeric tensors";
+  if (in(sequences)) return "it works on sequence or optional values; the host engine plans tensors only";
+  if (in(random)) return "a random generator; host engine results are deterministic";
+  return "";
+}
+
 OpRegistrar::OpRegistrar(std::string_view op_type, PrepareFunction prepare, std::string_view domain) {
   OpRegistry::instance().add(OpDefinition{std::string(op_type), std::string(domain), prepare});
 }

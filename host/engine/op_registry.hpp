@@ -128,6 +128,12 @@ private:
   std::vector<std::unique_ptr<OpDefinition>> definitions_;
 };
 
+// Why the engine refuses an operator by design, or "" when it is not one of them: training
+// operators (losses, optimizers, the ai.onnx.preview.training domain), string operators, sequence
+// and optional values, and random generators have no place in an inference engine planned ahead
+// of running. `domain` as in the model ("" or "ai.onnx" for the standard one).
+std::string_view excluded_operator_reason(std::string_view domain, std::string_view op_type) noexcept;
+
 struct OpRegistrar {
   OpRegistrar(std::string_view op_type, PrepareFunction prepare, std::string_view domain = "");
 };

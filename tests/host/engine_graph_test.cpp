@@ -46,6 +46,28 @@ TEST_SUITE("engine.graph") {
     CHECK(error_of([&] { Graph g(b.model()); }).find("com.microsoft.FancyOp") != std::string::npos);
   }
 
+  TEST_CASE("an operator refused by design says why") {
+    const auto refusal = [](const char* op_type) {
+      ModelBuilder b;
+      b.input("x", DataType::float32, {2}).output("y").node(op_type, {"x"}, {"y"}, {}, "n");
+      return error_of([&] { Graph g(b.model()); });
+    };
+    CHECK(refusal("SoftmaxCrossEntropyLoss") == "node 'n' (SoftmaxCrossEntropyLoss): operator SoftmaxCrossEntropyLoss "
+                                                "is not supported by the host engine: a training operator; the host "
+                                                "engine runs inference");
+    CHECK(refusal("StringNormalizer").find(": a string operator") != std::string::npos);
+    CHECK(refusal("SequenceLength").find(": it works on sequence or optional values") != std::string::npos);
+    CHECK(refusal("RandomUniformLike").find(": a random generator") != std::string::npos);
+    ModelBuilder adam;
+    adam.input("x", DataType::float32, {2}).output("y").node("Adam", {"x"}, {"y"}, {}, "n", "ai.onnx.preview.training");
+    CHECK(error_of([&] { Graph g(adam.model()); }).find("ai.onnx.preview.training.Adam is not supported by the host "
+                                                        "engine: a training operator") != std::string::npos);
+    ModelBuilder custom;
+    custom.input("x", DataType::float32, {2}).output("y").node("Adam", {"x"}, {"y"}, {}, "n", "com.example");
+    CHECK(error_of([&] { Graph g(custom.model()); }) ==
+          "node 'n' (Adam): operator com.example.Adam is not supported by the host engine");
+  }
+
   TEST_CASE("a dangling input names the node, operator and missing tensor") {
     ModelBuilder b;
     b.input("x", DataType::float32, {2}).output("y").node("Add", {"x", "ghost"}, {"y"}, {}, "adder");

@@ -43,6 +43,7 @@ const std::map<std::string, std::set<std::size_t>>& plan_time_inputs() {
       {"ReduceMean", {1}}, {"ReduceSum", {1}}, {"ReduceMax", {1}}, {"ReduceMin", {1}}, {"ReduceProd", {1}},
       {"ReduceL1", {1}}, {"ReduceL2", {1}}, {"ReduceLogSum", {1}}, {"ReduceLogSumExp", {1}},
       {"ReduceSumSquare", {1}}, {"Tile", {1}}, {"TopK", {1}}, {"OneHot", {1}}, {"Range", {0, 1, 2}},
+      {"Compress", {1}}, {"Dropout", {1, 2}}, {"NonMaxSuppression", {0, 1, 2, 3, 4}},
   };
   return table;
 }
@@ -59,7 +60,8 @@ std::string ineligible(const onnx::ModelProto& model) {
   for (const auto& n : model.graph.node) {
     const bool constant = is_default_domain(n.domain) && n.op_type == "Constant";
     if (!constant && OpRegistry::instance().find(n.domain, n.op_type) == nullptr) {
-      return "operator " + n.op_type;
+      const auto excluded = excluded_operator_reason(n.domain, n.op_type);
+      return excluded.empty() ? "operator " + n.op_type : "refused " + n.op_type + ": " + std::string(excluded);
     }
   }
   int64_t opset = -1;
@@ -261,7 +263,9 @@ int main(int argc, char** argv) {
       continue;
     }
     if (const auto why = ineligible(model); !why.empty()) {
-      ++skipped[why.starts_with("operator") ? std::string("unsupported operator") : why];
+      ++skipped[why.starts_with("operator")  ? std::string("unsupported operator")
+                : why.starts_with("refused") ? std::string("operator refused by design")
+                                             : why];
       if (verbose) {
         fmt::print("skip {}: {}\n", name, why);
       }

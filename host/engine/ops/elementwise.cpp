@@ -1,8 +1,7 @@
 // Elementwise operators: the arithmetic binaries with numpy-style broadcasting (float32 and
 // the integer types ONNX allows), PRelu, and the float32 activations.
 
-#include "../broadcast.hpp"
-#include "../op_registry.hpp"
+#include "elementwise.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,35 +10,6 @@
 
 namespace rknnxx::host {
 namespace {
-
-constexpr int64_t elementwise_grain = int64_t{1} << 14;
-
-// out[i] = f(a[...], b[...]) over a broadcast of two operands.
-template <class TA, class TB, class TO, class F>
-void broadcast_binary(const Broadcast& bc, ThreadPool& pool, const TA* a, const TB* b, TO* out, F f) {
-  bc.parallel_runs(pool, [&](int64_t o, std::span<const int64_t> offsets, std::span<const int64_t> steps, int64_t n) {
-    const TA* pa = a + offsets[0];
-    const TB* pb = b + offsets[1];
-    TO* po = out + o;
-    if (steps[0] != 0 && steps[1] != 0) {
-      for (int64_t i = 0; i < n; ++i) {
-        po[i] = f(pa[i], pb[i]);
-      }
-    } else if (steps[0] != 0) {
-      const TB bv = *pb;
-      for (int64_t i = 0; i < n; ++i) {
-        po[i] = f(pa[i], bv);
-      }
-    } else if (steps[1] != 0) {
-      const TA av = *pa;
-      for (int64_t i = 0; i < n; ++i) {
-        po[i] = f(av, pb[i]);
-      }
-    } else {
-      std::fill(po, po + n, f(*pa, *pb));
-    }
-  });
-}
 
 enum class Arithmetic { add, sub, mul, div };
 
@@ -66,32 +36,11 @@ template <Arithmetic kind, class T> T arithmetic(T a, T b) {
   }
 }
 
-Broadcast prepare_broadcast(const OpContext& ctx, std::initializer_list<std::size_t> inputs) {
-  std::vector<std::vector<int64_t>> shapes;
-  for (std::size_t i : inputs) {
-    shapes.push_back(ctx.input(i).shape);
-  }
-  std::string error;
-  broadcast_shape(shapes, error);
-  if (!error.empty()) {
-    std::vector<std::string> names;
-    for (std::size_t i : inputs) {
-      names.push_back(fmt::format("'{}'", ctx.input_name(i)));
-    }
-    ctx.fail("inputs {}: {}", fmt::join(names, ", "), error);
-  }
-  return Broadcast(shapes);
-}
-
 template <Arithmetic kind> PreparedOp prepare_arithmetic(OpContext& ctx) {
   ctx.expect_inputs(2, 2);
   ctx.expect_dtype(0, {DataType::float32, DataType::int8, DataType::uint8, DataType::int16, DataType::int32,
                        DataType::int64});
-  const DataType dtype = ctx.input(0).dtype;
-  if (ctx.input(1).dtype != dtype) {
-    ctx.fail("inputs '{}' and '{}' have element types {} and {}; they must match", ctx.input_name(0),
-             ctx.input_name(1), dtype_name(dtype), dtype_name(ctx.input(1).dtype));
-  }
+  const DataType dtype = same_dtype(ctx, 0, 1);
   Broadcast bc = prepare_broadcast(ctx, {0, 1});
   PreparedOp op;
   op.outputs = {TensorInfo{dtype, bc.shape()}};
@@ -178,28 +127,6 @@ PreparedOp prepare_prelu(OpContext& ctx) {
                      [](float x, float slope) { return x < 0.0f ? x * slope : x; });
   };
   return op;
-}
-
-// A float32 unary operator; F is made from the node's attributes by `make`.
-template <class MakeFunction> PreparedOp prepare_unary_float(OpContext& ctx, MakeFunction make) {
-  ctx.expect_inputs(1, 1);
-  ctx.expect_dtype(0, {DataType::float32});
-  PreparedOp op;
-  op.outputs = {ctx.input(0)};
-  op.kernel = [f = make(ctx)](KernelContext& k) {
-    const float* in = k.input(0).data<float>();
-    float* out = k.output(0).data<float>();
-    k.pool.parallel_for(k.input(0).elements(), elementwise_grain, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        out[i] = f(in[i]);
-      }
-    });
-  };
-  return op;
-}
-
-template <float (*F)(float)> PreparedOp prepare_simple(OpContext& ctx) {
-  return prepare_unary_float(ctx, [](const OpContext&) { return F; });
 }
 
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }

@@ -1,4 +1,4 @@
-// Softmax and LogSoftmax. Before opset 13 the input is seen as a 2-D matrix
+// Softmax, LogSoftmax and Hardmax. Before opset 13 the input is seen as a 2-D matrix
 // [prod(shape[:axis]), prod(shape[axis:])] (axis default 1); from opset 13 the operation runs
 // along one axis (default -1).
 
@@ -41,7 +41,27 @@ template <bool log_softmax> void softmax_line(const float* in, float* out, int64
   }
 }
 
-template <bool log_softmax> PreparedOp prepare_softmax(OpContext& ctx) {
+// How Softmax-like operators see their input: `outer * inner` lines of `length` values, `inner`
+// apart.
+struct SoftmaxLines {
+  int64_t outer = 1;
+  int64_t length = 1;
+  int64_t inner = 1;
+
+  // Calls f(first element, line length, stride) for every line, split over the pool.
+  template <class F> void parallel_lines(ThreadPool& pool, F&& f) const {
+    pool.parallel_for(outer * inner, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, length)),
+                      [&](int64_t begin, int64_t end) {
+                        for (int64_t line = begin; line < end; ++line) {
+                          const int64_t o = line / inner;
+                          const int64_t i = line - o * inner;
+                          f(o * length * inner + i, length, inner);
+                        }
+                      });
+  }
+};
+
+SoftmaxLines softmax_lines(OpContext& ctx) {
   ctx.expect_inputs(1, 1);
   ctx.expect_dtype(0, {DataType::float32});
   const auto& shape = ctx.input(0).shape;
@@ -49,35 +69,58 @@ template <bool log_softmax> PreparedOp prepare_softmax(OpContext& ctx) {
   const bool legacy = ctx.opset() < 13;
   const int64_t axis = ctx.normalize_axis(ctx.attr_int("axis", legacy ? 1 : -1), rank);
   const auto split = static_cast<std::size_t>(std::min(axis, rank));
-  int64_t outer = element_count(std::span(shape).first(split));
-  int64_t length = 1;
-  int64_t inner = 1;
+  SoftmaxLines lines;
+  lines.outer = element_count(std::span(shape).first(split));
   if (legacy) {
-    length = element_count(std::span(shape).subspan(split));
+    lines.length = element_count(std::span(shape).subspan(split));
   } else if (rank > 0) {
-    length = shape[split];
-    inner = element_count(std::span(shape).subspan(split + 1));
+    lines.length = shape[split];
+    lines.inner = element_count(std::span(shape).subspan(split + 1));
   }
+  return lines;
+}
+
+template <bool log_softmax> PreparedOp prepare_softmax(OpContext& ctx) {
+  const SoftmaxLines lines = softmax_lines(ctx);
   PreparedOp op;
   op.outputs = {ctx.input(0)};
-  op.kernel = [=](KernelContext& k) {
+  op.kernel = [lines](KernelContext& k) {
     const float* in = k.input(0).data<float>();
     float* out = k.output(0).data<float>();
-    k.pool.parallel_for(outer * inner, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, length)),
-                        [&](int64_t begin, int64_t end) {
-                          for (int64_t line = begin; line < end; ++line) {
-                            const int64_t o = line / inner;
-                            const int64_t i = line - o * inner;
-                            const int64_t start = o * length * inner + i;
-                            softmax_line<log_softmax>(in + start, out + start, length, inner);
-                          }
-                        });
+    lines.parallel_lines(k.pool, [&](int64_t start, int64_t length, int64_t stride) {
+      softmax_line<log_softmax>(in + start, out + start, length, stride);
+    });
+  };
+  return op;
+}
+
+// 1 at the first maximum of each line, 0 elsewhere.
+PreparedOp prepare_hardmax(OpContext& ctx) {
+  const SoftmaxLines lines = softmax_lines(ctx);
+  PreparedOp op;
+  op.outputs = {ctx.input(0)};
+  op.kernel = [lines](KernelContext& k) {
+    const float* in = k.input(0).data<float>();
+    float* out = k.output(0).data<float>();
+    lines.parallel_lines(k.pool, [&](int64_t start, int64_t length, int64_t stride) {
+      int64_t best = 0;
+      for (int64_t i = 0; i < length; ++i) {
+        out[start + i * stride] = 0.0f;
+        if (in[start + i * stride] > in[start + best * stride]) {
+          best = i;
+        }
+      }
+      if (length > 0) {
+        out[start + best * stride] = 1.0f;
+      }
+    });
   };
   return op;
 }
 
 const OpRegistrar softmax_op{"Softmax", prepare_softmax<false>};
 const OpRegistrar log_softmax_op{"LogSoftmax", prepare_softmax<true>};
+const OpRegistrar hardmax_op{"Hardmax", prepare_hardmax};
 
 } // namespace
 } // namespace rknnxx::host

@@ -1,0 +1,100 @@
+#pragma once
+// The machinery shared by the element-wise operator files (elementwise.cpp, compare_logic.cpp,
+// arithmetic_ops.cpp, unary_math.cpp): a broadcast binary loop whose inner runs are plain
+// contiguous loops the compiler vectorises, the broadcast check with its message, and a
+// parallel unary map.
+
+#include "../broadcast.hpp"
+#include "../op_registry.hpp"
+
+#include <algorithm>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+namespace rknnxx::host {
+
+inline constexpr int64_t elementwise_grain = int64_t{1} << 14;
+
+// out[i] = f(a[...], b[...]) over a broadcast of two operands.
+template <class TA, class TB, class TO, class F>
+void broadcast_binary(const Broadcast& bc, ThreadPool& pool, const TA* a, const TB* b, TO* out, F f) {
+  bc.parallel_runs(pool, [&](int64_t o, std::span<const int64_t> offsets, std::span<const int64_t> steps, int64_t n) {
+    const TA* pa = a + offsets[0];
+    const TB* pb = b + offsets[1];
+    TO* po = out + o;
+    if (steps[0] != 0 && steps[1] != 0) {
+      for (int64_t i = 0; i < n; ++i) {
+        po[i] = f(pa[i], pb[i]);
+      }
+    } else if (steps[0] != 0) {
+      const TB bv = *pb;
+      for (int64_t i = 0; i < n; ++i) {
+        po[i] = f(pa[i], bv);
+      }
+    } else if (steps[1] != 0) {
+      const TA av = *pa;
+      for (int64_t i = 0; i < n; ++i) {
+        po[i] = f(av, pb[i]);
+      }
+    } else {
+      std::fill(po, po + n, f(*pa, *pb));
+    }
+  });
+}
+
+// out[i] = f(in[i]) split over the pool.
+template <class TI, class TO, class F> void parallel_map(ThreadPool& pool, const TI* in, TO* out, int64_t n, F f) {
+  pool.parallel_for(n, elementwise_grain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      out[i] = f(in[i]);
+    }
+  });
+}
+
+// The broadcast of the given inputs, or a failure naming them.
+inline Broadcast prepare_broadcast(const OpContext& ctx, std::initializer_list<std::size_t> inputs) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (std::size_t i : inputs) {
+    shapes.push_back(ctx.input(i).shape);
+  }
+  std::string error;
+  broadcast_shape(shapes, error);
+  if (!error.empty()) {
+    std::vector<std::string> names;
+    for (std::size_t i : inputs) {
+      names.push_back(fmt::format("'{}'", ctx.input_name(i)));
+    }
+    ctx.fail("inputs {}: {}", fmt::join(names, ", "), error);
+  }
+  return Broadcast(shapes);
+}
+
+// A float32 unary operator; F is made from the node's attributes by `make`.
+template <class MakeFunction> PreparedOp prepare_unary_float(OpContext& ctx, MakeFunction make) {
+  ctx.expect_inputs(1, 1);
+  ctx.expect_dtype(0, {DataType::float32});
+  PreparedOp op;
+  op.outputs = {ctx.input(0)};
+  op.kernel = [f = make(ctx)](KernelContext& k) {
+    parallel_map(k.pool, k.input(0).data<float>(), k.output(0).data<float>(), k.input(0).elements(), f);
+  };
+  return op;
+}
+
+// A float32 unary operator without attributes.
+template <float (*F)(float)> PreparedOp prepare_simple(OpContext& ctx) {
+  return prepare_unary_float(ctx, [](const OpContext&) { return F; });
+}
+
+// Inputs a and b must have the same element type; returns it.
+inline DataType same_dtype(const OpContext& ctx, std::size_t a, std::size_t b) {
+  const DataType dtype = ctx.input(a).dtype;
+  if (ctx.input(b).dtype != dtype) {
+    ctx.fail("inputs '{}' and '{}' have element types {} and {}; they must match", ctx.input_name(a),
+             ctx.input_name(b), dtype_name(dtype), dtype_name(ctx.input(b).dtype));
+  }
+  return dtype;
+}
+
+} // namespace rknnxx::host

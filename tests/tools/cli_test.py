@@ -102,6 +102,39 @@ def light_checks(tool, work):
     onnx = work / "not_a_model.onnx"
     onnx.write_bytes(b"\x08\x07garbage")
     fails_one_line("convert: bad target_platform", [tool, "convert", onnx, "-c", bad_config], "target_platform")
+    # The runtime's own explanation comes with the failure, without -v; -v adds the runtime's log.
+    fails_one_line("inspect model.onnx: says it is an ONNX model to convert (without -v)", [tool, "inspect", onnx],
+                   "looks like an ONNX model; convert it")
+    rc, out, err = run([tool, "-v", "inspect", onnx])
+    check("inspect -v model.onnx: the same reason, plus the runtime's own log line",
+          rc == 1 and "looks like an ONNX model" in err.splitlines()[-1] and "E RKNN:" in err, err)
+    # Exit codes: 0 success, 1 failure, 2 usage; documented in --help.
+    rc, out, err = run([tool, "--help"])
+    check("--help documents the exit codes", rc == 0 and "0 success, 1 failure" in out and "2 usage error" in out, out)
+    rc, out, err = run([tool, "run", "--help"])
+    check("run --help documents the exit codes and the new options",
+          rc == 0 and "2 usage error" in out and all(o in out for o in ("--core-mask", "--bgr", "--resize")), out)
+    rc, out, err = run([tool, "--version"])
+    check("--version prints the version", rc == 0 and out.startswith("rknnxx 0."), f"exit {rc}: {out!r} {err!r}")
+    fails_usage("no subcommand: usage error, exit 2", [tool], "subcommand")
+    fails_usage("inspect without a model: usage error, exit 2", [tool, "inspect"], "model")
+    fails_usage("unknown option: usage error, exit 2", [tool, "inspect", corrupt, "--bogus"], "--bogus")
+    fails_usage("bench -n -5 says what is wrong with -n", [tool, "bench", corrupt, "-n", "-5"],
+                "-5 is not a whole number from 1 to")
+    fails_usage("bench --threads 0 says what is wrong", [tool, "bench", corrupt, "--threads", "0"],
+                "0 is not a whole number from 1 to 256")
+    fails_usage("run --resize sideways is a usage error", [tool, "run", corrupt, "-i", onnx, "--resize", "sideways"],
+                "sideways")
+    fails_usage("run --core-mask 9 is a usage error naming the choices", [tool, "run", corrupt, "-i", onnx,
+                "--core-mask", "9"], "not a core mask")
+    fails_usage("profile -n 0 is a usage error", [tool, "profile", corrupt, "-n", "0"], "0 is not a whole number")
+    # No runtime: what was tried, and the two ways to fix it.
+    env = dict(os.environ, RKNNXX_RUNTIME=str(work / "no_such_runtime.so"))
+    p = subprocess.run([str(tool), "inspect", str(corrupt)], capture_output=True, text=True, env=env, timeout=60)
+    check("no runtime: the error lists what was tried and both fixes (RKNNXX_RUNTIME, LD_LIBRARY_PATH)",
+          p.returncode == 1 and "no rknn runtime could be loaded" in p.stderr and "no_such_runtime.so:" in p.stderr
+          and "RKNNXX_RUNTIME" in p.stderr and "LD_LIBRARY_PATH" in p.stderr, p.stderr)
+
     convert_checks(tool, work)
 
 
@@ -203,39 +236,6 @@ def convert_checks(tool, work):
         fails_one_line_with("convert -o DEVICE is refused", [tool, "convert", models["rgb_image"], "-c", config,
                                                             "-o", device], ["is a device"])
         check("convert -o DEVICE leaves the device node", stat.S_ISCHR(os.lstat(device).st_mode))
-
-    # The runtime's own explanation comes with the failure, without -v; -v adds the runtime's log.
-    fails_one_line("inspect model.onnx: says it is an ONNX model to convert (without -v)", [tool, "inspect", onnx],
-                   "looks like an ONNX model; convert it")
-    rc, out, err = run([tool, "-v", "inspect", onnx])
-    check("inspect -v model.onnx: the same reason, plus the runtime's own log line",
-          rc == 1 and "looks like an ONNX model" in err.splitlines()[-1] and "E RKNN:" in err, err)
-    # Exit codes: 0 success, 1 failure, 2 usage; documented in --help.
-    rc, out, err = run([tool, "--help"])
-    check("--help documents the exit codes", rc == 0 and "0 success, 1 failure" in out and "2 usage error" in out, out)
-    rc, out, err = run([tool, "run", "--help"])
-    check("run --help documents the exit codes and the new options",
-          rc == 0 and "2 usage error" in out and all(o in out for o in ("--core-mask", "--bgr", "--resize")), out)
-    rc, out, err = run([tool, "--version"])
-    check("--version prints the version", rc == 0 and out.startswith("rknnxx 0."), f"exit {rc}: {out!r} {err!r}")
-    fails_usage("no subcommand: usage error, exit 2", [tool], "subcommand")
-    fails_usage("inspect without a model: usage error, exit 2", [tool, "inspect"], "model")
-    fails_usage("unknown option: usage error, exit 2", [tool, "inspect", corrupt, "--bogus"], "--bogus")
-    fails_usage("bench -n -5 says what is wrong with -n", [tool, "bench", corrupt, "-n", "-5"],
-                "-5 is not a whole number from 1 to")
-    fails_usage("bench --threads 0 says what is wrong", [tool, "bench", corrupt, "--threads", "0"],
-                "0 is not a whole number from 1 to 256")
-    fails_usage("run --resize sideways is a usage error", [tool, "run", corrupt, "-i", onnx, "--resize", "sideways"],
-                "sideways")
-    fails_usage("run --core-mask 9 is a usage error naming the choices", [tool, "run", corrupt, "-i", onnx,
-                "--core-mask", "9"], "not a core mask")
-    fails_usage("profile -n 0 is a usage error", [tool, "profile", corrupt, "-n", "0"], "0 is not a whole number")
-    # No runtime: what was tried, and the two ways to fix it.
-    env = dict(os.environ, RKNNXX_RUNTIME=str(work / "no_such_runtime.so"))
-    p = subprocess.run([str(tool), "inspect", str(corrupt)], capture_output=True, text=True, env=env, timeout=60)
-    check("no runtime: the error lists what was tried and both fixes (RKNNXX_RUNTIME, LD_LIBRARY_PATH)",
-          p.returncode == 1 and "no rknn runtime could be loaded" in p.stderr and "no_such_runtime.so:" in p.stderr
-          and "RKNNXX_RUNTIME" in p.stderr and "LD_LIBRARY_PATH" in p.stderr, p.stderr)
 
 
 def small_model_checks(tool, work, models):

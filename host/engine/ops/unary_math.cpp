@@ -92,7 +92,8 @@ template <bool nan> PreparedOp prepare_is_special(OpContext& ctx) {
   const bool positive = ctx.attr_int("detect_positive", 1) != 0;
   PreparedOp op;
   op.outputs = {TensorInfo{DataType::boolean, ctx.input(0).shape}};
-  op.kernel = [negative, positive](KernelContext& k) {
+  // One capture list for both forms: IsNaN ignores the IsInf attributes.
+  op.kernel = [=](KernelContext& k) {
     parallel_map(k.pool, k.input(0).data<float>(), k.output(0).data<bool>(), k.input(0).elements(),
                  [=](float x) {
                    if constexpr (nan) {

@@ -116,14 +116,6 @@ installed_cpp_consumer() {  # header-only rknnxx from the installed package; its
     out=$(env_free "$work/runtime-consumer" "$not_a_model") && echo "$out" &&
     [[ $out == *"runtime: $prefix/"* && $out == *"the runtime says: "*"ONNX"* ]]
 }
-installed_cpp_consumer() {  # header-only rknnxx from the installed package; its loader finds the runtime
-  local out
-  # shellcheck disable=SC2046
-  g++ -std=c++20 "$root/tests/consumers/runtime_consumer.cpp" -o "$work/runtime-consumer" \
-      $(PKG_CONFIG_PATH=$(installed_pcdir rknnxx) pkg-config --cflags --libs rknnxx) &&
-    out=$(env_free "$work/runtime-consumer" "$not_a_model") && echo "$out" &&
-    [[ $out == *"runtime: $prefix/"* && $out == *"the runtime says: "*"ONNX"* ]]
-}
 installed_c_consumer_pkgconfig() {  # a C program linked with the installed host runtime
   local pc libdir
   pc=$(installed_pcdir rknnxx-host)

@@ -80,7 +80,9 @@ SoftmaxLines softmax_lines(OpContext& ctx) {
   return lines;
 }
 
-template <bool log_softmax> PreparedOp prepare_softmax(OpContext& ctx) {
+// Softmax, LogSoftmax and Hardmax: one float32 output shaped as the input, computed line by line
+// along the axis. line(in, out, length, stride) fills one line.
+template <auto line> PreparedOp prepare_per_line(OpContext& ctx) {
   const SoftmaxLines lines = softmax_lines(ctx);
   PreparedOp op;
   op.outputs = {ctx.input(0)};
@@ -88,39 +90,29 @@ template <bool log_softmax> PreparedOp prepare_softmax(OpContext& ctx) {
     const float* in = k.input(0).data<float>();
     float* out = k.output(0).data<float>();
     lines.parallel_lines(k.pool, [&](int64_t start, int64_t length, int64_t stride) {
-      softmax_line<log_softmax>(in + start, out + start, length, stride);
+      line(in + start, out + start, length, stride);
     });
   };
   return op;
 }
 
 // 1 at the first maximum of each line, 0 elsewhere.
-PreparedOp prepare_hardmax(OpContext& ctx) {
-  const SoftmaxLines lines = softmax_lines(ctx);
-  PreparedOp op;
-  op.outputs = {ctx.input(0)};
-  op.kernel = [lines](KernelContext& k) {
-    const float* in = k.input(0).data<float>();
-    float* out = k.output(0).data<float>();
-    lines.parallel_lines(k.pool, [&](int64_t start, int64_t length, int64_t stride) {
-      int64_t best = 0;
-      for (int64_t i = 0; i < length; ++i) {
-        out[start + i * stride] = 0.0f;
-        if (in[start + i * stride] > in[start + best * stride]) {
-          best = i;
-        }
-      }
-      if (length > 0) {
-        out[start + best * stride] = 1.0f;
-      }
-    });
-  };
-  return op;
+void hardmax_line(const float* in, float* out, int64_t length, int64_t stride) {
+  int64_t best = 0;
+  for (int64_t i = 0; i < length; ++i) {
+    out[i * stride] = 0.0f;
+    if (in[i * stride] > in[best * stride]) {
+      best = i;
+    }
+  }
+  if (length > 0) {
+    out[best * stride] = 1.0f;
+  }
 }
 
-const OpRegistrar softmax_op{"Softmax", prepare_softmax<false>};
-const OpRegistrar log_softmax_op{"LogSoftmax", prepare_softmax<true>};
-const OpRegistrar hardmax_op{"Hardmax", prepare_hardmax};
+const OpRegistrar softmax_op{"Softmax", prepare_per_line<softmax_line<false>>};
+const OpRegistrar log_softmax_op{"LogSoftmax", prepare_per_line<softmax_line<true>>};
+const OpRegistrar hardmax_op{"Hardmax", prepare_per_line<hardmax_line>};
 
 } // namespace
 } // namespace rknnxx::host

@@ -2,7 +2,7 @@
 //
 //   binding_overhead MODEL.hrknn [ROUNDS] [ITERATIONS]   (RKNNXX_RUNTIME=host on a PC)
 //
-// Two flows of the seed, each written twice: once as raw C calls through the loaded runtime's
+// The two dynamic-shape flows (docs/c-interface.md), each written twice: once as raw C calls through the loaded runtime's
 // function table (what an application without rknnxx does), once with rknnxx:
 //   general    rknn_inputs_set + rknn_run + rknn_outputs_get(want_float) + rknn_outputs_release
 //              vs ctx.set_inputs(view) + ctx.run() + ctx.outputs()

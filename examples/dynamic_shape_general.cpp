@@ -1,4 +1,4 @@
-// The seed's dynamic-shape flow with the general API: for every shape of the model's set, switch
+// The dynamic-shape flow (docs/c-interface.md#dynamic-shapes) with the general API: for every shape of the model's set, switch
 // the input shape, give an image of that size, run, and print the shapes and the top-5 classes.
 //
 //   dynamic_shape_general MODEL        (RKNNXX_RUNTIME=host runs it on the CPU)

@@ -1,4 +1,4 @@
-// The seed's dynamic-shape flow with zero-copy memory: buffers allocated once at the largest
+// The dynamic-shape flow (docs/c-interface.md#dynamic-shapes) with zero-copy memory: buffers allocated once at the largest
 // shape, rebound on every shape switch, the image copied row by row into the w_stride-padded
 // input and the float outputs read in place, cache syncs included.
 //

@@ -1,6 +1,6 @@
 #pragma once
-// What the examples share besides rknnxx: a synthetic RGB image (the seed resizes a photo) and the
-// top-5 printout of the seed's demo.
+// What the examples share besides rknnxx: a synthetic RGB image (the vendor's demo resizes a photo) and the
+// top-5 printout of that demo.
 
 #include <fmt/format.h>
 

@@ -87,7 +87,7 @@ int rknn_wait(rknn_context context, rknn_run_extend* extend) {
   return guarded("rknn_wait", [&] {
     (void)registry().context(context);
     (void)extend;
-    // Table 4-1 of the vendor reference marks rknn_wait unsupported on every platform.
+    // The vendor's platform table marks rknn_wait unsupported on every platform.
     fail(RKNN_ERR_FAIL, "not supported on any platform (as on the board)");
   });
 }

@@ -342,7 +342,7 @@ Tensor HostContext::model_input(uint32_t index, std::span<const std::byte> bytes
   const auto& dims = shapes_[index];
   const rknn_tensor_type model_type = model_->runtime_type(tensor.dtype);
   if (pass_through) {
-    // Unchanged bytes: they must already be the model's type in its native layout (reference 4.5).
+    // Unchanged bytes: they must already be the model's type in its native layout (docs/c-interface.md#input-conversions).
     const rknn_tensor_attr native = model_->attr(true, index, dims, AttrKind::native);
     if (format.type != model_type)
       fail(RKNN_ERR_INPUT_INVALID, "input {} ('{}'): pass_through data must be the model's type {}, given {}", index,
@@ -351,7 +351,7 @@ Tensor HostContext::model_input(uint32_t index, std::span<const std::byte> bytes
       fail(RKNN_ERR_INPUT_INVALID, "input {} ('{}'): pass_through data must be in the native layout {}, given {}", index,
            tensor.name, name_of(static_cast<TensorFormat>(native.fmt)), name_of(static_cast<TensorFormat>(format.fmt)));
   } else {
-    // The vendor's table of types rknn_inputs_set converts from (reference 4.4, UG Table 4-1).
+    // The vendor's table of types rknn_inputs_set converts from (docs/c-interface.md#input-conversions).
     const bool float_model_input = model_type == RKNN_TENSOR_FLOAT16 || model_type == RKNN_TENSOR_FLOAT32;
     const bool accepted = format.type == model_type ||
                           (float_model_input && (format.type == RKNN_TENSOR_UINT8 || format.type == RKNN_TENSOR_FLOAT32 ||

@@ -158,7 +158,7 @@ rknn_tensor_attr LoadedModel::attr(bool input, uint32_t index, const std::vector
   const auto type = static_cast<TensorType>(runtime_type(tensor.dtype));
   const PlatformInfo& info = platform_info();
 
-  // Reference 4.3: 4-D inputs are reported NHWC and 4-D outputs NCHW; natively the NPU reads
+  // docs/c-interface.md#attribute-views: 4-D inputs are reported NHWC and 4-D outputs NCHW; natively the NPU reads
   // 1-, 3- and 4-channel images as NHWC and everything else as NC1HWC2 where the platform
   // has a C2 for the element type; other ranks are UNDEFINED in the model's own order.
   TensorFormat format = TensorFormat::undefined;

@@ -20,7 +20,7 @@
 
 namespace rknnxx::host {
 
-// The three views of a tensor the queries give (reference 4.3).
+// The three views of a tensor the queries give (docs/c-interface.md#attribute-views).
 enum class AttrKind { normal, native, native_nhwc };
 
 // Dims of every input in ONNX order: one choice of a dynamic model's shape set.

@@ -16,7 +16,7 @@ a = ap.parse_args()
 warn = ['-Wall', '-Wextra', '-Wpedantic', '-Werror']
 headers = ['c_api.h', 'c_matmul_api.h', 'c_custom_op.h']
 marker = 'RKNNXX_ABI_A32' if a.abi == 'a32' else 'RKNNXX_ABI_LP64'
-# rknn_input is 24 bytes on 32-bit ARM and 32 on LP64 (reference 2.1).
+# rknn_input is 24 bytes on 32-bit ARM and 32 on LP64 (the struct's two pointers and padding).
 right, wrong = ('99, 24', '32, 25') if a.abi == 'a32' else ('32, 99', '33, 24')
 
 passed = failed = 0

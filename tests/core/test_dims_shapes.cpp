@@ -32,7 +32,7 @@ TEST_CASE("dims: rank up to 16, extents at least 1, 64-bit element count") {
   CHECK_THROWS_WITH_AS((void)Dims::from_abi(attr.n_dims, attr.dims), doctest::Contains("dims[4] is 0"), Error);
 }
 
-// The seed: two inputs A and B; A takes [1,224] or [1,112], B takes [1,40] or [1,80]; the i-th
+// docs/c-interface.md#dynamic-shapes: two inputs A and B; A takes [1,224] or [1,112], B takes [1,40] or [1,80]; the i-th
 // shapes go together.
 constexpr ShapeSet seed{{{Dims{1, 224}, Dims{1, 40}}, {Dims{1, 112}, Dims{1, 80}}}};
 
@@ -46,7 +46,7 @@ template <auto Shapes> struct Model {
   static constexpr std::size_t largest = Shapes.max_shape_index();
 };
 
-TEST_CASE("shape set: the seed's dynamic_input and its MaxShape") {
+TEST_CASE("shape set: the documented dynamic_input and its MaxShape") {
   static_assert(std::is_same_v<decltype(seed), const ShapeSet<2, 2>>);
   static_assert(seed.group_elements(0) == 264); // 1x224 + 1x40, printed "1224+140=264" in the guide
   static_assert(seed.group_elements(1) == 192); // 1x112 + 1x80
@@ -137,7 +137,7 @@ TEST_CASE("shape set: framework order to the runtime's order, and the attributes
   static_assert(nchw_to_nhwc(Dims{1, 3, 224, 192}) == Dims{1, 224, 192, 3});
   static_assert(nhwc_to_nchw(nchw_to_nhwc(Dims{2, 3, 5, 7})) == Dims{2, 3, 5, 7});
   static_assert(nchw_to_nhwc(Dims{1, 224}) == Dims{1, 224}); // not 4-D: unchanged
-  // The seed's dynamic_input in ONNX order and the range the runtime reports for it.
+  // The documented dynamic_input in ONNX order and the range the runtime reports for it.
   constexpr ShapeSet onnx{{{Dims{1, 3, 224, 224}}, {Dims{1, 3, 112, 224}}}};
   constexpr auto runtime_order = onnx.transform(nchw_to_nhwc);
   static_assert(runtime_order.shape(1, 0) == Dims{1, 112, 224, 3});

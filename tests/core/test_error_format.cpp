@@ -77,7 +77,7 @@ TEST_CASE("format: shape sets and the query structs") {
   const std::uint32_t shapes[2][4] = {{1, 224, 224, 3}, {1, 112, 224, 3}};
   for (int s = 0; s < 2; ++s)
     for (int k = 0; k < 4; ++k) r.dyn_range[s][k] = shapes[s][k];
-  // The seed's dump, character for character.
+  // The toolkit's dump, character for character.
   CHECK(fmt::format("{}", r) == "index=0, name=data, shape_number=2, range=[[1, 224, 224, 3],[1, 112, 224, 3]], fmt = NHWC");
 
   rknn_tensor_attr a{};

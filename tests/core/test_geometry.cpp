@@ -3,7 +3,7 @@
 
 using namespace rknnxx;
 
-TEST_CASE("geometry: the documented cases (reference 4.1 to 4.3)") {
+TEST_CASE("geometry: the documented cases (docs/c-interface.md: NC1HWC2, strides and sizes)") {
   // RK3568, int8 model, 255 output channels: native [1, 32, 80, 80, 8] (rknn_model_zoo #156).
   constexpr auto out = geometry<Platform::rk3568, std::int8_t, layout::NC1HWC2>({1, 255, 80, 80});
   static_assert(out.dims == Dims{1, 32, 80, 80, 8});

@@ -32,7 +32,7 @@ TEST_CASE("platform: NPU cores and valid core masks") {
                        doctest::Contains("core mask 0x10000 is not"), Error);
 }
 
-TEST_CASE("platform: functions by platform (Table 4-1)") {
+TEST_CASE("platform: functions by platform (docs/c-interface.md#platforms)") {
   for (auto p : all_platforms) {
     CAPTURE(name_of(p));
     const auto& info = platform_info(p);
@@ -54,7 +54,7 @@ TEST_CASE("platform: functions by platform (Table 4-1)") {
   static_assert(!rk2118.supports(Function::create_mem_from_fd) && rk2118.supports(Function::create_mem));
 }
 
-TEST_CASE("platform: queries by platform (Table 4-2) and dynamic shapes") {
+TEST_CASE("platform: queries by platform and dynamic shapes") {
   constexpr auto& rk3568 = platform_traits<Platform::rk3568>;
   static_assert(rk3568.supports(QueryCmd::input_dynamic_range) && rk3568.supports(QueryCmd::perf_detail));
   static_assert(!rk3568.supports(QueryCmd::device_mem_info) && rk3568.dynamic_shape);

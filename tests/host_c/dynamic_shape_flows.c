@@ -1,5 +1,5 @@
 /*
- * The seed's two dynamic-shape flows, written in C against the runtime's documented C
+ * The two dynamic-shape flows (docs/c-interface.md#dynamic-shapes), written in C against the runtime's documented C
  * interface only: the general API (rknn_inputs_set / rknn_outputs_get) and zero-copy
  * (rknn_create_mem / rknn_set_io_mem with the w_stride row copy). It never includes
  * anything of rknnxx's C++ and links against librknnxx_host.so as it would against the
@@ -130,7 +130,7 @@ int main(int argc, char** argv) {
     const uint32_t height = cur_in.dims[1], width = cur_in.dims[2], channel = cur_in.dims[3];
     unsigned char* image = make_image(height, width, channel);
 
-    /* Zero-copy, with the w_stride row copy of the seed. */
+    /* Zero-copy, with the demos' w_stride row copy. */
     const uint32_t stride = cur_in.w_stride;
     if (width == stride) {
       memcpy(input_mem->virt_addr, image, (size_t)height * width * channel);

@@ -162,7 +162,7 @@ TEST_CASE("attributes are reported as on the board") {
   }
 }
 
-TEST_CASE("dynamic shapes follow the seed") {
+TEST_CASE("dynamic shapes follow docs/c-interface.md") {
   Ctx ctx(test::dyncnn());
   rknn_input_range range{};
   range.index = 0;

@@ -77,7 +77,7 @@ TEST_CASE("dynamic shapes: the set from the runtime, switches by group and by di
   CHECK(ctx.current_shape_group() == 0); // refusals change nothing
 }
 
-TEST_CASE("IoBinding: the seed's zero-copy flow agrees with the general API on every shape") {
+TEST_CASE("IoBinding: the dynamic-shape zero-copy flow agrees with the general API on every shape") {
   RKNNXX_NEED_MODEL(path, "dyncnn.hrknn");
   auto ctx = Context::from_file(path);
   IoBinding io(ctx, BindAs::type(TensorType::uint8, TensorFormat::nhwc), BindAs::type(TensorType::float32, TensorFormat::nchw));
@@ -164,7 +164,7 @@ TEST_CASE("misuse: a stale binding after a shape switch, and a binding that went
   CHECK_THROWS_WITH_AS(unbound.write("data", nhwc_view(small.data(), {1, 3, 100, 100})), doctest::Contains("not bound"), Error);
 }
 
-TEST_CASE("two inputs: the seed's shape set and MaxShape, bound as float UNDEFINED") {
+TEST_CASE("two inputs: the documented shape set and MaxShape, bound as float UNDEFINED") {
   RKNNXX_NEED_MODEL(path, "two_inputs.hrknn");
   auto ctx = Context::from_file(path);
   REQUIRE(ctx.shape_set().has_value());

@@ -157,7 +157,7 @@ TEST_CASE("TensorView: logical indexing, span checks, const views, dequantized v
   CHECK(e.bytes == rgb.size());
 }
 
-TEST_CASE("copy: the seed's w_stride row copy leaves the padding alone") {
+TEST_CASE("copy: the demos' w_stride row copy leaves the padding alone") {
   const std::uint32_t h = 5, w = 100, c = 3, ws = 112;
   std::vector<std::uint8_t> img(h * w * c), padded(h * ws * c, 0xEE);
   for (std::size_t i = 0; i < img.size(); ++i) img[i] = static_cast<std::uint8_t>(i * 7);

@@ -396,7 +396,7 @@ TEST_CASE("dynamic_input is supported on RK3562/RK3566/RK3568/RK3576/RK3588/RV11
   CHECK(contains(problem(c.check(), "dynamic_input"), "config: dynamic_input is not supported on rv1106"));
 }
 
-TEST_CASE("MaxShape is the group with the largest sum of input element counts (the seed's example)") {
+TEST_CASE("MaxShape is the group with the largest sum of input element counts (docs/c-interface.md's example)") {
   // A: [1,224] and [1,112]; B: [1,40] and [1,80]. Group 0 sums 1x224 + 1x40 = 264 (the guide's
   // "1224+140=264"), group 1 1x112 + 1x80 = 192: MaxShape is dynamic_input[0] = [[1,224],[1,40]].
   const DynamicInput seed{{{1, 224}, {1, 40}}, {{1, 112}, {1, 80}}};

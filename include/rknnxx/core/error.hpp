@@ -21,7 +21,7 @@
 
 namespace rknnxx {
 
-// The runtime's return codes (reference 3.1). Spellings are corrected; the vendor's misspelt
+// The runtime's return codes (docs/c-interface.md#return-codes). Spellings are corrected; the vendor's misspelt
 // names are kept as aliases so that code translated name for name still reads the same.
 enum class Errc : int {
   success = RKNN_SUCC,

@@ -11,7 +11,7 @@
 // report them), NC1HWC2 [N,C,H,W] (the logical channels; the result carries [N,C1,H,W,C2]),
 // UNDEFINED any rank in the model's order.
 //
-// Rules (reference 4.1-4.3):
+// Rules (docs/c-interface.md: NC1HWC2, strides and sizes, attribute views):
 //  - n_elems is the logical element count and size = n_elems x element size (int4 packed two per
 //    byte); size_with_stride counts the padding too and equals mapping().required_span_size()
 //    times the element size.
@@ -19,7 +19,7 @@
 //    ceil(W/A)*A; A = 8 on RK3566/RK3568, 16 on RK3562/RK3588/RV1106/RV1103, 16 INFERRED on
 //    RK3576, none where undocumented) unless a w_stride is requested; h_stride = H unless a
 //    larger one is requested (the ABI's h_stride is written by the caller; 0 means H).
-//  - NC1HWC2: C2 is the platform's for the element type (reference 4.1); C1 = ceil(C/C2); n_elems
+//  - NC1HWC2: C2 is the platform's for the element type (docs/c-interface.md#nc1hwc2); C1 = ceil(C/C2); n_elems
 //    excludes the padding lanes (INFERRED), size_with_stride includes them; w_stride = W unless
 //    requested.
 //  - NCHW and UNDEFINED are dense: size_with_stride = size; UNDEFINED reports w_stride = 0.

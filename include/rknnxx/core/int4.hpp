@@ -1,7 +1,7 @@
 #pragma once
 // Int4: a signed 4-bit integer (-8..7), the element of RKNN_TENSOR_INT4 tensors, and Int4x2, the
 // byte that stores two of them. The runtime packs the even element in the low nibble and the odd
-// element in the high nibble (reference 5.5).
+// element in the high nibble (docs/c-interface.md#int4-packing).
 
 #include <rknnxx/core/error.hpp>
 

@@ -61,7 +61,7 @@ enum class CoreMask : std::uint32_t {
   return false;
 }
 
-// The runtime's functions, for availability per platform (reference 7.1, Table 4-1).
+// The runtime's functions, for availability per platform (docs/c-interface.md#platforms).
 enum class Function : std::uint8_t {
   init, dup_context, destroy, query, inputs_set, set_batch_core_num, set_core_mask, run, wait, outputs_get,
   outputs_release, create_mem_from_phys, create_mem_from_fd, create_mem_from_mb_blk, create_mem, create_mem2,
@@ -94,7 +94,7 @@ enum class QueryCmd : std::uint32_t {
   current_native_output_attr = RKNN_QUERY_CURRENT_NATIVE_OUTPUT_ATTR,
 };
 
-// Matmul block sizes for one element type of A and B (reference 5.2, 5.3). Zero: not supported.
+// Matmul block sizes for one element type of A and B (the matmul header's alignment rules). Zero: not supported.
 struct MatmulBlocking {
   std::uint32_t k_align = 0;  // K must be a multiple of this (element counts: INFERRED unit)
   std::uint32_t n_align = 0;  // N must be a multiple of this
@@ -175,7 +175,7 @@ struct PlatformInfo {
 namespace detail {
 using F = Function;
 using Q = QueryCmd;
-// Column A and B of Table 4-1 share the full API but for the core-mask calls (B only).
+// The first two columns of docs/c-interface.md#platforms share the full API but for the core-mask calls (B only).
 inline constexpr std::uint64_t functions_everywhere =
     functions(F::init, F::destroy, F::query, F::run, F::create_mem_from_phys, F::create_mem, F::create_mem2,
               F::destroy_mem, F::set_weight_mem, F::set_internal_mem, F::set_io_mem, F::mem_sync);
@@ -190,7 +190,7 @@ inline constexpr std::uint64_t functions_column_b =
     functions_column_a | functions(F::set_core_mask, F::set_batch_core_num, F::matmul_set_core_mask);
 // rknn_wait, rknn_create_mem_from_mb_blk and the deprecated rknn_set_input_shape: nowhere.
 
-// Table 4-2 lists only the queries below as platform-dependent; the others (IN_OUT_NUM, the
+// The vendor's query table lists only the queries below as platform-dependent; the others (IN_OUT_NUM, the
 // attributes, SDK_VERSION, MEM_SIZE, CUSTOM_STRING, the NATIVE_* ones) are taken to exist on
 // every platform (INFERRED: the table does not exclude them).
 inline constexpr std::uint32_t queries_everywhere =
@@ -199,8 +199,8 @@ inline constexpr std::uint32_t queries_everywhere =
 inline constexpr std::uint32_t queries_columns_ab =
     queries_everywhere | queries(Q::perf_detail, Q::perf_run, Q::input_dynamic_range, Q::current_input_attr,
                                  Q::current_output_attr, Q::current_native_input_attr, Q::current_native_output_attr);
-// DEVICE_MEM_INFO: Table 4-2 marks it supported on RV110x and RK2118, but the prose (p.28)
-// says it is not supported on the RV1106 family; the table is followed here.
+// DEVICE_MEM_INFO: the vendor's table marks it supported on RV110x and RK2118, its prose says not
+// on the RV1106 family; the table is followed here (docs/c-interface.md#platforms).
 inline constexpr std::uint32_t queries_columns_cd = queries_everywhere | queries(Q::device_mem_info);
 
 inline constexpr MatmulBlocking mm_rk356x_int8{32, 16, 8, 16, 32};
@@ -216,7 +216,8 @@ constexpr PlatformInfo rk356x(Platform p, std::string_view name) {
           mm_rk356x_int8, mm_rk356x_fp16, {}, 10240, 0, functions_column_a, queries_columns_ab};
 }
 constexpr PlatformInfo rv110x(Platform p, std::string_view name, bool b_revision) {
-  // RV1106/RV1103: C2 and the 16-pixel alignment from UG v1.5.2. The B revisions: not documented.
+  // RV1106/RV1103: C2 and the 16-pixel alignment of docs/c-interface.md#nc1hwc2. The B revisions:
+  // not documented.
   return {p, name, "librknnmrt.so", 1, false, false, b_revision ? 0u : 16u, b_revision ? 0u : 8u, false,
           b_revision ? 0u : 16u, false, {}, {}, {}, 0, 0, functions_rv110x, queries_columns_cd};
 }
@@ -243,7 +244,7 @@ constexpr PlatformInfo rv110x(Platform p, std::string_view name, bool b_revision
   case Platform::rv1106b: return rv110x(p, "RV1106B", true);
   case Platform::rv1103b: return rv110x(p, "RV1103B", true);
   case Platform::rv1126b:
-    // Column A of Table 4-1 (single core: no core-mask functions). C2, width alignment and
+    // The first column of docs/c-interface.md#platforms (single core: no core-mask functions). C2, width alignment and
     // matmul blocking are not documented.
     return {p, "RV1126B", "librknnrt.so", 1, false, true, 0, 0, false, 0, false,
             {}, {}, {}, 10240, 0, functions_column_a, queries_columns_ab};

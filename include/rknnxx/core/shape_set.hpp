@@ -1,5 +1,5 @@
 #pragma once
-// Shape sets of dynamic-shape models: the seed's dynamic_input, [[input0_shapeA, input1_shapeA],
+// Shape sets of dynamic-shape models: the toolkit's dynamic_input (docs/c-interface.md#dynamic-shapes), [[input0_shapeA, input1_shapeA],
 // [input0_shapeB, input1_shapeB], ...]. The s-th shape of every input belongs together: a model
 // runs with one group at a time, never a mix across groups.
 //
@@ -277,7 +277,7 @@ private:
 
 ShapeSet(const std::vector<std::vector<Dims>>&) -> ShapeSet<>;
 
-// The seed's example (RKNN SDK guide, dynamic shape): MaxShape is dynamic_input[0]. The guide's
+// The example of the SDK's dynamic-shape guide (docs/c-interface.md#dynamic-shapes): MaxShape is dynamic_input[0]. The guide's
 // text prints the sums as "1224+140=264" and "1112+180=192"; it means 1x224 + 1x40 = 264 and
 // 1x112 + 1x80 = 192.
 namespace detail {

@@ -1,5 +1,5 @@
 #pragma once
-// Typed flags of rknn_init (reference 3.2) and the attribute queries.
+// Typed flags of rknn_init (docs/c-interface.md#memory) and the attribute queries.
 //
 //   Context::from_file(path, {.flags = InitFlag::collect_perf | InitFlag::disable_flush_input_mem_cache});
 
@@ -50,7 +50,7 @@ private:
 };
 [[nodiscard]] constexpr InitFlags operator|(InitFlag a, InitFlag b) noexcept { return InitFlags(a) | InitFlags(b); }
 
-// Which attribute query (reference 4.3): the "normal" one used with rknn_inputs_set, the native
+// Which attribute query (docs/c-interface.md#attribute-views): the "normal" one used with rknn_inputs_set, the native
 // layouts, and for dynamic-shape models the ones of the current shape.
 enum class AttrQuery : std::uint8_t { normal, native, native_nhwc, current, current_native };
 

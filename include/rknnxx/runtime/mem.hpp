@@ -23,7 +23,7 @@
 
 namespace rknnxx {
 
-// Allocation flags of rknn_create_mem2 (reference 3.7).
+// Allocation flags of rknn_create_mem2 (docs/c-interface.md#memory).
 enum class MemAlloc : std::uint64_t {
   default_flags = RKNN_FLAG_MEMORY_FLAGS_DEFAULT,
   cacheable = RKNN_FLAG_MEMORY_CACHEABLE,

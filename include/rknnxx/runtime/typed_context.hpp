@@ -73,7 +73,7 @@ template <class... I, class... O, auto Shapes> struct ModelSpec<InputSpecs<I...>
 };
 
 namespace detail {
-// Types the general API converts into a model input of type M (UG Table 4-1, reference 4.4).
+// Types the general API converts into a model input of type M (docs/c-interface.md#input-conversions).
 constexpr bool input_accepts(TensorType model, TensorType given) noexcept {
   if (model == given) return true;
   switch (model) {

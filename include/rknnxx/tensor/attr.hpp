@@ -1,6 +1,6 @@
 #pragma once
 // TensorInfo: a tensor attribute as a C++ value (what RKNN_QUERY_*_ATTR reports), and
-// Quantization, the affine parameters of int8/uint8/int16 tensors (reference 4.5).
+// Quantization, the affine parameters of int8/uint8/int16 tensors (docs/c-interface.md#quantization).
 //
 //   TensorInfo in = ctx.input_info(0);            // never a raw struct to fill
 //   in.dims(), in.type(), in.format(), in.layout(), in.quantization(), in.alloc_size()
@@ -82,7 +82,7 @@ public:
   [[nodiscard]] std::uint32_t size_with_stride() const noexcept { return attr_.size_with_stride; }
   [[nodiscard]] bool pass_through() const noexcept { return attr_.pass_through != 0; }
   // Bytes to allocate for zero-copy memory: size_with_stride, or size where the runtime reports 0
-  // (fp16 and undefined-layout tensors on some runtimes, reference 4.2).
+  // (fp16 and undefined-layout tensors on some runtimes, docs/c-interface.md#strides-and-sizes).
   [[nodiscard]] std::uint32_t alloc_size() const noexcept { return std::max(attr_.size_with_stride, attr_.size); }
   [[nodiscard]] Quantization quantization() const noexcept {
     if (attr_.qnt_type == RKNN_TENSOR_QNT_AFFINE_ASYMMETRIC) return Quantization::affine_asymmetric(attr_.scale, attr_.zp);
@@ -92,11 +92,11 @@ public:
   [[nodiscard]] RuntimeLayout layout() const { return RuntimeLayout::from_attr(attr_); }
 
   // The same tensor with another element type and/or format, sized accordingly (the attrs passed
-  // to rknn_set_io_mem when the application chooses its own buffer type, reference 4.4):
+  // to rknn_set_io_mem when the application chooses its own buffer type, docs/c-interface.md#outputs):
   //  - NHWC <-> NCHW swaps the dims' order; strides are dropped (dense rows) except the w_stride
   //    of NHWC, which the runtime dictates and which is kept when the format stays NHWC;
   //  - tensors that are not 4-D keep their UNDEFINED format whatever 4-D format is asked for
-  //    (the seed sets fmt = NCHW on every output, [1, 10] ones included);
+  //    (the dynamic-shape demo sets fmt = NCHW on every output, [1, 10] ones included);
   //  - NC1HWC2 is a native layout: it cannot be asked for here (query AttrQuery::native);
   //  - another element type drops the quantization (the runtime normalises and quantizes, or
   //    dequantizes, between the buffer type and the model's).

@@ -1,17 +1,17 @@
 #pragma once
 // Conversions between tensor buffers: copy(source view, destination view) moves every logical
 // element (n, c, h, w) from one layout, element type and quantization into another:
-//  - NHWC with w_stride/h_stride padding rows (the zero-copy input layout; reference 4.2),
-//  - NC1HWC2 blocking and unblocking (reference 4.1; per-batch base offsets, any C % C2),
+//  - NHWC with w_stride/h_stride padding rows (the zero-copy input layout; docs/c-interface.md#strides-and-sizes),
+//  - NC1HWC2 blocking and unblocking (docs/c-interface.md#nc1hwc2; per-batch base offsets, any C % C2),
 //  - NCHW and UNDEFINED (dense, any rank in the model's order),
 //  - element types, with affine quantization q = clamp(round(x / scale) + zp) and
-//    dequantization x = (q - zp) * scale (reference 4.5); integers round to nearest, ties to
+//    dequantization x = (q - zp) * scale (docs/c-interface.md#quantization); integers round to nearest, ties to
 //    even (detail::round_half_even), and saturate; NaN becomes 0.
 // Same type, same quantization and the same blocking take the fast path: one memcpy per row (or
 // one for the whole tensor when both are dense). Padding (stride pixels, lanes c >= C) is never
 // written. Free functions, usable without a Context (the host runtime's codec may share them).
 //
-//   copy(nhwc_view(rgb, {1, 3, h, w}), bound_input_view);     // the seed's w_stride row copy
+//   copy(nhwc_view(rgb, {1, 3, h, w}), bound_input_view);     // the demos' w_stride row copy
 //   copy(native_nc1hwc2_output, nchw_view(floats.data(), e)); // unblock + dequantize
 
 #include <rknnxx/core/dims.hpp>

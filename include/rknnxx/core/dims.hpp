@@ -10,9 +10,11 @@
 
 #include <algorithm>
 #include <array>
+#include <concepts>
 #include <cstdint>
 #include <initializer_list>
 #include <span>
+#include <string>
 
 namespace rknnxx {
 
@@ -78,5 +80,18 @@ private:
 // pass through unchanged.
 [[nodiscard]] constexpr Dims nchw_to_nhwc(const Dims& d) { return d.rank() == 4 ? Dims{d[0], d[2], d[3], d[1]} : d; }
 [[nodiscard]] constexpr Dims nhwc_to_nchw(const Dims& d) { return d.rank() == 4 ? Dims{d[0], d[3], d[1], d[2]} : d; }
+
+// "[1, 3, 224, 224]": how every message of the library writes dims and shapes, whatever their
+// integer type (the runtime's uint32 extents, the engine's int64 ones with -1 for unknown).
+template <std::integral I>
+[[nodiscard]] std::string dims_text(std::span<const I> extents) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < extents.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(extents[i]);
+  }
+  return s + "]";
+}
+[[nodiscard]] inline std::string dims_text(const Dims& d) { return dims_text(d.span()); }
 
 } // namespace rknnxx

@@ -8,8 +8,6 @@
 
 #include <rknnxx/core/fmt_core.hpp>
 
-#include <fmt/format.h>
-
 #include <cstdint>
 #include <optional>
 #include <stdexcept>

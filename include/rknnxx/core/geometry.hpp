@@ -34,9 +34,6 @@
 
 #include <rknnxx/core/fmt_core.hpp>
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -188,7 +185,7 @@ template <Platform P, TensorElement T, Layout L>
   } else {
     const std::span<const std::uint32_t> reported(attr.dims, attr.n_dims);
     if (!std::equal(g.dims.begin(), g.dims.end(), reported.begin(), reported.end()))
-      differ("dims", fmt::format("[{}]", fmt::join(g.dims.span(), ", ")), fmt::format("[{}]", fmt::join(reported, ", ")));
+      differ("dims", dims_text(g.dims), dims_text(reported));
   }
   differ("n_elems", g.n_elems, attr.n_elems);
   differ("size", g.size, attr.size);

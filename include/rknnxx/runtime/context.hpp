@@ -109,14 +109,6 @@ private:
   bool pass_through_;
 };
 
-namespace detail {
-inline std::string dims_text(const Dims& d) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < d.rank(); ++i) s += fmt::format("{}{}", i ? ", " : "", d[i]);
-  return s + "]";
-}
-} // namespace detail
-
 class Context {
 public:
   using Options = ContextOptions;
@@ -267,7 +259,7 @@ public:
                   fmt::format("{} shapes given for a model of {} inputs:{}", given.size(), set.num_inputs(), allowed_text()));
     if (auto g = set.find(given)) return switch_to(*g);
     std::string given_text;
-    for (const auto& d : given) given_text += fmt::format("{}{}", given_text.empty() ? "" : ", ", detail::dims_text(d));
+    for (const auto& d : given) given_text += fmt::format("{}{}", given_text.empty() ? "" : ", ", dims_text(d));
     // The classic mistake: NCHW dims labelled NHWC (rknn-superresolution#3).
     std::string hint;
     std::vector<Dims> swapped = given;
@@ -277,8 +269,8 @@ public:
         if (given[i].rank() == 4 && !(swapped[i] == given[i]))
           hint += fmt::format("\n  input {} \"{}\": {} is in NCHW order (the model's framework order), but the runtime "
                               "takes 4-D shapes in NHWC order: {}. Pass {} or use DimsOrder::nchw.",
-                              i, current_inputs_name(i), detail::dims_text(given[i]), detail::dims_text(swapped[i]),
-                              detail::dims_text(swapped[i]));
+                              i, current_inputs_name(i), dims_text(given[i]), dims_text(swapped[i]),
+                              dims_text(swapped[i]));
     }
     throw Error(Errc::param_invalid, std::string(call),
                 fmt::format("shapes {} are not in the model's shape set; the allowed shapes are:{}{}", given_text,
@@ -356,7 +348,7 @@ public:
         if (!fits)
           throw Error(Errc::param_invalid, "rknn_inputs_set",
                       fmt::format("the {} view has dims {}, the current input shape is {} {}{}", name_of(in.format()),
-                                  detail::dims_text(in.dims()), name_of(cur.format()), detail::dims_text(want),
+                                  dims_text(in.dims()), name_of(cur.format()), dims_text(want),
                                   is_dynamic() ? " (switch shapes with set_input_shapes first)" : ""),
                       cur.id());
       }
@@ -576,7 +568,7 @@ private:
       s += fmt::format("\n  group {}:", g);
       for (std::size_t i = 0; i < set.num_inputs(); ++i)
         s += fmt::format("{} \"{}\" {} {}", i ? "," : "", current_inputs_name(i),
-                         set.shape(g, i).rank() == 4 ? "NHWC" : "UNDEFINED", detail::dims_text(set.shape(g, i)));
+                         set.shape(g, i).rank() == 4 ? "NHWC" : "UNDEFINED", dims_text(set.shape(g, i)));
     }
     return s;
   }

@@ -174,7 +174,7 @@ public:
           std::string s;
           for (std::size_t g = 0; g < set.num_shapes(); ++g)
             for (std::size_t i = 0; i < set.num_inputs(); ++i)
-              s += fmt::format("{}{}", s.empty() ? "" : (i ? ", " : "; "), detail::dims_text(set.shape(g, i)));
+              s += fmt::format("{}{}", s.empty() ? "" : (i ? ", " : "; "), dims_text(set.shape(g, i)));
           return s;
         };
         diffs.push_back(fmt::format("shape set: described as {}, the model has {}", text(Spec::shapes), text(*ctx.shape_set())));

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# What including rknnxx costs an application's translation unit: the CPU time g++ spends on a TU
+# that includes a header and has an empty main, against the same TU with <fmt/format.h> (the
+# baseline: a light, widely used header library), compiled in this one command.
+#
+#   benchmarks/compile_cost.sh [CXX] [RUNS]     # defaults: g++, 5 runs; the median is reported
+#
+# Prints one line per header: median user+sys seconds and the ratio to the baseline. Run it on an
+# idle machine: other compilations in parallel inflate every figure, not the ratios alone.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cxx=${1:-g++}
+runs=${2:-5}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# The generated header (install paths) lives in a build folder; any configured one will do.
+generated=$(find "$root/build" -path '*/include/rknnxx/runtime/install_paths.hpp' -print -quit 2>/dev/null || true)
+[[ -n $generated ]] || { echo "compile_cost: configure a build folder first (meson setup build)" >&2; exit 1; }
+includes=(-I"$root/include" -I"${generated%/rknnxx/runtime/install_paths.hpp}")
+
+median_seconds() {  # median CPU seconds of compiling $1
+  local src=$1 times=()
+  for ((i = 0; i < runs; i++)); do
+    local t
+    t=$( { /usr/bin/time -f '%U %S' "$cxx" -std=c++20 -O2 "${includes[@]}" -c "$src" -o "$work/out.o" ; } 2>&1 \
+         | awk 'END { printf "%.3f", $1 + $2 }')
+    times+=("$t")
+  done
+  printf '%s\n' "${times[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'
+}
+
+tu() {  # a TU including $1, with an empty main
+  local file="$work/$(echo "$1" | tr '/.<>' '____').cpp"
+  printf '#include <%s>\nint main() {}\n' "$1" >"$file"
+  echo "$file"
+}
+
+base=$(median_seconds "$(tu fmt/format.h)")
+printf '%-36s %8s %8s\n' header seconds ratio
+printf '%-36s %8s %8s\n' '<fmt/format.h> (baseline)' "$base" 1.00
+for header in rknnxx/rknn.hpp rknnxx/core/geometry.hpp rknnxx/core/format.hpp rknnxx/runtime/context.hpp \
+              rknnxx/toolkit/config.hpp; do
+  t=$(median_seconds "$(tu "$header")")
+  printf '%-36s %8s %8.2f\n' "<$header>" "$t" "$(awk -v a="$t" -v b="$base" 'BEGIN { print a / b }')"
+done

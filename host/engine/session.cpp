@@ -397,7 +397,8 @@ Session::Session(Session&&) noexcept = default;
 Session& Session::operator=(Session&&) noexcept = default;
 
 const Graph& Session::graph() const noexcept { return state_->graph; }
-std::size_t Session::threads() const noexcept { return state_->pool.size(); }
+std::size_t Session::threads() const noexcept { return state_->pool.limit(); }
+void Session::limit_threads(std::size_t threads) noexcept { state_->pool.limit(threads); }
 
 std::vector<std::string> Session::input_names() const {
   std::vector<std::string> names;

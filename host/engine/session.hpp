@@ -3,7 +3,8 @@
 // value's type and shape, folds what is constant, and places every intermediate tensor and
 // kernel scratch buffer at an offset in one arena, reusing memory between tensors whose
 // lifetimes do not overlap. A run then allocates nothing but the returned outputs.
-// A session is not shared between threads; it owns the thread pool its kernels use.
+// A session is not shared between threads; its kernels run on a share of the process's worker
+// threads (thread_pool.hpp).
 
 #include "graph.hpp"
 #include "onnx_model.hpp"
@@ -63,6 +64,8 @@ public:
 
   const Graph& graph() const noexcept;
   std::size_t threads() const noexcept;
+  // Later runs use at most `threads` of the session's threads (at least 1): a context's core-mask share.
+  void limit_threads(std::size_t threads) noexcept;
   std::vector<std::string> input_names() const;
   std::vector<std::string> output_names() const;
 

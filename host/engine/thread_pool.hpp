@@ -1,34 +1,38 @@
 #pragma once
-// The session's worker threads and the one parallel loop the kernels use.
-// The calling thread takes part in every loop, so a pool of size 1 has no threads at all.
-// A parallel_for inside a parallel_for runs serially in the calling worker.
+// The engine's threads and the one parallel loop the kernels use.
+//
+// A process has one set of worker threads, started on first use and sized by default_thread_count()
+// (docs/runtime-extensions.md#threads). Every session, and so every context of the host runtime, runs its
+// loops on a ThreadPool: a share of those workers, never threads of its own. N contexts therefore never
+// run more than the process's threads plus their N calling threads, however many exist.
+//
+// The calling thread takes part in every loop, so a share of size 1 runs serially. Loops of different
+// shares run at the same time, each on at most its size in threads. A parallel_for inside a
+// parallel_for runs serially in the calling worker.
 
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <exception>
-#include <mutex>
-#include <thread>
 #include <type_traits>
-#include <utility>
-#include <vector>
 
 namespace rknnxx::host {
 
-// The thread count used when none is given: $RKNNXX_HOST_THREADS when it is a positive
-// number, else std::thread::hardware_concurrency().
+// The threads of the process's pool, the caller of a loop included: $RKNNXX_HOST_THREADS when it
+// is a number from 1 to 1024, else std::thread::hardware_concurrency(). Read once, at first use.
 std::size_t default_thread_count() noexcept;
 
 class ThreadPool {
 public:
-  // threads = 0: default_thread_count().
+  // threads = 0: all of the process's threads; otherwise at most that many (and at most all).
   explicit ThreadPool(std::size_t threads = 0);
-  ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
-  // Threads that execute a loop, the caller included.
-  std::size_t size() const noexcept { return workers_.size() + 1; }
+  // The threads a loop may use, the caller included; worker indices are below it.
+  std::size_t size() const noexcept { return size_; }
+  // Lowers (or restores, up to the size given at construction) the threads later loops use, e.g. for a
+  // context's core-mask share. Indices stay below size(), so per-thread scratch planned for it holds.
+  void limit(std::size_t threads) noexcept;
+  std::size_t limit() const noexcept { return limit_; }
 
   // Calls f(begin, end, worker) over [0, n) in chunks of at least `grain` elements,
   // worker in [0, size()) naming the executing thread (for per-thread scratch memory).
@@ -46,25 +50,16 @@ public:
                        }});
   }
 
-private:
   struct Body {
     void* object;
     void (*call)(void*, int64_t, int64_t, std::size_t);
   };
-  struct Job;
-  void run(int64_t n, int64_t grain, Body body);
-  void work(std::size_t id);
-  void run_chunks(Job& job, std::size_t worker);
 
-  std::vector<std::thread> workers_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::condition_variable finished_;
-  Job* job_ = nullptr;
-  uint64_t generation_ = 0;
-  std::size_t active_ = 0;
-  bool stop_ = false;
-  std::exception_ptr error_;
+private:
+  void run(int64_t n, int64_t grain, Body body);
+
+  std::size_t size_ = 1;
+  std::size_t limit_ = 1;
 };
 
 } // namespace rknnxx::host

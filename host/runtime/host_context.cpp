@@ -5,6 +5,7 @@
 
 #include "../engine/engine_error.hpp"
 #include "../engine/float16.hpp"
+#include "../engine/thread_pool.hpp"
 
 #include <rknnxx/core/layout.hpp>
 #include <rknnxx/version.hpp>
@@ -13,6 +14,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -158,10 +160,24 @@ std::unique_ptr<Session> HostContext::make_session() const {
   options.float16_activations = model_->float16_model();
   options.profile = (flags_ & RKNN_FLAG_COLLECT_PERF_MASK) != 0;
   try {
-    return std::make_unique<Session>(model_->onnx(), options);
+    auto session = std::make_unique<Session>(model_->onnx(), options);
+    session->limit_threads(thread_share(default_thread_count()));
+    return session;
   } catch (const EngineError& e) {
     fail(RKNN_ERR_MODEL_INVALID, "{}", e.what());
   }
+}
+
+// A core mask gives the context the same share of the CPU threads as of the NPU's cores: 1 of 3
+// cores on RK3588 is a third of the threads (at least one); AUTO and ALL are all of them
+// (docs/runtime-extensions.md#threads).
+std::size_t HostContext::thread_share(std::size_t threads) const {
+  const std::uint32_t cores = model_->platform_info().npu_cores;
+  const std::uint32_t all = (1U << cores) - 1;
+  const auto mask = static_cast<std::uint32_t>(core_mask_);
+  if (mask == RKNN_NPU_CORE_AUTO || (mask & all) == all || cores <= 1) return threads;
+  const auto chosen = static_cast<std::size_t>(std::popcount(mask & all));
+  return std::max<std::size_t>(1, (threads * chosen + cores - 1) / cores);
 }
 
 HostContext::~HostContext() {
@@ -751,6 +767,7 @@ void HostContext::set_core_mask(rknn_core_mask mask) {
     fail(RKNN_ERR_PARAM_INVALID, "core mask {:#x} is not valid on {} ({} cores)", static_cast<uint32_t>(mask),
          platform.name, platform.npu_cores);
   core_mask_ = mask;
+  session_->limit_threads(thread_share(default_thread_count()));
 }
 
 void HostContext::set_batch_core_num(int core_num) {

@@ -66,6 +66,7 @@ class HostContext {
   void require_full_context(const char* what) const;
   [[nodiscard]] rknn_tensor_attr attr(bool input, uint32_t index, AttrKind kind, bool current) const;
   [[nodiscard]] std::unique_ptr<Session> make_session() const;
+  [[nodiscard]] std::size_t thread_share(std::size_t threads) const;
   [[nodiscard]] std::vector<TensorInfo> input_infos(const ShapeChoice& shapes) const;
   void plan_for_current_shapes();
   [[nodiscard]] size_t internal_bytes();

@@ -5,7 +5,11 @@
 #include "gemm.hpp"
 #include "thread_pool.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <mutex>
+#include <set>
+#include <thread>
 #include <numeric>
 #include <stdexcept>
 
@@ -137,6 +141,55 @@ TEST_SUITE("engine.tensor") {
       });
       CHECK(total == 100);
     }
+  }
+
+  TEST_CASE("pools share the process's workers: concurrent loops complete without extra threads") {
+    // Four sessions' pools used from four threads at once: every loop covers its range exactly once,
+    // worker indices stay below each pool's size, and at no moment do more threads run loop bodies
+    // than the process's workers plus the four callers.
+    constexpr std::size_t callers = 4;
+    std::atomic<int> running{0};
+    std::atomic<int> most{0};
+    std::atomic<bool> failed{false};
+    std::vector<std::thread> threads;
+    for (std::size_t t = 0; t < callers; ++t) {
+      threads.emplace_back([&, t] {
+        ThreadPool pool(t + 1);
+        for (int round = 0; round < 30; ++round) {
+          std::vector<std::atomic<int>> hits(500);
+          pool.parallel_for(500, 3, [&](int64_t b, int64_t e, std::size_t worker) {
+            const int now = ++running;
+            int seen = most.load();
+            while (now > seen && !most.compare_exchange_weak(seen, now)) {}
+            if (worker >= pool.size()) failed = true;
+            for (int64_t i = b; i < e; ++i) hits[static_cast<std::size_t>(i)]++;
+            --running;
+          });
+          if (!std::all_of(hits.begin(), hits.end(), [](const auto& h) { return h == 1; })) failed = true;
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    CHECK_FALSE(failed.load());
+    CHECK(static_cast<std::size_t>(most.load()) <= default_thread_count() - 1 + callers);
+  }
+
+  TEST_CASE("a pool's limit lowers the threads of later loops and never raises them past its size") {
+    ThreadPool pool(test_threads(4));
+    pool.limit(1);
+    CHECK(pool.limit() == 1);
+    std::set<std::thread::id> ids;
+    std::mutex mutex;
+    pool.parallel_for(1000, 1, [&](int64_t, int64_t, std::size_t worker) {
+      CHECK(worker == 0);
+      std::lock_guard lock(mutex);
+      ids.insert(std::this_thread::get_id());
+    });
+    CHECK(ids == std::set<std::thread::id>{std::this_thread::get_id()});
+    pool.limit(1000);
+    CHECK(pool.limit() == pool.size());
+    pool.limit(0);
+    CHECK(pool.limit() == 1);
   }
 
   TEST_CASE("the arena planner never overlaps live blocks and reuses dead ones") {

@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -731,6 +732,31 @@ TEST_CASE("negative or out-of-range offsets and closed fds are refused") {
   std::vector<std::byte> memory(4096);
   CHECK(rknn_create_mem_from_fd(c, pipe_fds[0], memory.data(), 4096, 0) == nullptr);
   CHECK(rknn_destroy(c) == RKNN_SUCC);
+}
+
+TEST_CASE("a core mask runs the context on the same share of the CPU threads as of the NPU's cores") {
+  // The process's threads, as docs/runtime-extensions.md#threads defines them.
+  std::size_t all = std::max(1U, std::thread::hardware_concurrency());
+  if (const char* env = std::getenv("RKNNXX_HOST_THREADS")) all = std::stoul(env);
+  auto threads_reported = [](rknn_context ctx) {
+    auto img = image(224, 224, 3);
+    REQUIRE(set_image(ctx, img) == RKNN_SUCC);
+    REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+    rknn_perf_detail detail{};
+    REQUIRE(rknn_query(ctx, RKNN_QUERY_PERF_DETAIL, &detail, sizeof detail) == RKNN_SUCC);
+    const std::string table(detail.perf_data, detail.data_len);
+    const auto at = table.find(" CPU threads");
+    REQUIRE(at != std::string::npos);
+    return std::stoul(table.substr(table.rfind(' ', at - 1) + 1));
+  };
+  Ctx ctx(test::dyncnn(), RKNN_FLAG_COLLECT_PERF_MASK);  // RK3588: three cores
+  CHECK(threads_reported(ctx) == all);
+  REQUIRE(rknn_set_core_mask(ctx, RKNN_NPU_CORE_0) == RKNN_SUCC);
+  CHECK(threads_reported(ctx) == (all + 2) / 3);
+  REQUIRE(rknn_set_core_mask(ctx, RKNN_NPU_CORE_0_1) == RKNN_SUCC);
+  CHECK(threads_reported(ctx) == (2 * all + 2) / 3);
+  REQUIRE(rknn_set_core_mask(ctx, RKNN_NPU_CORE_ALL) == RKNN_SUCC);
+  CHECK(threads_reported(ctx) == all);
 }
 
 TEST_CASE("RKNN_QUERY_PERF_DETAIL keeps one buffer per context, not a copy per query") {

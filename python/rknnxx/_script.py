@@ -4,6 +4,7 @@ the toolkits' arguments, the SDK version. docs/python.md describes both."""
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Optional
 
@@ -19,6 +20,7 @@ class ScriptInterface:
         self.verbose = verbose
         self._verbose_file = verbose_file
         self._context: Optional[Context] = None
+        self._model: Optional[bytes] = None  # the model file init_runtime opens
 
     # ---- messages: 'E' always (stderr), the rest when verbose ------------------------------------------
     def _log(self, level: str, message: str) -> None:
@@ -32,6 +34,24 @@ class ScriptInterface:
     def _fail(self, message: str, result=-1):
         self._log("E", message)
         return result
+
+    def _read_file(self, call: str, path: str) -> Optional[bytes]:
+        """The bytes of a file, or None after printing why they cannot be read."""
+        if not path or not os.path.isfile(path):
+            return self._fail(f"{call}: the file {path!r} does not exist", None)
+        try:
+            with open(path, "rb") as f:
+                return f.read()
+        except OSError as e:
+            return self._fail(f"{call}: cannot read {path!r}: {e}", None)
+
+    def load_rknn(self, path: str) -> int:
+        """Reads a model file (for init_runtime). Returns 0, or -1 when it cannot be read."""
+        model = self._read_file("load_rknn", path)
+        if model is None:
+            return -1
+        self._model = model
+        return 0
 
     # ---- the runtime -----------------------------------------------------------------------------------
     def _open(self, model: bytes, runtime: Optional[str], core_mask: int) -> int:

@@ -9,7 +9,6 @@ returns None); nothing raises.
 from __future__ import annotations
 
 import json
-import os
 from typing import Optional
 
 import numpy as np
@@ -42,7 +41,6 @@ class RKNN(ScriptInterface):
         super().__init__(verbose, verbose_file)
         self._config: dict = {}
         self._onnx: Optional[bytes] = None
-        self._model: Optional[bytes] = None
 
     def config(self, **kwargs) -> int:
         """The conversion parameters, with the keys of CONFIG.json (mean_values, std_values,
@@ -55,11 +53,10 @@ class RKNN(ScriptInterface):
         if inputs is not None or input_size_list is not None or input_initial_val is not None or outputs is not None:
             return self._fail("load_onnx: inputs, input_size_list, input_initial_val and outputs are not supported by "
                               "the host converter: export the ONNX model with the inputs and outputs to convert")
-        try:
-            with open(model, "rb") as f:
-                self._onnx = f.read()
-        except OSError as e:
-            return self._fail(f"load_onnx: cannot read {model!r}: {e}")
+        onnx = self._read_file("load_onnx", model)
+        if onnx is None:
+            return -1
+        self._onnx = onnx
         return 0
 
     def build(self, do_quantization: bool = True, dataset: Optional[str] = None, rknn_batch_size=None) -> int:
@@ -89,14 +86,6 @@ class RKNN(ScriptInterface):
                 f.write(self._model)
         except OSError as e:
             return self._fail(f"export_rknn: cannot write {export_path!r}: {e}")
-        return 0
-
-    def load_rknn(self, path: str) -> int:
-        """Reads a model file to run with init_runtime and inference."""
-        if not path or not os.path.isfile(path):
-            return self._fail(f"load_rknn: the model file {path!r} does not exist")
-        with open(path, "rb") as f:
-            self._model = f.read()
         return 0
 
     def init_runtime(self, target: Optional[str] = None, device_id: Optional[str] = None, perf_debug: bool = False,

@@ -28,22 +28,11 @@ class RKNNLite(ScriptInterface):
     NPU_CORE_0_1_2 = 7
     NPU_CORE_ALL = 0xFFFF
 
-    def __init__(self, verbose: bool = False, verbose_file: Optional[str] = None):
-        super().__init__(verbose, verbose_file)
-        self._model: Optional[bytes] = None
-
     def load_rknn(self, path: str, load_model_in_npu: bool = False) -> int:
         """Reads the model file. Returns 0, or -1 when it cannot be read."""
         if load_model_in_npu:
             self._log("W", "load_model_in_npu is not supported: the model is read from the file")
-        if not path or not os.path.isfile(path):
-            return self._fail(f"load_rknn: the model file {path!r} does not exist")
-        try:
-            with open(path, "rb") as f:
-                self._model = f.read()
-        except OSError as e:
-            return self._fail(f"load_rknn: cannot read {path!r}: {e}")
-        return 0
+        return super().load_rknn(path)
 
     def init_runtime(self, target: Optional[str] = None, device_id: Optional[str] = None, async_mode: bool = False,
                      core_mask: int = NPU_CORE_AUTO) -> int:

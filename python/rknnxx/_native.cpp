@@ -307,7 +307,8 @@ public:
   }
 
   // Sets the inputs, runs and copies the outputs out. A dynamic-shape model switches to the group
-  // the arrays' shapes name first (Lite2: the shape of the call chooses).
+  // the arrays' shapes name first when they differ from the current shapes (Lite2: the shape of the
+  // call chooses; until the first switch the current shapes are the ones the attributes report).
   py::list run(const py::sequence& inputs, const std::vector<std::string>& formats, const std::vector<bool>& pass_through,
                bool want_float) {
     constexpr std::string_view call = "rknnxx.Context.run";
@@ -322,15 +323,16 @@ public:
     std::vector<CopiedOutput> copied = locked([&](Context& c) {
       if (held.size() != c.num_inputs())
         bad_argument(call, fmt::format("{} inputs given, the model has {}", held.size(), c.num_inputs()));
-      if (c.is_dynamic()) {
-        std::vector<Dims> wanted;
-        bool same = true;
-        for (std::size_t i = 0; i < held.size(); ++i) {
-          wanted.push_back(runtime_dims(held[i]));
-          same = same && c.current_shape_group().has_value() && wanted.back() == c.current_inputs()[i].dims();
-        }
-        if (!same) c.set_input_shapes(std::span<const Dims>(wanted));
+      // Only arrays that differ from the current shapes make the runtime be asked for the shape set:
+      // a static model answers that question with a warning and an error in the runtime's log
+      // (Context::shape_set), which a script that passes the right shapes should not see.
+      std::vector<Dims> wanted;
+      bool same = true;
+      for (std::size_t i = 0; i < held.size(); ++i) {
+        wanted.push_back(runtime_dims(held[i]));
+        same = same && wanted.back() == c.current_inputs()[i].dims();
       }
+      if (!same && c.is_dynamic()) c.set_input_shapes(std::span<const Dims>(wanted));
       std::vector<InputData> data;
       for (const auto& h : held) data.push_back(input_data(h));
       c.set_inputs(std::span<const InputData>(data));

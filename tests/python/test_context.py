@@ -61,6 +61,15 @@ def test_other_input_types_are_converted_by_the_runtime(conv_model, dtype):
     np.testing.assert_allclose(pooled, want_pooled, rtol=2e-2, atol=5e-2)
 
 
+def test_a_static_model_is_not_asked_for_a_shape_set(conv_model, capfd):
+    """The runtime logs a warning and an error when a static model is asked for its shape set: a
+    run with the right shapes does not ask."""
+    ctx = rknnxx.Context(conv_model)
+    capfd.readouterr()
+    ctx.run([np.zeros((1, 8, 8, 3), np.uint8)])
+    assert "DYNAMIC_RANGE" not in capfd.readouterr().err
+
+
 def test_non_contiguous_arrays_are_taken(conv_model):
     ctx = rknnxx.Context(conv_model)
     x = image_nchw()

@@ -13,6 +13,7 @@ interface over the same Context.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from typing import Mapping, Optional, Sequence, Union
@@ -24,7 +25,7 @@ from ._native import Error, error_codes
 
 __version__ = _native.__version__
 
-__all__ = ["Context", "Error", "Quantization", "RuntimeInfo", "ShapeSet", "TensorAttr", "error_codes", "load_runtime",
+__all__ = ["Binding", "Context", "Error", "Quantization", "RuntimeInfo", "ShapeSet", "TensorAttr", "error_codes", "load_runtime",
            "platforms", "__version__"]
 
 
@@ -212,6 +213,14 @@ class Context:
         """A second context for the same model sharing its weights (rknn_dup_context), e.g. per thread."""
         return Context(self._native.dup())
 
+    def bind(self, input_dtype: Optional[str] = None, input_format: Optional[str] = None,
+             output_dtype: Optional[str] = None, output_format: Optional[str] = None, *, native: bool = False) -> "Binding":
+        """Zero-copy I/O: binds runtime memory to every input and output (rknnxx::IoBinding), in the
+        model's types and layouts or the ones given (e.g. input_dtype='uint8', output_dtype='float32'),
+        or the runtime's native layouts (native=True). Once a context has bound memory, its runs go
+        through the binding; use dup() for a context that takes arrays with run()."""
+        return Binding(self._native.bind(input_dtype, input_format, output_dtype, output_format, native))
+
     def set_core_mask(self, mask: int) -> None:
         """The NPU cores to run on (RK3588/RK3576): rknnlite.api.RKNNLite.NPU_CORE_* values."""
         self._native.set_core_mask(mask)
@@ -243,3 +252,50 @@ class Context:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class Binding:
+    """Inputs and outputs in runtime memory, seen as numpy arrays inside `with` blocks:
+
+        io = ctx.bind(input_dtype="uint8", output_dtype="float32")
+        with io.input_buffer("image") as buf:    # writable; synced to the device when the block ends
+            buf[...] = image                      # NHWC rows padded to w_stride are a strided view
+        io.run()
+        with io.output_buffer("pooled") as out:  # read-only; synced from the device when it starts
+            scores = out.copy()
+
+    Use the arrays inside their blocks only: outside them the memory is not synced (and a shape
+    switch is refused while a block is open, since it may move the memory)."""
+
+    def __init__(self, native):
+        self._native = native
+
+    def input_attr(self, tensor: Union[int, str]) -> TensorAttr:
+        """The attributes an input is bound with (type, layout, strides)."""
+        return TensorAttr._from_native(self._native.bound(True, tensor))
+
+    def output_attr(self, tensor: Union[int, str]) -> TensorAttr:
+        return TensorAttr._from_native(self._native.bound(False, tensor))
+
+    def set_input_shapes(self, group: int) -> int:
+        """Switches a dynamic-shape model to a group of its shape set and rebinds every tensor."""
+        return self._native.set_input_shapes(group)
+
+    def run(self) -> None:
+        self._native.run()
+
+    @contextlib.contextmanager
+    def input_buffer(self, tensor: Union[int, str]):
+        window = self._native.open_window(True, tensor)
+        try:
+            yield window.array()
+        finally:
+            window.release()
+
+    @contextlib.contextmanager
+    def output_buffer(self, tensor: Union[int, str]):
+        window = self._native.open_window(False, tensor)
+        try:
+            yield window.array()
+        finally:
+            window.release()

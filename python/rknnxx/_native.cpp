@@ -15,12 +15,14 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace py = pybind11;
@@ -136,34 +138,37 @@ HeldInput hold_input(const py::handle& given, std::size_t index, const std::stri
   return h;
 }
 
-// The input as the runtime takes it. A 4-D array labelled NHWC or NCHW is checked against the
-// model's 4-D input in that order; anything else (another rank, or no label) by its element count.
-template <class T> InputData input_data_as(const HeldInput& h) {
+// Calls f with the array as a typed view. A 4-D array labelled NHWC or NCHW is a view in that
+// layout (checked against the model's 4-D input in that order); anything else (another rank, or no
+// label) a flat view in the model's order (checked by its element count).
+template <class T, class F> decltype(auto) with_view_as(const HeldInput& h, F&& f) {
   const T* p = static_cast<const T*>(h.array.data());
   const Dims& d = h.dims;
-  if (d.rank() == 4 && h.format == TensorFormat::nhwc)
-    return InputData(nhwc_view(p, Extents4{.n = d[0], .c = d[3], .h = d[1], .w = d[2]}), h.pass_through);
-  if (d.rank() == 4 && h.format == TensorFormat::nchw)
-    return InputData(nchw_view(p, Extents4{.n = d[0], .c = d[1], .h = d[2], .w = d[3]}), h.pass_through);
-  return InputData(flat_view(p, d), h.pass_through);
+  if (d.rank() == 4 && h.format == TensorFormat::nhwc) return f(nhwc_view(p, Extents4{.n = d[0], .c = d[3], .h = d[1], .w = d[2]}));
+  if (d.rank() == 4 && h.format == TensorFormat::nchw) return f(nchw_view(p, Extents4{.n = d[0], .c = d[1], .h = d[2], .w = d[3]}));
+  return f(flat_view(p, d));
 }
 
-InputData input_data(const HeldInput& h) {
+template <class F> decltype(auto) with_view(const HeldInput& h, F&& f) {
   switch (h.type) {
-  case TensorType::float32: return input_data_as<float>(h);
-  case TensorType::float16: return input_data_as<Float16>(h);
-  case TensorType::int8: return input_data_as<std::int8_t>(h);
-  case TensorType::uint8: return input_data_as<std::uint8_t>(h);
-  case TensorType::int16: return input_data_as<std::int16_t>(h);
-  case TensorType::uint16: return input_data_as<std::uint16_t>(h);
-  case TensorType::int32: return input_data_as<std::int32_t>(h);
-  case TensorType::uint32: return input_data_as<std::uint32_t>(h);
-  case TensorType::int64: return input_data_as<std::int64_t>(h);
-  case TensorType::boolean: return input_data_as<bool>(h);
+  case TensorType::float32: return with_view_as<float>(h, f);
+  case TensorType::float16: return with_view_as<Float16>(h, f);
+  case TensorType::int8: return with_view_as<std::int8_t>(h, f);
+  case TensorType::uint8: return with_view_as<std::uint8_t>(h, f);
+  case TensorType::int16: return with_view_as<std::int16_t>(h, f);
+  case TensorType::uint16: return with_view_as<std::uint16_t>(h, f);
+  case TensorType::int32: return with_view_as<std::int32_t>(h, f);
+  case TensorType::uint32: return with_view_as<std::uint32_t>(h, f);
+  case TensorType::int64: return with_view_as<std::int64_t>(h, f);
+  case TensorType::boolean: return with_view_as<bool>(h, f);
   case TensorType::int4:
   case TensorType::bfloat16: break;
   }
-  bad_argument("rknnxx.Context.run", fmt::format("{} inputs cannot come from numpy", name_of(h.type)));
+  bad_argument("rknnxx", fmt::format("{} arrays cannot come from numpy", name_of(h.type)));
+}
+
+InputData input_data(const HeldInput& h) {
+  return with_view(h, [&](const auto& view) { return InputData(view, h.pass_through); });
 }
 
 // The runtime-order dims (NHWC for 4-D) an input array asks for, for the choice of a shape group.
@@ -256,6 +261,13 @@ public:
   // Runs f(context) under this context's lock with the GIL released; f must not touch Python.
   template <class F> auto locked(F&& f) {
     py::gil_scoped_release nogil;
+    std::lock_guard lock(mutex_);
+    return f(ctx_);
+  }
+
+  // The same from code that must keep the GIL (destructors). Safe: whoever holds the lock never
+  // waits for the GIL.
+  template <class F> auto locked_keeping_gil(F&& f) {
     std::lock_guard lock(mutex_);
     return f(ctx_);
   }
@@ -361,6 +373,177 @@ private:
   Context ctx_;
 };
 
+// ---- zero-copy: IoBinding and its CPU-access windows ---------------------------------------------
+
+using PyTensorRef = std::variant<std::uint32_t, std::string>;
+
+TensorRef tensor_ref(const PyTensorRef& r) {
+  return std::visit([](const auto& v) { return TensorRef(v); }, r);
+}
+
+BindAs bind_as(const std::optional<std::string>& dtype, const std::optional<std::string>& format, bool native) {
+  constexpr std::string_view call = "rknnxx.Context.bind";
+  if (native) {
+    if (dtype || format) bad_argument(call, "native binds the runtime's native type and layout: give no dtype or format with it");
+    return BindAs::native_layout();
+  }
+  BindAs as;
+  if (dtype) {
+    as.element_type = tensor_type_of_dtype(py::dtype(*dtype));
+    if (!as.element_type) bad_argument(call, fmt::format("dtype {} is no tensor type", *dtype));
+  }
+  if (format) as.format = parse_format(*format, call);
+  return as;
+}
+
+class NativeWindow;
+
+// An IoBinding of every input and output. The runtime keeps using the bound memory, so a shape
+// switch that could reallocate it is refused while a CPU-access window (a numpy array over it) is open.
+class NativeBinding {
+public:
+  NativeBinding(NativeContext& ctx, BindAs inputs, BindAs outputs)
+      : ctx_(&ctx), io_(ctx.locked([&](Context& c) { return std::make_unique<IoBinding>(c, inputs, outputs); })) {}
+  NativeBinding(const NativeBinding&) = delete;
+  NativeBinding& operator=(const NativeBinding&) = delete;
+  ~NativeBinding() {
+    ctx_->locked_keeping_gil([&](Context&) { io_.reset(); });
+  }
+
+  TensorInfo bound(bool input, const PyTensorRef& r) {
+    return ctx_->locked([&](Context&) { return input ? io_->bound_input(tensor_ref(r)) : io_->bound_output(tensor_ref(r)); });
+  }
+  std::size_t set_input_shapes(std::size_t group) {
+    if (open_windows_ > 0)
+      bad_argument("rknnxx.Binding.set_input_shapes",
+                   fmt::format("{} buffer window(s) are open: a shape switch may move the bound memory under them; "
+                               "leave the `with` blocks first", open_windows_));
+    return ctx_->locked([&](Context&) { return io_->set_input_shapes(group).group; });
+  }
+  void run() {
+    ctx_->locked([&](Context&) { io_->run(); });
+  }
+  std::unique_ptr<NativeWindow> open(bool input, const PyTensorRef& r);
+
+private:
+  friend class NativeWindow;
+  NativeContext* ctx_; // kept alive by the Python binding object (keep_alive in the module)
+  std::unique_ptr<IoBinding> io_;
+  int open_windows_ = 0;
+};
+
+// A CPU-access window over one bound tensor: opened for an input it syncs to the device when
+// released; opened for an output it synced from the device when opened (rknnxx::MemAccess).
+class NativeWindow {
+public:
+  explicit NativeWindow(NativeBinding& owner) : owner_(&owner) {}
+  NativeWindow(const NativeWindow&) = delete;
+  NativeWindow& operator=(const NativeWindow&) = delete;
+  ~NativeWindow() {
+    try {
+      owner_->ctx_->locked_keeping_gil([&](Context&) { close(); });
+    } catch (...) { // NOLINT: a destructor must not throw; release() reports sync errors
+    }
+  }
+
+  void release() {
+    owner_->ctx_->locked([&](Context&) { close(); });
+  }
+
+  // The memory as a numpy array whose base is this window: in the bound type, shaped by the bound
+  // dims (NHWC and NC1HWC2 rows padded to w_stride as strided views), or flat when the attribute
+  // does not fit the allocation. Read-only for outputs.
+  py::array array(const py::object& self) {
+    if (!open_)
+      bad_argument("rknnxx.Binding buffer", fmt::format("the window over {} was released", info_.id().name));
+    const TensorType type = info_.type();
+    if (!has_numpy_dtype(type))
+      bad_argument("rknnxx.Binding buffer", fmt::format("{} is bound as {}, which has no numpy dtype", info_.name(), name_of(type)));
+    const py::dtype dt(dtype_name(type));
+    const auto item = static_cast<py::ssize_t>(dt.itemsize());
+    const auto bytes = static_cast<py::ssize_t>(size_);
+    const Dims d = info_.dims();
+    std::vector<py::ssize_t> shape, strides;
+    if (info_.format() == TensorFormat::nhwc && d.rank() == 4) {
+      // Rows padded to w_stride (and h_stride): a strided view over the logical NHWC extents.
+      const py::ssize_t c = d[3], w_stride = std::max(info_.w_stride(), d[2]), h_stride = std::max(info_.h_stride(), d[1]);
+      shape = {d[0], d[1], d[2], d[3]};
+      strides = {h_stride * w_stride * c * item, w_stride * c * item, c * item, item};
+    } else if (info_.format() == TensorFormat::nc1hwc2 && d.rank() == 5) {
+      // [N, C1, H, W, C2] with W padded to w_stride.
+      const py::ssize_t c2 = d[4], w_stride = std::max(info_.w_stride(), d[3]);
+      shape = {d[0], d[1], d[2], d[3], d[4]};
+      strides = {d[1] * d[2] * w_stride * c2 * item, d[2] * w_stride * c2 * item, w_stride * c2 * item, c2 * item, item};
+    } else {
+      for (std::uint32_t e : d) shape.push_back(e);
+      py::ssize_t stride = item;
+      strides.assign(shape.size(), 0);
+      for (std::size_t i = shape.size(); i-- > 0;) {
+        strides[i] = stride;
+        stride *= shape[i];
+      }
+    }
+    // A view must stay inside the allocation; an attribute that does not fit it is shown flat.
+    py::ssize_t last = item;
+    for (std::size_t i = 0; i < shape.size(); ++i) last += (shape[i] - 1) * strides[i];
+    if (last > bytes) shape.clear();
+    if (shape.empty()) {
+      shape = {bytes / item};
+      strides = {item};
+    }
+    py::array a(dt, shape, strides, data_, self);
+    if (!input_) a.attr("setflags")(py::arg("write") = false);
+    return a;
+  }
+
+  py::dict attr() const { return attr_dict(info_); }
+
+private:
+  friend class NativeBinding;
+  void close() {
+    if (!open_) return;
+    open_ = false;
+    --owner_->open_windows_;
+    read_.reset();
+    if (write_) {
+      auto w = std::move(*write_);
+      write_.reset();
+      w.release(); // syncs to the device; throws the sync error, if any
+    }
+  }
+
+  NativeBinding* owner_; // kept alive by the Python window object (keep_alive in the module)
+  TensorInfo info_;
+  std::optional<MemAccess<CpuAccess::write>> write_;
+  std::optional<MemAccess<CpuAccess::read>> read_;
+  void* data_ = nullptr;
+  std::size_t size_ = 0;
+  bool input_ = true;
+  bool open_ = false;
+};
+
+std::unique_ptr<NativeWindow> NativeBinding::open(bool input, const PyTensorRef& r) {
+  return ctx_->locked([&](Context&) {
+    auto w = std::make_unique<NativeWindow>(*this);
+    const TensorRef ref = tensor_ref(r);
+    w->input_ = input;
+    if (input) {
+      w->info_ = io_->bound_input(ref);
+      w->write_.emplace(io_->input_memory(ref).write());
+      w->data_ = w->write_->data();
+      w->size_ = w->write_->size();
+    } else {
+      w->info_ = io_->bound_output(ref);
+      w->read_.emplace(io_->output_memory(ref).read());
+      w->data_ = const_cast<std::byte*>(w->read_->data());
+      w->size_ = w->read_->size();
+    }
+    w->open_ = true;
+    ++open_windows_;
+    return w;
+  });
+}
+
 py::dict runtime_dict(const Runtime& rt) {
   py::dict d;
   d["path"] = rt.path();
@@ -445,8 +628,25 @@ PYBIND11_MODULE(_native, m) {
       .def("last_run_us", [](NativeContext& c) {
              return c.locked([](Context& x) { return static_cast<long long>(x.last_run_duration().count()); });
            })
+      .def("bind", [](NativeContext& c, const std::optional<std::string>& input_dtype, const std::optional<std::string>& input_format,
+                      const std::optional<std::string>& output_dtype, const std::optional<std::string>& output_format, bool native) {
+             return std::make_unique<NativeBinding>(c, bind_as(input_dtype, input_format, native),
+                                                    bind_as(output_dtype, output_format, native));
+           }, py::arg("input_dtype"), py::arg("input_format"), py::arg("output_dtype"), py::arg("output_format"),
+           py::arg("native"), py::keep_alive<0, 1>())
       .def("runtime", [](NativeContext& c) {
              const Runtime* rt = c.locked([](Context& x) { return &x.runtime(); });
              return runtime_dict(*rt);
            });
+
+  py::class_<NativeBinding>(m, "Binding")
+      .def("bound", [](NativeBinding& b, bool input, const PyTensorRef& r) { return attr_dict(b.bound(input, r)); })
+      .def("set_input_shapes", &NativeBinding::set_input_shapes, py::arg("group"))
+      .def("run", &NativeBinding::run)
+      .def("open_window", &NativeBinding::open, py::arg("input"), py::arg("tensor"), py::keep_alive<0, 1>());
+
+  py::class_<NativeWindow>(m, "Window")
+      .def("array", [](py::object self) { return self.cast<NativeWindow&>().array(self); })
+      .def("attr", &NativeWindow::attr)
+      .def("release", &NativeWindow::release);
 }

@@ -284,17 +284,17 @@ class Binding:
     def run(self) -> None:
         self._native.run()
 
-    @contextlib.contextmanager
     def input_buffer(self, tensor: Union[int, str]):
-        window = self._native.open_window(True, tensor)
-        try:
-            yield window.array()
-        finally:
-            window.release()
+        """A writable numpy array over the input's memory, synced to the device when the block ends."""
+        return self._window(True, tensor)
+
+    def output_buffer(self, tensor: Union[int, str]):
+        """A read-only numpy array over the output's memory, synced from the device when the block starts."""
+        return self._window(False, tensor)
 
     @contextlib.contextmanager
-    def output_buffer(self, tensor: Union[int, str]):
-        window = self._native.open_window(False, tensor)
+    def _window(self, input: bool, tensor: Union[int, str]):
+        window = self._native.open_window(input, tensor)
         try:
             yield window.array()
         finally:

@@ -1,5 +1,6 @@
 """rknnxx.Context from Python: numpy in and out, attributes, dynamic shapes, errors, threads."""
 
+import sys
 import threading
 
 import numpy as np
@@ -184,3 +185,31 @@ def test_versions_and_close(conv_model):
         ctx.run([image_nchw()], "nchw")
     assert "closed" in str(e.value)
     assert rknnxx.__version__
+
+
+def test_the_gil_is_released_while_the_runtime_runs(conv_model):
+    """With a switch interval longer than the test, a thread gives up the GIL only where it blocks;
+    the main thread gets it back while the worker is still running its inferences only if run()
+    releases it."""
+    ctx = rknnxx.Context(conv_model)
+    x = np.zeros((1, 8, 8, 3), np.uint8)
+    runs, total = [0], 200
+    started = threading.Event()
+
+    def work():
+        started.set()
+        for _ in range(total):
+            ctx.run([x])
+            runs[0] += 1
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(100)
+    try:
+        worker = threading.Thread(target=work)
+        worker.start()
+        started.wait()
+        seen = runs[0]
+        worker.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert seen < total and runs[0] == total

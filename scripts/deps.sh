@@ -45,7 +45,8 @@ rknnxx_deps() {
   command -v npm >/dev/null 2>&1 || _rknnxx_apt npm || return 1
   if [ "$what" = test ]; then
     _rknnxx_apt clang-16 libclang-rt-16-dev g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user \
-                libonnx-testdata python3-onnx python3-torch python3-torchvision || return 1
+                libonnx-testdata python3-onnx python3-torch python3-torchvision \
+                python3-dev pybind11-dev python3-pytest || return 1
     # The aarch64 build links the arm64 builds of fmt and Boost (Debian multiarch).
     if ! dpkg --print-foreign-architectures | grep -qx arm64; then
       dpkg --add-architecture arm64 && _RKNNXX_APT_UPDATED=

@@ -6,8 +6,8 @@
 #    --buildtype=plain, and RELEASE_BUILD (a --buildtype=release tree that scripts/test.sh has already
 #    built, so -O3 is not compiled twice; without it, one is configured here). Against each installed
 #    tree it builds a CMake project (find_package) and a pkg-config one.
-# 2. In the default install: runs the installed `rknnxx`, an installed-package C++ application and C
-#    programs linked with the installed host runtime, all without any environment variable
+# 2. In the default install: runs the installed `rknnxx`, an installed-package C++ application, C
+#    programs linked with the installed host runtime and the installed Python package, all without any environment variable
 #    (RKNNXX_RUNTIME, LD_LIBRARY_PATH); pkg-config --define-prefix on a relocated (DESTDIR) copy.
 # 3. A Meson project with rknnxx as a subproject; for aarch64, the installed package's consumer
 #    cross-built with the shipped CMake toolchain file and run under qemu.
@@ -130,6 +130,28 @@ installed_c_consumer_cmake() {
   cmake -S "$root/tests/consumers/cmake_host" -B "$work/cmake-host-build" -DCMAKE_PREFIX_PATH="$prefix" &&
     cmake --build "$work/cmake-host-build" && RKNN_LOG_LEVEL=0 env_free "$work/cmake-host-build/host_consumer"
 }
+installed_python() {  # the Python package in the install's site-packages: it loads the installed host runtime
+  local native site
+  native=$(find "$prefix" -name '_native*.so' -path '*/rknnxx/*' | head -n 1)
+  [ -n "$native" ] || { echo "skipped: no Python package installed (-Dpython, docs/python.md)"; return 0; }
+  site=$(dirname "$(dirname "$native")")
+  env_free PYTHONPATH="$site" /usr/bin/python3 - "$prefix" "$not_a_model" <<'PY'
+import sys
+import rknnxx
+from rknnlite.api import RKNNLite
+prefix, not_a_model = sys.argv[1], sys.argv[2]
+runtime = rknnxx.load_runtime()
+print(runtime)
+assert runtime.kind == "host" and runtime.path.startswith(prefix + "/"), runtime
+try:
+    rknnxx.Context(not_a_model)
+    sys.exit("a file that is not a model was accepted")
+except rknnxx.Error as e:
+    print(e)
+    assert e.call == "rknn_init" and "the runtime says" in str(e) and "ONNX" in str(e)
+assert RKNNLite().load_rknn(not_a_model) == 0
+PY
+}
 
 if check install-defaults install_package defaults; then
   check installed-rknnxx-version installed_version
@@ -138,6 +160,7 @@ if check install-defaults install_package defaults; then
   check installed-cpp-consumer installed_cpp_consumer
   check installed-c-consumer-pkgconfig installed_c_consumer_pkgconfig
   check installed-c-consumer-cmake installed_c_consumer_cmake
+  check installed-python installed_python
   check stage-defaults stage_package && check pkg-config-define-prefix pkgconfig_define_prefix
   if command -v aarch64-linux-gnu-g++ >/dev/null && command -v qemu-aarch64 >/dev/null; then
     check aarch64-cmake-consumer-qemu aarch64_consumer

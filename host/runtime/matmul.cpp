@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -87,6 +88,14 @@ std::span<std::byte> matrix_bytes(HostMem& mem, std::uint32_t size, const char* 
     fail(RKNN_ERR_PARAM_INVALID, "the memory bound to {} has {} bytes, the current shape needs {}", name, view.size(),
          size);
   return view.first(size);
+}
+
+// a x b elements for a working copy: refused, not truncated, where size_t is 32 bits.
+std::size_t element_count(std::uint32_t a, std::uint32_t b, std::string_view what) {
+  const std::uint64_t count = detail::checked_mul(a, b, what);
+  if (count > std::numeric_limits<std::size_t>::max() / sizeof(float))
+    fail(RKNN_ERR_MALLOC_FAIL, "{} is {} elements, more than this process can address", what, count);
+  return static_cast<std::size_t>(count);
 }
 
 } // namespace
@@ -295,17 +304,18 @@ void MatmulContext::run() {
   const Quant& qc = quant_[matrix_c];
   const bool a_int = is_integer(g.a.type), b_int = is_integer(g.b.type);
 
-  // A and B as numbers, zero points removed: A [M, K] and B [K, N] row-major.
-  std::vector<double> a(detail::checked_mul(m_count, k_count, "M x K"));
+  // A and B as numbers, zero points removed: A [M, K] and B transposed, [N, K], so that both
+  // walk K contiguously. float holds every value exactly (float16, and integers within +-255).
+  std::vector<float> a(element_count(m_count, k_count, "M x K"));
   for (std::uint32_t m = 0; m < m_count; ++m)
     for (std::uint32_t k = 0; k < k_count; ++k)
-      a[static_cast<std::size_t>(m) * k_count + k] =
-          read_real(a_bytes, g.a.type, g.a.offset(m, k)) - (a_int ? qa.zero_point[0] : 0);
-  std::vector<double> b(detail::checked_mul(k_count, n_count, "K x N"));
+      a[static_cast<std::size_t>(m) * k_count + k] = static_cast<float>(
+          read_real(a_bytes, g.a.type, g.a.offset(m, k)) - (a_int ? qa.zero_point[0] : 0));
+  std::vector<float> b(element_count(k_count, n_count, "K x N"));
   for (std::uint32_t k = 0; k < k_count; ++k)
     for (std::uint32_t n = 0; n < n_count; ++n)
-      b[static_cast<std::size_t>(k) * n_count + n] =
-          read_real(b_bytes, g.b.type, g.b.offset(k, n)) - (b_int ? qb.zero_point[b_param(k, n)] : 0);
+      b[static_cast<std::size_t>(n) * k_count + k] = static_cast<float>(
+          read_real(b_bytes, g.b.type, g.b.offset(k, n)) - (b_int ? qb.zero_point[b_param(k, n)] : 0));
 
   const bool integer_result = g.c.type == TensorType::int32 || g.c.type == TensorType::int16;
   if (integer_result && qb.scale.size() > 1) {
@@ -314,19 +324,20 @@ void MatmulContext::run() {
     const double common = b_common_scale();
     for (std::uint32_t k = 0; k < k_count; ++k)
       for (std::uint32_t n = 0; n < n_count; ++n) {
-        double& value = b[static_cast<std::size_t>(k) * n_count + n];
-        value = std::nearbyint(value * qb.scale[b_param(k, n)] / common);
+        float& value = b[static_cast<std::size_t>(n) * k_count + k];
+        value = static_cast<float>(std::nearbyint(value * double{qb.scale[b_param(k, n)]} / common));
       }
   }
 
   for (std::uint32_t m = 0; m < m_count; ++m)
     for (std::uint32_t n = 0; n < n_count; ++n) {
-      const double* a_row = &a[static_cast<std::size_t>(m) * k_count];
+      const float* a_row = &a[static_cast<std::size_t>(m) * k_count];
+      const float* b_col = &b[static_cast<std::size_t>(n) * k_count];
       const std::uint64_t out = g.c.offset(m, n);
       if (integer_result) {
         std::int64_t sum = 0;  // exact: |a|, |b| <= 255 and K < 2^32
         for (std::uint32_t k = 0; k < k_count; ++k)
-          sum += static_cast<std::int64_t>(a_row[k]) * static_cast<std::int64_t>(b[static_cast<std::size_t>(k) * n_count + n]);
+          sum += static_cast<std::int64_t>(a_row[k]) * static_cast<std::int64_t>(b_col[k]);
         if (g.c.type == TensorType::int32) store(c_bytes, out, saturate<std::int32_t>(sum));
         else store(c_bytes, out, saturate<std::int16_t>(sum));
         continue;
@@ -334,7 +345,7 @@ void MatmulContext::run() {
       // Real result: each integer B term with its own scale, summed in double, rounded once.
       double real = 0;
       for (std::uint32_t k = 0; k < k_count; ++k) {
-        const double b_value = b[static_cast<std::size_t>(k) * n_count + n];
+        const double b_value = b_col[k];
         real += a_row[k] * (b_int ? b_value * qb.scale[b_param(k, n)] : b_value);
       }
       if (a_int) real *= qa.scale[0];

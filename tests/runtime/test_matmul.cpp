@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 #include <vector>
 
@@ -115,4 +116,34 @@ TEST_CASE("MatMul: quantization, move and release") {
   CHECK(c.size() == 32);  // still usable: the caller owns the context now
   c.reset();
   CHECK(host()->api().rknn_matmul_destroy(handle) == RKNN_SUCC);
+}
+
+TEST_CASE("MatMul: native B written from normal layout gives the normal-layout result") {
+  std::vector<std::int8_t> a_values(2 * 64), b_values(64 * 32);
+  for (std::size_t i = 0; i < a_values.size(); ++i) a_values[i] = static_cast<std::int8_t>(static_cast<int>(i % 9) - 4);
+  for (std::size_t i = 0; i < b_values.size(); ++i) b_values[i] = static_cast<std::int8_t>(static_cast<int>(i % 23) - 11);
+  std::vector<std::int32_t> results[2];
+  for (MatmulLayout layout : {MatmulLayout::normal, MatmulLayout::native}) {
+    auto mm = MatMul<std::int8_t, std::int8_t, std::int32_t>::create({2, 64, 32}, on_host(layout));
+    Mem a = mm.create_mem(Operand::a), b = mm.create_mem(Operand::b), c = mm.create_mem(Operand::c);
+    {
+      auto w = a.write();
+      std::memcpy(w.data(), a_values.data(), a_values.size());
+    }
+    if (layout == MatmulLayout::native) {
+      mm.write_native_b(std::as_bytes(std::span(b_values)), b);
+      CHECK_THROWS_WITH_AS(mm.write_native_b(std::as_bytes(std::span(b_values)).first(100), b),
+                           doctest::Contains("needs 2048 bytes, 100 given"), Error);
+    } else {
+      auto w = b.write();
+      std::memcpy(w.data(), b_values.data(), b_values.size());
+    }
+    mm.bind(a, b, c);
+    mm.run();
+    auto r = c.read();
+    const auto out = r.as<std::int32_t>();
+    results[layout == MatmulLayout::native].assign(out.begin(), out.end());
+  }
+  CHECK(results[0] == results[1]);
+  CHECK(results[0][0] != 0);
 }

@@ -70,6 +70,8 @@ struct MatMulOptions {
 template <class A, class B, class C>
   requires MatmulElements<A, B, C>
 class MatMul {
+  using BElement = B;
+
 public:
   static constexpr rknn_matmul_type type = static_cast<rknn_matmul_type>(detail::matmul_type_of<A, B, C>());
   using Options = MatMulOptions;
@@ -135,6 +137,32 @@ public:
     bind_one(a, Operand::a);
     bind_one(b, Operand::b);
     bind_one(c, Operand::c);
+  }
+
+  // Fills `b` with B given in normal layout ([K, N] row-major; int4 two a byte, the even element
+  // in the low nibble) converted to the native layout (rknn_B_normal_layout_to_native_layout),
+  // for the current shape's K and N.
+  void write_native_b(std::span<const std::byte> normal, Mem& b) {
+    auto& s = state("rknn_B_normal_layout_to_native_layout");
+    const MatmulShape sh = shape();
+    const std::uint64_t need = bytes_for(tensor_type_of<BElement>, detail::checked_mul(sh.k, sh.n, "K x N"));
+    if (normal.size() < need)
+      throw Error(Errc::param_invalid, "rknn_B_normal_layout_to_native_layout",
+                  fmt::format("B [K={}, N={}] needs {} bytes, {} given", sh.k, sh.n, need, normal.size()));
+    if (b.size() < attr(Operand::b).size)
+      throw Error(Errc::param_invalid, "rknn_B_normal_layout_to_native_layout",
+                  fmt::format("the memory for B has {} bytes, native B needs {}", b.size(), attr(Operand::b).size));
+    rknn_matmul_info info;
+    std::memset(&info, 0, sizeof info);
+    info.M = static_cast<std::int32_t>(sh.m);
+    info.K = static_cast<std::int32_t>(sh.k);
+    info.N = static_cast<std::int32_t>(sh.n);
+    info.type = type;
+    info.B_layout = RKNN_MM_LAYOUT_NATIVE;
+    auto window = b.write();
+    s.check(s.require(s.api().rknn_B_normal_layout_to_native_layout, "rknn_B_normal_layout_to_native_layout")(
+                const_cast<std::byte*>(normal.data()), window.data(), info.K, info.N, &info),
+            "rknn_B_normal_layout_to_native_layout");
   }
 
   // Switches to another shape of the set; bind again afterwards.

@@ -137,14 +137,14 @@ rknn_tensor_mem* rknn_create_mem_from_mb_blk(rknn_context ctx, void* mb_blk, int
 
 rknn_tensor_mem* rknn_create_mem(rknn_context ctx, uint32_t size) {
   return guarded_mem("rknn_create_mem", [&] {
-    auto owner = registry().context(ctx);
+    registry().require_owner(ctx);  // a model's context or a matmul context
     return registry().add_mem(HostMem::allocate(ctx, size, RKNN_FLAG_MEMORY_FLAGS_DEFAULT));
   });
 }
 
 rknn_tensor_mem* rknn_create_mem2(rknn_context ctx, uint64_t size, uint64_t alloc_flags) {
   return guarded_mem("rknn_create_mem2", [&] {
-    if ((alloc_flags & RKNN_MEM_FLAG_ALLOC_NO_CONTEXT) == 0) (void)registry().context(ctx);
+    if ((alloc_flags & RKNN_MEM_FLAG_ALLOC_NO_CONTEXT) == 0) registry().require_owner(ctx);
     const rknn_context owner = (alloc_flags & RKNN_MEM_FLAG_ALLOC_NO_CONTEXT) ? 0 : ctx;
     return registry().add_mem(HostMem::allocate(owner, size, alloc_flags));
   });
@@ -199,7 +199,7 @@ int rknn_mem_sync(rknn_context context, rknn_tensor_mem* mem, rknn_mem_sync_mode
     // Memory made with RKNN_MEM_FLAG_ALLOC_NO_CONTEXT belongs to no context; other memory needs
     // its live context. Shared: another thread's rknn_destroy_mem cannot unmap it under the sync.
     const std::shared_ptr<HostMem> host_mem = registry().mem(context, require(mem, "mem"));
-    if (host_mem->owner() != 0) (void)registry().context(context);
+    if (host_mem->owner() != 0) registry().require_owner(context);
     switch (mode) {
       case RKNN_MEMORY_SYNC_TO_DEVICE: host_mem->sync_to_device(); break;
       case RKNN_MEMORY_SYNC_FROM_DEVICE: host_mem->sync_from_device(); break;

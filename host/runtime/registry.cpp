@@ -2,6 +2,7 @@
 
 #include "api_error.hpp"
 #include "host_context.hpp"
+#include "matmul.hpp"
 
 namespace rknnxx::host {
 
@@ -44,6 +45,44 @@ void Registry::remove_context(rknn_context handle) {
     if (mem->owner() == handle)
       log_warning("rknn_destroy: memory {} of {} bytes still belongs to context {:#x}; call rknn_destroy_mem first",
                   static_cast<const void*>(descriptor), descriptor->size, static_cast<uint64_t>(handle));
+}
+
+rknn_context Registry::add_matmul(std::shared_ptr<MatmulContext> context) {
+  std::lock_guard lock(mutex_);
+  const rknn_context handle = next_handle_++;
+  matmuls_.emplace(handle, std::move(context));
+  return handle;
+}
+
+std::shared_ptr<MatmulContext> Registry::matmul(rknn_context handle) const {
+  std::lock_guard lock(mutex_);
+  auto found = matmuls_.find(handle);
+  if (found == matmuls_.end())
+    fail(RKNN_ERR_CTX_INVALID, "context {:#x} is not a live matmul context (never created, or destroyed)",
+         static_cast<uint64_t>(handle));
+  return found->second;
+}
+
+void Registry::remove_matmul(rknn_context handle) {
+  std::shared_ptr<MatmulContext> doomed;  // released after the lock
+  std::lock_guard lock(mutex_);
+  auto found = matmuls_.find(handle);
+  if (found == matmuls_.end())
+    fail(RKNN_ERR_CTX_INVALID, "context {:#x} is not a live matmul context (never created, or destroyed)",
+         static_cast<uint64_t>(handle));
+  doomed = std::move(found->second);
+  matmuls_.erase(found);
+  for (auto& [descriptor, mem] : mems_)
+    if (mem->owner() == handle)
+      log_warning("rknn_matmul_destroy: memory {} of {} bytes still belongs to context {:#x}; call rknn_destroy_mem first",
+                  static_cast<const void*>(descriptor), descriptor->size, static_cast<uint64_t>(handle));
+}
+
+void Registry::require_owner(rknn_context handle) const {
+  std::lock_guard lock(mutex_);
+  if (!contexts_.contains(handle) && !matmuls_.contains(handle))
+    fail(RKNN_ERR_CTX_INVALID, "context {:#x} is not a live context (never created, or destroyed)",
+         static_cast<uint64_t>(handle));
 }
 
 rknn_tensor_mem* Registry::add_mem(std::shared_ptr<HostMem> mem) {

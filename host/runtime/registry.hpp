@@ -16,6 +16,7 @@
 namespace rknnxx::host {
 
 class HostContext;
+class MatmulContext;
 
 class Registry {
  public:
@@ -23,6 +24,15 @@ class Registry {
   // The live context behind `handle`, or RKNN_ERR_CTX_INVALID.
   [[nodiscard]] std::shared_ptr<HostContext> context(rknn_context handle) const;
   void remove_context(rknn_context handle);
+
+  // Matmul contexts (matmul.hpp) share the handle space: memory made with rknn_create_mem on a
+  // matmul context belongs to it as it would to a model's context.
+  rknn_context add_matmul(std::shared_ptr<MatmulContext> context);
+  // The live matmul context behind `handle`, or RKNN_ERR_CTX_INVALID.
+  [[nodiscard]] std::shared_ptr<MatmulContext> matmul(rknn_context handle) const;
+  void remove_matmul(rknn_context handle);
+  // RKNN_ERR_CTX_INVALID unless `handle` is a live context of either kind (may own memory).
+  void require_owner(rknn_context handle) const;
 
   rknn_tensor_mem* add_mem(std::shared_ptr<HostMem> mem);
   // The live memory behind `mem`, which must belong to `context` (or to no context). Shared: it
@@ -34,6 +44,7 @@ class Registry {
   mutable std::mutex mutex_;
   rknn_context next_handle_ = 0x1000;
   std::unordered_map<rknn_context, std::shared_ptr<HostContext>> contexts_;
+  std::unordered_map<rknn_context, std::shared_ptr<MatmulContext>> matmuls_;
   std::unordered_map<rknn_tensor_mem*, std::shared_ptr<HostMem>> mems_;
 };
 

@@ -16,6 +16,7 @@
 #include <rknnxx/core/geometry.hpp>
 #include <rknnxx/core/int4.hpp>
 #include <rknnxx/core/layout.hpp>
+#include <rknnxx/core/matmul_layout.hpp>
 #include <rknnxx/core/packed_float.hpp>
 #include <rknnxx/core/platform.hpp>
 #include <rknnxx/core/shape_set.hpp>
@@ -31,6 +32,7 @@
 #include <rknnxx/runtime/flags.hpp>
 #include <rknnxx/runtime/io_binding.hpp>
 #include <rknnxx/runtime/loader.hpp>
+#include <rknnxx/runtime/matmul.hpp>
 #include <rknnxx/runtime/mem.hpp>
 #include <rknnxx/runtime/outputs.hpp>
 #include <rknnxx/runtime/typed_context.hpp>

@@ -45,6 +45,9 @@ enum class MemOrigin : std::uint32_t {
 enum class CpuAccess : std::uint8_t { read, write, read_write };
 
 class Mem;
+namespace detail {
+struct MemFactory;  // for owners of memory other than Context (runtime/matmul.hpp)
+} // namespace detail
 
 // The CPU-access window: acquiring it for reading syncs from the device, releasing a window
 // opened for writing syncs to the device. Move-only; the last sync error, if any, is thrown by
@@ -162,6 +165,7 @@ public:
 
 private:
   friend class Context;
+  friend struct detail::MemFactory;
   Mem(std::shared_ptr<detail::ContextState> state, rknn_tensor_mem* m) : state_(std::move(state)), mem_(m) {}
 
   rknn_tensor_mem* checked(std::string_view call) const {

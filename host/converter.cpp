@@ -4,6 +4,8 @@
 #include "engine/engine_error.hpp"
 #include "engine/session.hpp"
 #include "engine/onnx_reader.hpp"
+#include "quantize/calibrate.hpp"
+#include "quantize/settings.hpp"
 
 #include <rknnxx/abi/c_api.h>
 #include <rknnxx/core/dims.hpp>
@@ -67,14 +69,48 @@ void check_memory(std::string_view what, std::string_view field, std::size_t byt
 
 } // namespace
 
+// Calibrates the float graph on the dataset and returns the "qnt8" section. Every float input and
+// output must get parameters: the runtime reports them as INT8 tensors with their zero point and scale.
+ModelQuantization quantize_model(const onnx::ModelProto& model, std::span<const toolkit::ModelInput> inputs,
+                                 const toolkit::Config& config, const std::filesystem::path& dataset,
+                                 const std::function<void(std::size_t, std::size_t)>& on_sample) {
+  const quantize::Settings settings = quantize::settings_for(config);
+  const auto calibration_inputs = quantize::calibration_inputs(inputs, config);
+  const auto samples = quantize::read_dataset(dataset, inputs.size());
+  const Graph graph = quantize::inference_graph(model);
+  on_sample(0, samples.size());
+  const quantize::ActivationTable table =
+      quantize::calibrate(graph, calibration_inputs, samples,
+                          {.algorithm = settings.algorithm, .progress = false, .on_sample = on_sample},
+                          dataset.string());
+  ModelQuantization q;
+  q.dtype = toolkit::QuantizedDtype::w8a8;
+  q.algorithm = settings.algorithm;
+  q.method = settings.method;
+  q.samples = static_cast<std::uint32_t>(table.samples);
+  for (const auto& [name, params] : table.params) q.tensors.push_back({name, params.scale, params.zero_point});
+  auto require = [&](std::string_view role, const std::string& name, DataType type) {
+    if (type != DataType::float32 && type != DataType::float16) return;
+    if (!table.params.contains(name))
+      throw std::runtime_error(fmt::format("quantization: the {} '{}' got no quantization parameters from the dataset "
+                                           "(never computed, or only non-finite values)", role, name));
+  };
+  for (const auto& value : graph.inputs()) require("input", graph.value(value).name, graph.value(value).dtype);
+  for (const auto& value : graph.outputs()) require("output", graph.value(value).name, graph.value(value).dtype);
+  return q;
+}
+
 ConvertedModel convert_onnx(std::span<const std::byte> onnx_bytes, const toolkit::Config& config,
-                       const std::function<void(const ConvertProgress&)>& progress) {
+                            const std::function<void(const ConvertProgress&)>& progress,
+                            const std::filesystem::path& dataset) {
   auto report = [&](std::size_t done, std::size_t total, std::string_view step) {
     if (progress) progress({done, total, step});
   };
   const onnx::ModelProto model = onnx::read_model(onnx_bytes);
   const auto inputs = model_inputs(model);
-  ModelFile file = make_host_model(config, inputs, {onnx_bytes.begin(), onnx_bytes.end()});
+  const bool do_quantization = !dataset.empty();
+  ModelFile file = make_host_model(config, inputs, {onnx_bytes.begin(), onnx_bytes.end()}, do_quantization);
+  if (do_quantization) (void)quantize::settings_for(config);  // refuses a dtype/algorithm/method before any work
 
   // Every shape the model promises must plan: the static shapes, or each dynamic group.
   std::vector<std::vector<std::vector<int64_t>>> groups;
@@ -118,6 +154,10 @@ ConvertedModel convert_onnx(std::span<const std::byte> onnx_bytes, const toolkit
     }
   }
   report(groups.size(), groups.size(), "planning shapes");
+  if (do_quantization)
+    file.quantization = quantize_model(model, inputs, config, dataset, [&](std::size_t done, std::size_t total) {
+      report(done, total, "calibrating");
+    });
   return {std::move(file), input_names, output_names};
 }
 

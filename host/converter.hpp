@@ -9,6 +9,7 @@
 #include <rknnxx/toolkit/config.hpp>
 
 #include <cstddef>
+#include <filesystem>
 #include <functional>
 #include <span>
 #include <string>
@@ -31,11 +32,17 @@ struct ConvertedModel {
   std::vector<std::string> outputs;
 };
 
-// Throws toolkit::ConfigError (a config problem, naming the key) or std::runtime_error (a
-// model problem: unreadable ONNX, an unsupported operator, a shape the engine cannot plan, or
+// With a `dataset` (the toolkit's build(do_quantization=True, dataset=...)), the model is quantized
+// w8a8 (docs/quantization.md): calibrated on the dataset's samples with the config's
+// quantized_algorithm, its weights to be quantized with quantized_method at load, and the
+// activation parameters stored in the file's "qnt8" section. Without one it stays a float model.
+//
+// Throws toolkit::ConfigError (a config problem, naming the key), quantize::DatasetError (a dataset
+// problem, naming the file and line) or std::runtime_error (a model problem: unreadable ONNX, an unsupported operator, a shape the engine cannot plan, or
 // one the runtime cannot describe: an input or output beyond rknn_tensor_attr's rank and 32-bit
 // fields, any tensor beyond the engine's max_tensor_bytes, memory beyond rknn_mem_size's fields).
 [[nodiscard]] ConvertedModel convert_onnx(std::span<const std::byte> onnx, const toolkit::Config& config,
-                                     const std::function<void(const ConvertProgress&)>& progress = {});
+                                     const std::function<void(const ConvertProgress&)>& progress = {},
+                                     const std::filesystem::path& dataset = {});
 
 } // namespace rknnxx::host

@@ -57,6 +57,7 @@ constexpr std::string_view tag_conf = "conf";
 constexpr std::string_view tag_prep = "prep";
 constexpr std::string_view tag_dyns = "dyns";
 constexpr std::string_view tag_onnx = "onnx";
+constexpr std::string_view tag_qnt8 = "qnt8";
 
 [[noreturn]] void fail(std::string message) { throw ModelFileError(std::move(message)); }
 
@@ -90,6 +91,7 @@ public:
   }
   void i64(std::int64_t v) { u64(static_cast<std::uint64_t>(v)); }
   void f64(double v) { u64(std::bit_cast<std::uint64_t>(v)); }
+  void f32(float v) { u32(std::bit_cast<std::uint32_t>(v)); }
   void raw(std::span<const std::byte> b) { bytes_.insert(bytes_.end(), b.begin(), b.end()); }
   void raw(std::string_view s) { raw(std::as_bytes(std::span(s.data(), s.size()))); }
   void str(std::string_view s) {
@@ -126,6 +128,7 @@ public:
   }
   std::int64_t i64(std::string_view what) { return static_cast<std::int64_t>(u64(what)); }
   double f64(std::string_view what) { return std::bit_cast<double>(u64(what)); }
+  float f32(std::string_view what) { return std::bit_cast<float>(u32(what)); }
   std::string str(std::string_view what) {
     std::uint32_t n = u32(what);
     need(n, what);
@@ -272,6 +275,78 @@ void decode_dyns(std::span<const std::byte> payload, ModelFile& m) {
   m.dynamic_input = std::move(set);
 }
 
+// The rules of a valid "qnt8" section, for the writer and the reader alike; names the first problem.
+std::optional<std::string> quantization_problem(const ModelQuantization& q) {
+  if (q.dtype != toolkit::QuantizedDtype::w8a8)
+    return fmt::format("quantized dtype '{}'; only w8a8 is stored in this section", toolkit::spelling(q.dtype));
+  if (q.algorithm == toolkit::QuantizedAlgorithm::gdq) return std::string("algorithm 'gdq' does not calibrate activations");
+  if (!q.method.group_size_valid()) return fmt::format("weight method '{}' has an invalid group size", q.method.name());
+  if (q.samples == 0) return std::string("0 calibration samples");
+  std::vector<std::string_view> names;
+  for (const QuantizedTensor& t : q.tensors) {
+    if (t.name.empty()) return std::string("a tensor without a name");
+    if (!std::isfinite(t.scale) || !(t.scale > 0.0f))
+      return fmt::format("tensor '{}' has scale {}; expected a finite scale above 0", t.name, t.scale);
+    if (t.zero_point < -128 || t.zero_point > 127)
+      return fmt::format("tensor '{}' has zero point {}; expected -128..127", t.name, t.zero_point);
+    names.push_back(t.name);
+  }
+  std::sort(names.begin(), names.end());
+  if (auto twice = std::adjacent_find(names.begin(), names.end()); twice != names.end())
+    return fmt::format("tensor '{}' is listed twice", *twice);
+  return std::nullopt;
+}
+
+std::vector<std::byte> encode_qnt8(const ModelQuantization& q) {
+  if (auto problem = quantization_problem(q)) fail(fmt::format("model file: cannot write quantization: {}", *problem));
+  Writer w;
+  w.str(toolkit::spelling(q.dtype));
+  w.str(toolkit::spelling(q.algorithm));
+  w.str(q.method.name());
+  w.u32(q.samples);
+  w.u32(static_cast<std::uint32_t>(q.tensors.size()));
+  for (const QuantizedTensor& t : q.tensors) {
+    w.str(t.name);
+    w.f32(t.scale);
+    w.u32(static_cast<std::uint32_t>(t.zero_point));
+  }
+  return std::move(w.bytes());
+}
+
+void decode_qnt8(std::span<const std::byte> payload, ModelFile& m) {
+  Reader r(payload, tag_qnt8);
+  ModelQuantization q;
+  auto name_of = [&](std::string_view what) {
+    std::string text = r.str(what);
+    return std::pair(text, printable(std::as_bytes(std::span(text))));
+  };
+  const auto [dtype, dtype_text] = name_of("quantized dtype");
+  const auto parsed_dtype = toolkit::parse_name<toolkit::QuantizedDtype>(dtype);
+  if (!parsed_dtype) r.bad(fmt::format("unknown quantized dtype {}", dtype_text));
+  q.dtype = *parsed_dtype;
+  const auto [algorithm, algorithm_text] = name_of("algorithm");
+  const auto parsed_algorithm = toolkit::parse_name<toolkit::QuantizedAlgorithm>(algorithm);
+  if (!parsed_algorithm) r.bad(fmt::format("unknown quantized algorithm {}", algorithm_text));
+  q.algorithm = *parsed_algorithm;
+  const auto [method, method_text] = name_of("weight method");
+  const auto parsed_method = toolkit::QuantizedMethod::parse(method);
+  if (!parsed_method) r.bad(fmt::format("unknown weight method {}", method_text));
+  q.method = *parsed_method;
+  q.samples = r.u32("calibration samples");
+  const std::uint32_t count = r.u32("tensor count");
+  // Each tensor takes at least 4 + 4 + 4 bytes: refuse a count the payload cannot hold before reserving.
+  r.need(std::uint64_t{count} * 12, fmt::format("{} quantized tensors", count));
+  q.tensors.resize(count);
+  for (QuantizedTensor& t : q.tensors) {
+    t.name = r.str("tensor name");
+    t.scale = r.f32("scale");
+    t.zero_point = static_cast<std::int32_t>(r.u32("zero point"));
+  }
+  r.expect_end();
+  if (auto problem = quantization_problem(q)) r.bad(*problem);
+  m.quantization = std::move(q);
+}
+
 void append_section(Writer& w, std::string_view tag, bool required, std::span<const std::byte> payload) {
   const std::size_t start = w.bytes().size();
   w.raw(tag);
@@ -282,7 +357,8 @@ void append_section(Writer& w, std::string_view tag, bool required, std::span<co
 }
 
 bool is_known_tag(std::string_view tag) {
-  return tag == tag_info || tag == tag_conf || tag == tag_prep || tag == tag_dyns || tag == tag_onnx;
+  return tag == tag_info || tag == tag_conf || tag == tag_prep || tag == tag_dyns || tag == tag_onnx ||
+         tag == tag_qnt8;
 }
 
 } // namespace
@@ -316,6 +392,7 @@ std::vector<std::byte> serialize_model_file(const ModelFile& m) {
                                                       std::as_bytes(std::span(m.config_json)).end()));
   if (!m.preprocess.empty()) known.emplace_back(tag_prep, encode_prep(m));
   if (m.dynamic_input) known.emplace_back(tag_dyns, encode_dyns(*m.dynamic_input));
+  if (m.quantization) known.emplace_back(tag_qnt8, encode_qnt8(*m.quantization));
 
   for (const ExtraSection& x : m.extra_sections)
     if (x.tag.size() != 4 || is_known_tag(x.tag) ||
@@ -436,6 +513,10 @@ ModelFile parse_model_file(std::span<const std::byte> bytes) {
       decode_prep(f.payload, m);
     } else if (f.tag == tag_dyns) {
       decode_dyns(f.payload, m);
+    } else if (f.tag == tag_qnt8) {
+      if (!f.required)
+        fail("model file: section 'qnt8' is not marked required; a reader that skips it would run the model as float");
+      decode_qnt8(f.payload, m);
     } else if (f.tag == tag_onnx) {
       m.onnx.assign(f.payload.begin(), f.payload.end());
     } else if (f.required) {

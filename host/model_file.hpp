@@ -27,8 +27,16 @@
 //                    (absent: no preprocessing, i.e. means 0 and stds 1)
 //   "dyns" optional  dynamic shape set: u32 groups, u32 inputs, u32 rank per input, then i64 dims
 //                    group by group, input by input (absent: a static model)
+//   "qnt8" required  w8a8 quantization (docs/quantization.md); absent: a float model. Present, the runtime
+//                    runs the model with int8 semantics, so a reader that does not know it must refuse:
+//                      str dtype ("w8a8"), str activation algorithm ("normal", "kl_divergence", "mmse"),
+//                      str weight method ("layer", "channel", "group{SIZE}"), u32 calibration samples (>= 1),
+//                      u32 tensors; per tensor: str name (non-empty, unique), f32 scale (finite, > 0),
+//                      i32 zero point (-128..127)
+//                    where str is a u32 length and that many bytes. The tensors are the graph inputs and
+//                    every float value of the graph the quantizer rounds (by ONNX value name).
 //   "onnx" required  the ONNX model bytes the engine loads
-// Later versions add sections (e.g. quantization tables) without breaking this reader: an unknown section
+// Later versions add sections without breaking this reader: an unknown section
 // without the required flag is skipped and kept verbatim; one with it makes this reader refuse the file
 // with a message naming it, instead of running a model it only half understands.
 
@@ -65,6 +73,24 @@ struct ExtraSection {
   friend bool operator==(const ExtraSection&, const ExtraSection&) = default;
 };
 
+// One tensor's affine parameters: x = scale * (q - zero_point), q in [-128, 127].
+struct QuantizedTensor {
+  std::string name;
+  float scale = 1.0f;
+  std::int32_t zero_point = 0;
+  friend bool operator==(const QuantizedTensor&, const QuantizedTensor&) = default;
+};
+
+// The "qnt8" section: how the model was quantized and every activation's parameters.
+struct ModelQuantization {
+  toolkit::QuantizedDtype dtype = toolkit::QuantizedDtype::w8a8;
+  toolkit::QuantizedAlgorithm algorithm = toolkit::QuantizedAlgorithm::normal;
+  toolkit::QuantizedMethod method = toolkit::QuantizedMethod::channel();
+  std::uint32_t samples = 0;
+  std::vector<QuantizedTensor> tensors;
+  friend bool operator==(const ModelQuantization&, const ModelQuantization&) = default;
+};
+
 struct ModelFile {
   toolkit::Platform target_platform = toolkit::Platform::rk3588;
   toolkit::FloatDtype float_dtype = toolkit::FloatDtype::float16;
@@ -73,6 +99,7 @@ struct ModelFile {
   std::string config_json;                   // the normalized config, for inspection
   std::vector<InputPreprocess> preprocess;   // empty: none; otherwise one per model input
   std::optional<toolkit::DynamicInput> dynamic_input;  // nullopt: a static model
+  std::optional<ModelQuantization> quantization;       // nullopt: a float model
   std::vector<std::byte> onnx;
   std::vector<ExtraSection> extra_sections;
 

@@ -1,5 +1,6 @@
-// rknnxx convert MODEL.onnx -c CONFIG.json [-o OUTPUT.hrknn] [--json]: ONNX + the toolkit's config() -> host
-// model, and a summary of what was converted (inputs and outputs as the host runtime reports them).
+// rknnxx convert MODEL.onnx -c CONFIG.json [--dataset DATASET.txt] [-o OUTPUT.hrknn] [--json]: ONNX + the
+// toolkit's config() -> host model (w8a8 with --dataset, float otherwise), and a summary of what was converted
+// (inputs and outputs as the host runtime reports them).
 
 #include "commands.hpp"
 #include "model_report.hpp"
@@ -26,7 +27,7 @@ namespace rknnxx::tool {
 namespace {
 
 struct ConvertOptions {
-  std::string model, config, output;
+  std::string model, config, dataset, output;
   bool json = false;
 };
 
@@ -45,8 +46,13 @@ int convert(const ConvertOptions& o) {
   if (output.empty())
     output = std::filesystem::path(o.model).replace_extension(rknnxx::host::model_file_extension).string();
   ProgressBar bar;
-  const auto converted = rknnxx::host::convert_onnx(read_bytes(o.model), config,
-                                                    [&](const auto& p) { bar.update(p.step, p.done, p.total); });
+  const auto converted = rknnxx::host::convert_onnx(
+      read_bytes(o.model), config,
+      [&](const auto& p) {
+        if (p.step == "calibrating" && p.done == 0) bar.finish();  // a new line for a new bar
+        bar.update(p.step, p.done, p.total);
+      },
+      o.dataset);
   bar.finish();
   const auto& file = converted.file;
   rknnxx::host::save_model_file(output, file);
@@ -60,6 +66,14 @@ int convert(const ConvertOptions& o) {
   j["target_platform"] = std::string(rknnxx::toolkit::spelling(file.target_platform));
   j["float_dtype"] = std::string(rknnxx::toolkit::spelling(file.float_dtype));
   j["custom_string"] = file.custom_string ? nlohmann::json(*file.custom_string) : nlohmann::json(nullptr);
+  if (const auto& q = file.quantization)
+    j["quantization"] = {{"dtype", std::string(rknnxx::toolkit::spelling(q->dtype))},
+                         {"algorithm", std::string(rknnxx::toolkit::spelling(q->algorithm))},
+                         {"method", q->method.name()},
+                         {"samples", q->samples},
+                         {"tensors", q->tensors.size()}};
+  else
+    j["quantization"] = nullptr;
   j["dynamic_shapes"] = file.dynamic_input ? nlohmann::json(file.dynamic_input->size()) : nlohmann::json(nullptr);
   for (const bool input : {true, false}) {
     nlohmann::json list = nlohmann::json::array();
@@ -77,7 +91,10 @@ int convert(const ConvertOptions& o) {
   }
   const auto count = [](std::size_t n, const char* what) { return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s"); };
   fmt::print("converted {} -> {} ({}, {}, {}, {}{})\n", o.model, output, j["target_platform"].get<std::string>(),
-             j["float_dtype"].get<std::string>(), count(j["inputs"].size(), "input"), count(j["outputs"].size(), "output"),
+             file.quantization ? fmt::format("w8a8 {} calibrated on {} samples, weights per {}",
+                                             rknnxx::toolkit::spelling(file.quantization->algorithm),
+                                             file.quantization->samples, file.quantization->method.name())
+                               : j["float_dtype"].get<std::string>(), count(j["inputs"].size(), "input"), count(j["outputs"].size(), "output"),
              file.dynamic_input ? fmt::format(", {} dynamic shapes", file.dynamic_input->size()) : "");
   return 0;
 }
@@ -90,6 +107,11 @@ Command add_convert(CLI::App& app) {
   cmd->add_option("model", o->model, "ONNX model")->required()->check(CLI::ExistingFile);
   cmd->add_option("-c,--config", o->config, "CONFIG.json with the toolkit's config() parameter names")
       ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--dataset", o->dataset,
+                  "DATASET.txt: quantize the model w8a8 (the toolkit's do_quantization=True), calibrating on these "
+                  "samples: one line per sample, one .jpg/.png/.bmp image or .npy array per model input separated by "
+                  "spaces, relative paths from the dataset's folder. Without it the model stays float")
       ->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", o->output, "output file (default: MODEL with the .hrknn extension)");
   cmd->add_flag("--json", o->json, "print a JSON summary of what was converted (platform, inputs, outputs, "

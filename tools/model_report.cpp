@@ -63,7 +63,14 @@ nlohmann::json model_file_json(const std::string& path) {
     return {{"target_platform", std::string(toolkit::spelling(file.target_platform))},
             {"float_dtype", std::string(toolkit::spelling(file.float_dtype))},
             {"producer", file.producer},
-            {"preprocess", preprocess}};
+            {"preprocess", preprocess},
+            // A quantized model's parameters are in its tensors' attributes; this says how they were chosen.
+            {"quantization", file.quantization
+                                 ? nlohmann::json{{"dtype", std::string(toolkit::spelling(file.quantization->dtype))},
+                                                  {"algorithm", std::string(toolkit::spelling(file.quantization->algorithm))},
+                                                  {"method", file.quantization->method.name()},
+                                                  {"samples", file.quantization->samples}}
+                                 : nlohmann::json(nullptr)}};
   } catch (const std::exception& e) {
     return {{"error", e.what()}};
   }
@@ -189,8 +196,13 @@ std::string model_text(const nlohmann::json& j) {
   if (const auto& f = j["model_file"]; f.contains("error")) {
     line(fmt::format("target:   not reported ({})", f["error"].get<std::string>()));
   } else {
+    const auto& q = f["quantization"];
     line(fmt::format("target:   {} ({} model made by {})", f["target_platform"].get<std::string>(),
-                     f["float_dtype"].get<std::string>(), f["producer"].get<std::string>()));
+                     q.is_null() ? f["float_dtype"].get<std::string>()
+                                 : fmt::format("{} ({} on {} samples, weights per {})", q["dtype"].get<std::string>(),
+                                               q["algorithm"].get<std::string>(), q["samples"].get<std::uint32_t>(),
+                                               q["method"].get<std::string>()),
+                     f["producer"].get<std::string>()));
     if (f["preprocess"].empty()) line("mean/std: none (inputs are fed to the model as given)");
     for (std::size_t i = 0; i < f["preprocess"].size(); ++i)
       line(fmt::format("mean/std: input {}: mean {}, std {}", i, values_text(f["preprocess"][i]["mean"]),

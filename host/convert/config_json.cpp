@@ -403,6 +403,14 @@ std::string model_file_metadata_json(const ModelFile& m, int indent) {
   j["dynamic_input"] = m.dynamic_input ? shapes_json<ordered_json>(*m.dynamic_input) : ordered_json();
   const auto max_shape = m.dynamic_input ? toolkit::max_shape_index(*m.dynamic_input) : std::nullopt;
   j["max_shape_group"] = max_shape ? ordered_json(*max_shape) : ordered_json();
+  if (m.quantization) {
+    const ModelQuantization& q = *m.quantization;
+    j["quantization"] = {{"dtype", spelling(q.dtype)},           {"algorithm", spelling(q.algorithm)},
+                         {"method", q.method.name()},            {"samples", q.samples},
+                         {"tensors", q.tensors.size()}};
+  } else {
+    j["quantization"] = nullptr;
+  }
   j["onnx"] = {{"bytes", m.onnx.size()}, {"crc32", fmt::format("0x{:08x}", crc32(m.onnx))}};
   ordered_json extra = ordered_json::array();
   for (const ExtraSection& x : m.extra_sections)

@@ -10,26 +10,20 @@
 
 namespace rknnxx::host {
 
-namespace {
-constexpr std::string_view quantization_missing = "quantization is not implemented yet in the host converter";
-} // namespace
-
 std::vector<ConverterNote> host_converter_unsupported(const toolkit::Config& c, bool do_quantization) {
   std::vector<ConverterNote> out;
+  // quantized_dtype, quantized_algorithm and quantized_method are judged by the quantizer
+  // (quantize::settings_for, docs/quantization.md); quant_img_RGB2BGR is honoured by the dataset reader.
   if (do_quantization) {
-    out.push_back({"do_quantization", std::string(quantization_missing)});
-    auto with_quantization = [&](std::string_view key, bool set) {
-      if (set) out.push_back({std::string(key), fmt::format("used by quantization; {}", quantization_missing)});
-    };
-    with_quantization("quant_img_RGB2BGR", !c.quant_img_RGB2BGR.empty());
-    with_quantization("quantized_dtype", c.quantized_dtype.has_value());
-    with_quantization("quantized_algorithm", c.quantized_algorithm.has_value());
-    with_quantization("quantized_method", c.quantized_method.has_value());
-    with_quantization("auto_hybrid_cos_thresh", c.auto_hybrid_cos_thresh != toolkit::Config{}.auto_hybrid_cos_thresh);
-    with_quantization("auto_hybrid_euc_thresh", c.auto_hybrid_euc_thresh.has_value());
+    constexpr std::string_view hybrid = "automatic hybrid quantization (layers kept in float16 past a threshold) is "
+                                        "not implemented yet in the host converter";
+    if (c.auto_hybrid_cos_thresh != toolkit::Config{}.auto_hybrid_cos_thresh)
+      out.push_back({"auto_hybrid_cos_thresh", std::string(hybrid)});
+    if (c.auto_hybrid_euc_thresh) out.push_back({"auto_hybrid_euc_thresh", std::string(hybrid)});
   }
   if (c.quantize_weight)
-    out.push_back({"quantize_weight", fmt::format("quantizes weights; {}", quantization_missing)});
+    out.push_back({"quantize_weight", "int8-stored weights in a float model are not implemented yet in the host "
+                                      "converter"});
   if (c.remove_weight)
     out.push_back({"remove_weight", "weight-sharing slave models are not implemented yet in the host converter"});
   if (c.remove_reshape)
@@ -65,9 +59,7 @@ ModelFile make_host_model(const toolkit::Config& config, std::span<const toolkit
   config.validate_against(inputs);
   if (auto unsupported = host_converter_unsupported(config, do_quantization); !unsupported.empty()) {
     const ConverterNote& first = unsupported.front();
-    throw toolkit::ConfigError(first.key, first.key == "do_quantization"
-                                              ? fmt::format("config: {}", first.reason)
-                                              : fmt::format("config: {}: {}", first.key, first.reason));
+    throw toolkit::ConfigError(first.key, fmt::format("config: {}: {}", first.key, first.reason));
   }
   ModelFile m;
   m.target_platform = *config.target_platform;  // validate() ensured it is set

@@ -21,14 +21,14 @@ struct ConverterNote {
   friend bool operator==(const ConverterNote&, const ConverterNote&) = default;
 };
 
-// The set keys (those not at their default) that the host converter does not support yet, plus
-// "do_quantization" itself when quantization is asked for: converting with any of them is refused.
+// The set keys (those not at their default) that the host converter does not support yet, with
+// quantization (do_quantization) or without: converting with any of them is refused.
 [[nodiscard]] std::vector<ConverterNote> host_converter_unsupported(const toolkit::Config& config,
                                                                     bool do_quantization);
 
 // The set keys that only change how the vendor's compiler lays the model out for the NPU (size, speed,
 // memory, placement) and nothing a host application can observe; the host converter accepts and ignores
-// them, and `rknnxx convert` says so.
+// them, and `rknnxx convert` says so. quant_img_RGB2BGR is listed too: only read while quantizing.
 [[nodiscard]] std::vector<ConverterNote> host_converter_ignored(const toolkit::Config& config);
 
 // Validates the config against the model's inputs, refuses what host_converter_unsupported lists

@@ -170,7 +170,7 @@ ActivationTable calibrate(const Graph& graph, std::span<const CalibrationInput> 
                           std::span<const DatasetSample> samples, const CalibrationOptions& options,
                           std::string_view source) {
   Calibrator calibrator(graph, options.algorithm, options.threads);
-  Progress progress("calibrating", samples.size(), options.progress);
+  Progress progress("calibrating", samples.size(), options.progress && !options.on_sample);
   for (const DatasetSample& sample : samples) {
     const std::vector<Tensor> tensors = load_sample(sample, inputs, source);
     try {
@@ -179,6 +179,7 @@ ActivationTable calibrate(const Graph& graph, std::span<const CalibrationInput> 
       throw DatasetError(fmt::format("{}:{}: {}", source, sample.line, e.what()));
     }
     progress.advance();
+    if (options.on_sample) options.on_sample(static_cast<std::size_t>(&sample - samples.data()) + 1, samples.size());
   }
   return calibrator.finish();
 }

@@ -19,6 +19,7 @@
 #include "engine.hpp"
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -66,6 +67,8 @@ struct CalibrationOptions {
   Algorithm algorithm = Algorithm::normal;
   std::size_t threads = 0;  // the engine's threads; 0: its default
   bool progress = true;     // a progress bar on stderr, when stderr is a terminal
+  // Called after each sample instead of drawing the bar (a caller with its own progress display).
+  std::function<void(std::size_t done, std::size_t total)> on_sample;
 };
 
 // Loads every sample (load_sample) and calibrates on it. Throws DatasetError for a bad sample.

@@ -73,7 +73,38 @@ void round_to_float16(Tensor& t) {
   round_to_half(t.data<float>(), static_cast<size_t>(t.elements()));
 }
 
+// A quantized output as the NPU writes it: the integers q (the engine holds scale * (q - zero_point)).
+Tensor quantized_values(const Tensor& values, const quantize::AffineParams& params) {
+  Tensor q(DataType::int8, values.shape());
+  const auto from = values.values<float>();
+  auto* to = q.data<int8_t>();
+  for (size_t i = 0; i < from.size(); ++i) to[i] = static_cast<int8_t>(params.quantize(from[i]));
+  return q;
+}
+
 } // namespace
+
+// ---- the engine of a context -------------------------------------------------------------
+
+ContextSession::ContextSession(std::unique_ptr<Session> plain) : plain_(std::move(plain)), session_(plain_.get()) {}
+
+ContextSession::ContextSession(std::unique_ptr<quantize::QuantizedSession> quantized)
+    : quantized_(std::move(quantized)), session_(&quantized_->session()) {}
+
+std::vector<Tensor> ContextSession::run(std::span<const Tensor> inputs) {
+  return quantized_ ? quantized_->run(inputs) : plain_->run(inputs);
+}
+
+size_t ContextSession::board_weight_bytes() const {
+  size_t bytes = session_->weight_bytes();
+  if (!quantized_) return bytes;
+  // The engine keeps the quantized weights as float32 grid values; the board keeps one byte each.
+  const Graph& graph = session_->graph();
+  for (const auto& [name, weights] : quantized_->weights())
+    if (const auto id = graph.find(name))
+      if (const Tensor* constant = graph.constant(*id)) bytes -= constant->bytes() - static_cast<size_t>(constant->elements());
+  return bytes;
+}
 
 // ---- one thread at a time ---------------------------------------------------------------
 
@@ -135,7 +166,8 @@ std::shared_ptr<HostContext> HostContext::create(void* model, uint32_t size, uin
     }
   }
   auto context = std::make_shared<HostContext>(std::move(loaded), flags);
-  log_info("rknn_init: {} model for {}, {} inputs, {} outputs{}", context->model_->float16_model() ? "float16" : "float32",
+  log_info("rknn_init: {} model for {}, {} inputs, {} outputs{}",
+           context->model_->quantized() ? "w8a8" : context->model_->float16_model() ? "float16" : "float32",
            context->model_->platform_info().name, context->model_->inputs().size(),
            context->model_->outputs().size(), context->model_->dynamic() ? ", dynamic shapes" : "");
   return context;
@@ -154,16 +186,22 @@ HostContext::HostContext(std::shared_ptr<const LoadedModel> model, uint32_t flag
   initial_output_shapes_ = output_shapes_;
 }
 
-std::unique_ptr<Session> HostContext::make_session() const {
+ContextSession HostContext::make_session() const {
   SessionOptions options;
   // threads: the engine's default (all cores, or RKNNXX_HOST_THREADS)
   options.float16_activations = model_->float16_model();
   options.profile = (flags_ & RKNN_FLAG_COLLECT_PERF_MASK) != 0;
   try {
-    auto session = std::make_unique<Session>(model_->onnx(), options);
+    ContextSession session = model_->file().quantization
+        ? ContextSession(std::make_unique<quantize::QuantizedSession>(
+              quantize::inference_graph(model_->onnx()), model_->activation_table(),
+              model_->file().quantization->method, options))
+        : ContextSession(std::make_unique<Session>(model_->onnx(), options));
     session->limit_threads(thread_share(default_thread_count()));
     return session;
   } catch (const EngineError& e) {
+    fail(RKNN_ERR_MODEL_INVALID, "{}", e.what());
+  } catch (const std::invalid_argument& e) {  // weights the quantizer cannot split as the method asks
     fail(RKNN_ERR_MODEL_INVALID, "{}", e.what());
   }
 }
@@ -304,8 +342,9 @@ void HostContext::query(rknn_query_cmd cmd, void* info, uint32_t size) {
     case RKNN_QUERY_MEM_SIZE: {
       auto& out = info_as<rknn_mem_size>(info, size, cmd);
       out = {};
-      // What the engine keeps: float32 weights also for a float16 model, so twice the board's figure there.
-      out.total_weight_size = static_cast<uint32_t>(session_->weight_bytes());
+      // What the engine keeps: float32 weights also for a float16 model, so twice the board's figure there;
+      // a quantized model's weights one byte each, as on the board.
+      out.total_weight_size = static_cast<uint32_t>(session_.board_weight_bytes());
       out.total_internal_size = static_cast<uint32_t>(internal_bytes());
       out.total_dma_allocated_size = uint64_t{out.total_weight_size} + out.total_internal_size;
       return;
@@ -319,7 +358,7 @@ void HostContext::query(rknn_query_cmd cmd, void* info, uint32_t size) {
       auto& out = info_as<rknn_tensor_mem>(info, size, cmd);
       out = {};
       out.fd = -1;
-      out.size = static_cast<uint32_t>(session_->weight_bytes());
+      out.size = static_cast<uint32_t>(session_.board_weight_bytes());
       return;
     }
     case RKNN_QUERY_INPUT_DYNAMIC_RANGE: {
@@ -368,7 +407,8 @@ Tensor HostContext::model_input(uint32_t index, std::span<const std::byte> bytes
            tensor.name, name_of(static_cast<TensorFormat>(native.fmt)), name_of(static_cast<TensorFormat>(format.fmt)));
   } else {
     // The vendor's table of types rknn_inputs_set converts from (docs/c-interface.md#input-conversions).
-    const bool float_model_input = model_type == RKNN_TENSOR_FLOAT16 || model_type == RKNN_TENSOR_FLOAT32;
+    const bool float_model_input = model_type == RKNN_TENSOR_FLOAT16 || model_type == RKNN_TENSOR_FLOAT32 ||
+                                   model_->quantization(true, index).has_value();
     const bool accepted = format.type == model_type ||
                           (float_model_input && (format.type == RKNN_TENSOR_UINT8 || format.type == RKNN_TENSOR_FLOAT32 ||
                                                  format.type == RKNN_TENSOR_FLOAT16 || format.type == RKNN_TENSOR_INT8));
@@ -384,6 +424,15 @@ Tensor HostContext::model_input(uint32_t index, std::span<const std::byte> bytes
   const bool normalize = !pass_through && dims.size() == 4 && format.fmt != RKNN_TENSOR_UNDEFINED;
   decode(bytes, format, normalize ? model_->normalization(index) : none, value);
   if (model_->float16_model()) round_to_float16(value);  // the NPU holds the input as float16
+  if (const auto& params = model_->quantization(true, index)) {
+    // The engine computes on real values: pass_through data are the integers q as they are; other
+    // data are normalized values, quantized to the input's parameters (what the NPU reads).
+    auto values = value.values<float>();
+    if (pass_through)
+      for (float& v : values) v = params->dequantize(static_cast<int32_t>(v));
+    else
+      quantize::fake_quantize(values, *params);
+  }
   return value;
 }
 
@@ -474,7 +523,7 @@ void HostContext::run(rknn_run_extend* extend) {
   const auto internal = bind_internal_mem();  // refuses memory destroyed since rknn_set_internal_mem
   const auto start = std::chrono::steady_clock::now();
   try {
-    outputs_ = session_->run(inputs);
+    outputs_ = session_.run(inputs);
   } catch (const EngineError& e) {
     fail(RKNN_ERR_FAIL, "{}", e.what());
   }
@@ -510,7 +559,7 @@ void HostContext::write_bound_outputs() {
     if (!binding) continue;
     const auto mem = live_mem(binding->mem, fmt::format("output {}", i));
     try {
-      encode(outputs_[i], binding->format, mem->device_view(emulate_cache));
+      encode_output(i, binding->format, mem->device_view(emulate_cache));
     } catch (const ApiError& e) {
       fail(e.code(), "output {} ('{}'), bound with rknn_set_io_mem: {} (after rknn_set_input_shapes, bind again with "
            "the CURRENT attributes)", i, model_->outputs()[i].name, e.what());
@@ -525,6 +574,14 @@ BufferFormat HostContext::output_format(uint32_t index, bool want_float) const {
     format.type = RKNN_TENSOR_FLOAT32;
   format.w_stride = 0;
   return format;
+}
+
+void HostContext::encode_output(uint32_t index, const BufferFormat& format, std::span<std::byte> target) const {
+  const auto& params = model_->quantization(false, index);
+  if (params && format.type == RKNN_TENSOR_INT8)
+    encode(quantized_values(outputs_[index], *params), format, target);
+  else
+    encode(outputs_[index], format, target);
 }
 
 void HostContext::outputs_get(std::span<rknn_output> outputs, rknn_output_extend* extend) {
@@ -545,7 +602,7 @@ void HostContext::outputs_get(std::span<rknn_output> outputs, rknn_output_extend
       if (output.size < needed)
         fail(RKNN_ERR_PARAM_INVALID, "output {}: size {} is smaller than the {} bytes of {}", output.index, output.size,
              needed, format.describe());
-      encode(outputs_[output.index], format, {static_cast<std::byte*>(output.buf), needed});
+      encode_output(output.index, format, {static_cast<std::byte*>(output.buf), needed});
     } else {
       if (needed > std::numeric_limits<uint32_t>::max())
         fail(RKNN_ERR_OUTPUT_INVALID, "output {}: {} bytes of {} do not fit rknn_output.size (32-bit)", output.index,
@@ -556,7 +613,7 @@ void HostContext::outputs_get(std::span<rknn_output> outputs, rknn_output_extend
         std::lock_guard lock(output_buffers_mutex_);
         runtime_output_buffers_.push_back(buffer);
       }
-      encode(outputs_[output.index], format, {static_cast<std::byte*>(buffer), needed});
+      encode_output(output.index, format, {static_cast<std::byte*>(buffer), needed});
       output.buf = buffer;
       output.size = static_cast<uint32_t>(needed);
     }
@@ -630,13 +687,15 @@ void HostContext::set_io_mem(const std::shared_ptr<HostMem>& mem, const rknn_ten
     pending_inputs_[index].reset();
   } else {
     const rknn_tensor_type model_type = model_->runtime_type(model_->outputs()[index].dtype);
-    const bool float_output = model_type == RKNN_TENSOR_FLOAT16 || model_type == RKNN_TENSOR_FLOAT32;
+    // A float output may also be written FLOAT32 (a quantized one dequantized), as rknn_outputs_get's want_float.
+    const bool float_output = model_type == RKNN_TENSOR_FLOAT16 || model_type == RKNN_TENSOR_FLOAT32 ||
+                              model_->quantization(false, index).has_value();
     if (format.type != model_type && !(float_output && format.type == RKNN_TENSOR_FLOAT32))
       fail(RKNN_ERR_PARAM_INVALID, "{}: the model's {} output cannot be written as {}", role,
            name_of(static_cast<TensorType>(model_type)), name_of(static_cast<TensorType>(format.type)));
     if (has_run_) {
       std::vector<std::byte> probe(needed);
-      encode(outputs_[index], format, probe);
+      encode_output(index, format, probe);
     }
     output_bindings_[index] = Binding{mem, format, false};
   }
@@ -648,6 +707,16 @@ void HostContext::set_weight_mem(const std::shared_ptr<HostMem>& mem) {
   // The weights are loaded from the model again, as the board loads them into the memory it
   // is given: memory bound before, perhaps destroyed since, is never read. The engine checks
   // the memory's size (RKNN_QUERY_MEM_SIZE's total_weight_size) and alignment.
+  if (model_->quantized()) {
+    // The board keeps int8 weights there (RKNN_QUERY_MEM_SIZE's figure); the engine computes with
+    // float32 copies of the same grid values, so it only checks the memory's size and keeps it bound.
+    const size_t needed = session_.board_weight_bytes();
+    if (mem->cpu_view().size() < needed)
+      fail(RKNN_ERR_PARAM_INVALID, "weight memory of {} bytes is smaller than the model's {} (RKNN_QUERY_MEM_SIZE)",
+           mem->cpu_view().size(), needed);
+    weight_mem_ = mem;
+    return;
+  }
   auto session = make_session();
   try {
     session->use_weight_memory(mem->cpu_view());

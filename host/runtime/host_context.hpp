@@ -29,6 +29,27 @@
 
 namespace rknnxx::host {
 
+// The engine a context runs: the float session, or for a quantized model the w8a8 one
+// (quantize::QuantizedSession, which owns its session). `->` reaches the session either way; run()
+// goes through the quantized session's rounding of inputs.
+class ContextSession {
+ public:
+  ContextSession() = default;
+  explicit ContextSession(std::unique_ptr<Session> plain);
+  explicit ContextSession(std::unique_ptr<quantize::QuantizedSession> quantized);
+
+  Session* operator->() const noexcept { return session_; }
+  [[nodiscard]] std::vector<Tensor> run(std::span<const Tensor> inputs);
+  // The weights as the board holds them: int8 (1 byte an element) where quantized, as the engine
+  // keeps them elsewhere.
+  [[nodiscard]] size_t board_weight_bytes() const;
+
+ private:
+  std::unique_ptr<Session> plain_;
+  std::unique_ptr<quantize::QuantizedSession> quantized_;
+  Session* session_ = nullptr;
+};
+
 class HostContext {
  public:
   static std::shared_ptr<HostContext> create(void* model, uint32_t size, uint32_t flags, rknn_init_extend* extend);
@@ -65,7 +86,7 @@ class HostContext {
 
   void require_full_context(const char* what) const;
   [[nodiscard]] rknn_tensor_attr attr(bool input, uint32_t index, AttrKind kind, bool current) const;
-  [[nodiscard]] std::unique_ptr<Session> make_session() const;
+  [[nodiscard]] ContextSession make_session() const;
   [[nodiscard]] std::size_t thread_share(std::size_t threads) const;
   [[nodiscard]] std::vector<TensorInfo> input_infos(const ShapeChoice& shapes) const;
   void plan_for_current_shapes();
@@ -75,6 +96,8 @@ class HostContext {
   [[nodiscard]] Tensor model_input(uint32_t index, std::span<const std::byte> bytes, const BufferFormat& format,
                                    bool pass_through) const;
   [[nodiscard]] BufferFormat output_format(uint32_t index, bool want_float) const;
+  // Writes output `index` of the last run as `format` (int8 values q for a quantized output written INT8).
+  void encode_output(uint32_t index, const BufferFormat& format, std::span<std::byte> target) const;
   void write_bound_outputs();
   [[nodiscard]] std::string perf_table() const;
   void check_function(Function f, const char* name) const;
@@ -89,7 +112,7 @@ class HostContext {
 
   ShapeChoice shapes_;                      // the current input shapes (dynamic models)
   bool shapes_set_ = false;                 // rknn_set_input_shapes was called
-  std::unique_ptr<Session> session_;        // the engine; plans again when shapes_ change
+  ContextSession session_;                  // the engine; plans again when shapes_ change
   std::vector<std::vector<int64_t>> output_shapes_;  // under shapes_
   std::vector<std::vector<int64_t>> initial_output_shapes_;  // under the model's initial (largest) shapes
   std::vector<Tensor> outputs_;             // of the last run

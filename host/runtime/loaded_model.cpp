@@ -85,6 +85,8 @@ std::shared_ptr<const LoadedModel> LoadedModel::load(std::span<const std::byte> 
     n.std.assign(preprocess[i].std.begin(), preprocess[i].std.end());
   }
 
+  model->load_quantization();
+
   if (model->file_.dynamic_input) {
     for (const auto& group : *model->file_.dynamic_input) {
       if (group.size() != model->inputs_.size())
@@ -104,6 +106,27 @@ std::shared_ptr<const LoadedModel> LoadedModel::load(std::span<const std::byte> 
   }
   model->check_shapes();
   return model;
+}
+
+void LoadedModel::load_quantization() {
+  input_params_.resize(inputs_.size());
+  output_params_.resize(outputs_.size());
+  if (!file_.quantization) return;
+  const ModelQuantization& q = *file_.quantization;
+  activations_.algorithm = q.algorithm;
+  activations_.samples = q.samples;
+  for (const QuantizedTensor& t : q.tensors) activations_.params[t.name] = {t.scale, t.zero_point};
+  // Every float input and output is an INT8 tensor: it needs its parameters.
+  auto find = [&](const char* role, size_t index, const IoTensor& tensor) -> std::optional<quantize::AffineParams> {
+    if (tensor.dtype != DataType::float32 && tensor.dtype != DataType::float16) return std::nullopt;
+    const auto found = activations_.params.find(tensor.name);
+    if (found == activations_.params.end())
+      fail(RKNN_ERR_MODEL_INVALID, "model file: section 'qnt8' has no quantization parameters for {} {} ('{}')", role,
+           index, tensor.name);
+    return found->second;
+  };
+  for (size_t i = 0; i < inputs_.size(); ++i) input_params_[i] = find("input", i, inputs_[i]);
+  for (size_t o = 0; o < outputs_.size(); ++o) output_params_[o] = find("output", o, outputs_[o]);
 }
 
 void LoadedModel::check_shapes() const {
@@ -133,12 +156,16 @@ void LoadedModel::check_shapes() const {
     }
 }
 
-bool LoadedModel::float16_model() const noexcept { return file_.float_dtype == toolkit::FloatDtype::float16; }
+bool LoadedModel::float16_model() const noexcept {
+  return !quantized() && file_.float_dtype == toolkit::FloatDtype::float16;
+}
 
 rknn_tensor_type LoadedModel::runtime_type(DataType dtype) const {
   switch (dtype) {
     case DataType::float32:
-    case DataType::float16: return float16_model() ? RKNN_TENSOR_FLOAT16 : RKNN_TENSOR_FLOAT32;
+    case DataType::float16:
+      if (quantized()) return RKNN_TENSOR_INT8;
+      return float16_model() ? RKNN_TENSOR_FLOAT16 : RKNN_TENSOR_FLOAT32;
     case DataType::int8: return RKNN_TENSOR_INT8;
     case DataType::uint8: return RKNN_TENSOR_UINT8;
     case DataType::int16: return RKNN_TENSOR_INT16;
@@ -192,10 +219,13 @@ rknn_tensor_attr LoadedModel::attr(bool input, uint32_t index, const std::vector
   attr.index = index;
   std::strncpy(attr.name, tensor.name.c_str(), RKNN_MAX_NAME_LEN - 1);
   g.fill(attr);
-  attr.qnt_type = RKNN_TENSOR_QNT_NONE;  // a float model: no quantization parameters
+  // A quantized model's inputs carry the parameters of the normalized input (what the first layer
+  // reads: mean and std folded), its outputs those of the last layers; a float model has none.
+  const auto& params = (input ? input_params_ : output_params_).at(index);
+  attr.qnt_type = params ? RKNN_TENSOR_QNT_AFFINE_ASYMMETRIC : RKNN_TENSOR_QNT_NONE;
   attr.fl = 0;
-  attr.zp = 0;
-  attr.scale = 1.0f;
+  attr.zp = params ? params->zero_point : 0;
+  attr.scale = params ? params->scale : 1.0f;
   attr.pass_through = 0;
   attr.h_stride = 0;  // written by the caller; 0 means the height
   return attr;

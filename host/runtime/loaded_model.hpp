@@ -10,10 +10,12 @@
 #include "../engine/onnx_model.hpp"
 #include "../engine/tensor.hpp"
 #include "../model_file.hpp"
+#include "../quantize/calibrate.hpp"
 #include "tensor_codec.hpp"
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -42,10 +44,19 @@ class LoadedModel {
   [[nodiscard]] const onnx::ModelProto& onnx() const noexcept { return onnx_; }
   [[nodiscard]] const std::vector<IoTensor>& inputs() const noexcept { return inputs_; }
   [[nodiscard]] const std::vector<IoTensor>& outputs() const noexcept { return outputs_; }
+  // A float model whose activations the board holds as float16 (not a quantized one).
   [[nodiscard]] bool float16_model() const noexcept;
+  // A w8a8 model (the file's "qnt8" section, docs/quantization.md): every float input and output is
+  // INT8 with the affine parameters of quantization().
+  [[nodiscard]] bool quantized() const noexcept { return file_.quantization.has_value(); }
+  [[nodiscard]] const quantize::ActivationTable& activation_table() const noexcept { return activations_; }
+  // The parameters of a quantized model's float input or output; nullopt otherwise.
+  [[nodiscard]] const std::optional<quantize::AffineParams>& quantization(bool input, size_t index) const {
+    return (input ? input_params_ : output_params_).at(index);
+  }
 
   // The element type the board reports for a tensor of this ONNX type (float32 is float16
-  // in a model converted with float_dtype float16).
+  // in a model converted with float_dtype float16, int8 in a quantized one).
   [[nodiscard]] rknn_tensor_type runtime_type(DataType dtype) const;
   [[nodiscard]] const Normalization& normalization(size_t input) const { return normalization_.at(input); }
 
@@ -60,6 +71,8 @@ class LoadedModel {
                                       AttrKind kind) const;
 
  private:
+  // The activation table and the parameters of every float input and output of a quantized model.
+  void load_quantization();
   // Refuses input shapes the runtime cannot describe and preprocessing that does not fit them.
   void check_shapes() const;
 
@@ -70,6 +83,9 @@ class LoadedModel {
   std::vector<IoTensor> inputs_;
   std::vector<IoTensor> outputs_;
   std::vector<Normalization> normalization_;
+  quantize::ActivationTable activations_;
+  std::vector<std::optional<quantize::AffineParams>> input_params_;
+  std::vector<std::optional<quantize::AffineParams>> output_params_;
   std::vector<ShapeChoice> shape_set_;
   ShapeChoice initial_shapes_;
 };

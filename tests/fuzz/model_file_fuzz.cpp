@@ -103,6 +103,10 @@ int main(int argc, char** argv) {
   m.dynamic_input = rknnxx::toolkit::DynamicInput{{{1, 3, 4, 4}}, {{1, 3, 2, 2}}};
   m.onnx = {std::byte{0x08}, std::byte{0x07}, std::byte{0x12}, std::byte{0x00}};
   m.extra_sections.push_back({"qtab", false, {std::byte{1}, std::byte{2}}});
+  m.quantization = rknnxx::host::ModelQuantization{rknnxx::toolkit::QuantizedDtype::w8a8,
+                                                   rknnxx::toolkit::QuantizedAlgorithm::kl_divergence,
+                                                   rknnxx::toolkit::QuantizedMethod::channel(), 20,
+                                                   {{"x", 0.02f, -3}, {"y", 0.5f, -128}}};
   write_model("model_full", m);
 
   // Crafted files an attack on rknn_init used (issue 12): each parses, and the runtime refuses it at load.

@@ -31,10 +31,11 @@ dict=$work/config.dict
            float_dtype optimization_level target_platform custom_string remove_weight compress_weight \
            single_core_mode model_pruning op_target dynamic_input quantize_weight remove_reshape sparse_infer \
            enable_flash_attention auto_hybrid_cos_thresh auto_hybrid_euc_thresh memory_plan_strategy compute_order \
-           rk3588 rk3576 rv1106 rk2118 w8a8 w4a16 w8a16 w16a16i_dfp gdq group32 group48 BestFit DepthFirst; do
+           rk3588 rk3576 rv1106 rk2118 w8a8 w4a16 w8a16 w16a16i_dfp normal mmse kl_divergence gdq layer channel group32 group48 \
+           BestFit DepthFirst; do
     echo "\"\\\"$k\\\"\""
   done
-  printf '%s\n' '"true"' '"false"' '"null"' '"[["' '"]]"' '"info"' '"conf"' '"prep"' '"dyns"' '"onnx"' '"RKNNXXHM"'
+  printf '%s\n' '"true"' '"false"' '"null"' '"[["' '"]]"' '"info"' '"conf"' '"prep"' '"dyns"' '"qnt8"' '"onnx"' '"RKNNXXHM"'
 } >"$dict"
 
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

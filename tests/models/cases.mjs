@@ -135,10 +135,10 @@ export const CASES = [
   { name: 'ocr_det', model: 'ocr/det.onnx', inputs: { x: { shape: [1, 3, 640, 640], fill: 'ocrPage' } } },
   { name: 'ocr_rec', model: 'ocr/rec.onnx', inputs: { x: { shape: [1, 3, 48, 320], fill: 'ocrLine' } }, decode: 'ctc' },
   { name: 'ocr_cls', model: 'ocr/cls.onnx', inputs: { x: { shape: [1, 3, 48, 192], fill: 'ocrLine' } } },
-  // The shape set of the seed's dynamic-shape example (the first is the MaxShape), plus an odd,
+  // The shape set of docs/c-interface.md's dynamic-shape example (the first is the MaxShape), plus an odd,
   // non-square shape that catches swapped H/W and wrong rounding of the strided convolutions.
   dyncnn(224, 224), dyncnn(192, 192), dyncnn(160, 160), dyncnn(99, 130),
-  // The seed's two-input shape set: a [1,224] with b [1,40], a [1,112] with b [1,80].
+  // The two-input shape set of docs/c-interface.md#dynamic-shapes: a [1,224] with b [1,40], a [1,112] with b [1,80].
   twoInputs(224, 40), twoInputs(112, 80),
 ];
 

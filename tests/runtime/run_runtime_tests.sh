@@ -14,10 +14,11 @@ models=${RKNNXX_MODELS:-$here/../../build/models}
 mkdir -p "$work"
 missing=0
 failed=0
-convert() {  # convert NAME ONNX CONFIG: WORKDIR/NAME.hrknn, or a report and failed=1
+convert() {  # convert NAME ONNX CONFIG [--dataset DATASET.txt]: WORKDIR/NAME.hrknn, or a report and failed=1
   local name=$1 onnx=$2 config=$3
+  shift 3
   rm -f "$work/$name.hrknn"
-  if ! ${wrap[@]+"${wrap[@]}"} "$tool" convert "$onnx" -c "$here/$config.json" -o "$work/$name.hrknn" >"$work/$name.convert.log" 2>&1; then
+  if ! ${wrap[@]+"${wrap[@]}"} "$tool" convert "$onnx" -c "$here/$config.json" "$@" -o "$work/$name.hrknn" >"$work/$name.convert.log" 2>&1; then
     echo "converting $onnx failed (its tests are skipped):"
     tail -n 30 "$work/$name.convert.log"
     rm -f "$work/$name.hrknn"
@@ -35,6 +36,14 @@ else
   missing=1
   export RKNNXX_TEST_MODEL_DIR=
 fi
+# A quantized model needs no fetched file: a small CNN and its calibration set, made here.
+if python3 "$here/../host_runtime/make_int8_model.py" "$work/int8"; then
+  convert small_cnn_int8 "$work/int8/small_cnn.onnx" small_cnn_int8 --dataset "$work/int8/dataset.txt"
+else
+  echo "make_int8_model.py failed: the quantized-model tests are skipped"
+  failed=1
+fi
+export RKNNXX_INT8_MODEL_DIR=$work
 export RKNNXX_RUNTIME=host
 ${wrap[@]+"${wrap[@]}"} "$program" "$@"
 rc=$?

@@ -23,6 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fuzz"))
 import crafted_onnx  # noqa: E402  (the crafted ONNX models of issue 12, shared with the fuzzer's seeds)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "host_runtime"))
+import make_int8_model  # noqa: E402  (the small CNN and calibration set of the int8 runtime tests)
 
 import numpy as np
 
@@ -136,6 +138,45 @@ def light_checks(tool, work):
           and "RKNNXX_RUNTIME" in p.stderr and "LD_LIBRARY_PATH" in p.stderr, p.stderr)
 
     convert_checks(tool, work)
+    quantize_checks(tool, work)
+
+
+def quantize_checks(tool, work):
+    """Issue 11: convert --dataset makes a w8a8 model the runtime reports as INT8 AFFINE; refusals name the key or line."""
+    folder = work / "int8"
+    make_int8_model.main(folder)
+    config = folder / "config.json"
+    config.write_text('{"target_platform": "rk3588", "mean_values": [[120, 110, 100]], "std_values": [[60, 64, 58]]}')
+    onnx, dataset, out = folder / "small_cnn.onnx", folder / "dataset.txt", folder / "small_cnn.hrknn"
+    rc, o, e = run([tool, "convert", "--help"])
+    check("convert --help documents --dataset", rc == 0 and "--dataset" in o and "DATASET.txt" in o, o)
+    rc, o, e = run([tool, "convert", onnx, "-c", config, "--dataset", dataset, "-o", out, "--json"])
+    try:
+        j = json.loads(o) if rc == 0 else {}
+    except ValueError:
+        j = {}
+    q = j.get("quantization") or {}
+    check("convert --dataset: a w8a8 model, calibrated on the 16 samples with normal, weights per channel",
+          q.get("dtype") == "w8a8" and q.get("samples") == 16 and q.get("algorithm") == "normal"
+          and q.get("method") == "channel", f"exit {rc}: {o[:2000]} {e[:2000]}")
+    tensors = j.get("inputs", []) + j.get("outputs", [])
+    check("convert --dataset: inputs and outputs are INT8 AFFINE, one byte an element",
+          len(tensors) == 3 and all(t["type"] == "INT8" and t["quantization"]["type"] == "affine_asymmetric"
+                                    and t["size"] == t["n_elems"] for t in tensors), o[:2000])
+    rc, o, e = run([tool, "convert", onnx, "-c", config, "-o", folder / "float.hrknn", "--json"])
+    check("convert without --dataset: a float model", rc == 0 and json.loads(o)["quantization"] is None, o[:2000])
+    rc, o, e = run([tool, "inspect", out])
+    check("inspect shows the quantized model's INT8 tensors and how it was quantized",
+          rc == 0 and "INT8 NHWC 1x8x8x3, affine_asymmetric" in o and "w8a8 (normal on 16 samples, weights per channel)"
+          in o, o[:2000])
+    w4 = folder / "w4a16.json"
+    w4.write_text('{"target_platform": "rk3588", "quantized_dtype": "w4a16"}')
+    fails_one_line("convert --dataset: w4a16 on rk3588 is refused naming the key and the platform",
+                   [tool, "convert", onnx, "-c", w4, "--dataset", dataset], "quantized_dtype")
+    bad = folder / "bad_dataset.txt"
+    bad.write_text("sample_00.npy\nno_such_sample.npy\n")
+    fails_one_line("convert --dataset: a missing sample names the dataset line",
+                   [tool, "convert", onnx, "-c", config, "--dataset", bad], "bad_dataset.txt:2")
 
 
 def fails_one_line_with(name, cmd, needles, seconds=None):

@@ -1,0 +1,445 @@
+// Quantized (w8a8) models through the host runtime's C interface, as a board shows them: a small
+// CNN (make_int8_model.py) converted with a calibration dataset in the test, its INT8 AFFINE
+// attributes field by field, the general flow (UINT8, FLOAT32 and pass_through INT8 inputs;
+// want_float and raw int8 outputs), zero-copy with int8 memory and NC1HWC2 outputs, the weight
+// memory, and every shape of a dynamic set (docs/quantization.md).
+
+#include "converter.hpp"
+#include "convert/config_json.hpp"
+#include "model_file.hpp"
+#include "quantize/affine.hpp"
+#include "quantize/dataset.hpp"
+
+#include <rknnxx/abi/c_api.h>
+#include <rknnxx/toolkit/config.hpp>
+
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace rknnxx;
+using host::quantize::AffineParams;
+
+namespace {
+
+std::filesystem::path data_dir() {
+  const char* dir = std::getenv("RKNNXX_INT8_DIR");
+  REQUIRE_MESSAGE(dir != nullptr, "RKNNXX_INT8_DIR must name the folder make_int8_model.py wrote");
+  return dir;
+}
+
+std::vector<std::byte> read_bytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE_MESSAGE(in, "cannot read " << path);
+  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::byte> bytes(chars.size());
+  std::transform(chars.begin(), chars.end(), bytes.begin(), [](char c) { return static_cast<std::byte>(c); });
+  return bytes;
+}
+
+constexpr float mean[3] = {120, 110, 100};
+constexpr float std_[3] = {60, 64, 58};
+const std::string normalization = R"("mean_values": [[120, 110, 100]], "std_values": [[60, 64, 58]])";
+const std::string dynamic_set = R"("dynamic_input": [[[1, 3, 8, 8]], [[1, 3, 6, 6]], [[1, 3, 4, 4]]])";
+
+// Converts `onnx` (in data_dir) with the config, quantized on dataset.txt when `quantized`; the
+// .hrknn path, made once per process.
+std::string converted(const std::string& onnx, const std::string& config_json, bool quantized) {
+  static std::map<std::string, std::string> cache;
+  const std::string key = onnx + "|" + config_json + (quantized ? "|q" : "|f");
+  if (auto found = cache.find(key); found != cache.end()) return found->second;
+  const auto config = host::config_from_json(config_json);
+  const auto file = host::convert_onnx(read_bytes(data_dir() / onnx), config, {},
+                                       quantized ? data_dir() / "dataset.txt" : std::filesystem::path())
+                        .file;
+  const auto dir = std::filesystem::temp_directory_path() / ("rknnxx-int8-tests-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const auto path = dir / (std::to_string(cache.size()) + ".hrknn");
+  host::save_model_file(path, file);
+  return cache[key] = path.string();
+}
+
+std::string static_config(const std::string& extra = "") {
+  return R"({"target_platform": "rk3588", )" + normalization + extra + "}";
+}
+std::string dynamic_config() { return R"({"target_platform": "rk3588", )" + normalization + ", " + dynamic_set + "}"; }
+
+std::string quantized_model() { return converted("small_cnn.onnx", static_config(), true); }
+std::string float_model() { return converted("small_cnn.onnx", static_config(), false); }
+
+// The parameters the converter stored for a tensor.
+AffineParams stored(const std::string& path, const std::string& tensor) {
+  const auto file = host::load_model_file(path);
+  REQUIRE(file.quantization.has_value());
+  for (const auto& t : file.quantization->tensors)
+    if (t.name == tensor) return {t.scale, t.zero_point};
+  FAIL("no parameters for " << tensor);
+  return {};
+}
+
+struct Ctx {
+  rknn_context handle = 0;
+  explicit Ctx(const std::string& path) { REQUIRE(rknn_init(&handle, const_cast<char*>(path.c_str()), 0, 0, nullptr) == RKNN_SUCC); }
+  ~Ctx() {
+    if (handle) rknn_destroy(handle);
+  }
+  Ctx(const Ctx&) = delete;
+  Ctx& operator=(const Ctx&) = delete;
+  operator rknn_context() const { return handle; }
+};
+
+rknn_tensor_attr query_attr(rknn_context ctx, rknn_query_cmd cmd, uint32_t index) {
+  rknn_tensor_attr attr{};
+  attr.index = index;
+  REQUIRE(rknn_query(ctx, cmd, &attr, sizeof attr) == RKNN_SUCC);
+  return attr;
+}
+
+std::vector<uint32_t> dims_of(const rknn_tensor_attr& a) { return {a.dims, a.dims + a.n_dims}; }
+
+// An NHWC uint8 image.
+std::vector<uint8_t> image(uint32_t h, uint32_t w, uint32_t seed) {
+  std::vector<uint8_t> img(size_t{h} * w * 3);
+  for (size_t i = 0; i < img.size(); ++i) img[i] = static_cast<uint8_t>((i * 53 + seed * 97 + (i / 3) % 11) % 256);
+  return img;
+}
+
+rknn_input input_of(void* data, size_t bytes, rknn_tensor_type type, bool pass_through = false) {
+  rknn_input in{};
+  in.index = 0;
+  in.type = type;
+  in.fmt = RKNN_TENSOR_NHWC;
+  in.buf = data;
+  in.size = static_cast<uint32_t>(bytes);
+  in.pass_through = pass_through ? 1 : 0;
+  return in;
+}
+
+// Both outputs of the last run, as float32 (want_float) or as the raw bytes.
+template <class T>
+std::vector<std::vector<T>> outputs(rknn_context ctx, bool want_float) {
+  rknn_output outs[2]{};
+  for (uint32_t i = 0; i < 2; ++i) {
+    outs[i].index = i;
+    outs[i].want_float = want_float ? 1 : 0;
+  }
+  REQUIRE(rknn_outputs_get(ctx, 2, outs, nullptr) == RKNN_SUCC);
+  std::vector<std::vector<T>> result;
+  for (const auto& o : outs) {
+    REQUIRE(o.size % sizeof(T) == 0);
+    const auto* values = static_cast<const T*>(o.buf);
+    result.emplace_back(values, values + o.size / sizeof(T));
+  }
+  REQUIRE(rknn_outputs_release(ctx, 2, outs) == RKNN_SUCC);
+  return result;
+}
+
+std::vector<std::vector<float>> run_uint8(rknn_context ctx, std::vector<uint8_t> img) {
+  rknn_input in = input_of(img.data(), img.size(), RKNN_TENSOR_UINT8);
+  REQUIRE(rknn_inputs_set(ctx, 1, &in) == RKNN_SUCC);
+  REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+  return outputs<float>(ctx, true);
+}
+
+} // namespace
+
+TEST_CASE("a quantized model reports INT8 AFFINE attributes as a board does") {
+  const std::string path = quantized_model();
+  Ctx ctx(path);
+  rknn_input_output_num io{};
+  REQUIRE(rknn_query(ctx, RKNN_QUERY_IN_OUT_NUM, &io, sizeof io) == RKNN_SUCC);
+  CHECK(io.n_input == 1);
+  CHECK(io.n_output == 2);
+
+  // The input: the parameters of the normalized image, what the first convolution reads.
+  const AffineParams in_params = stored(path, "image");
+  const rknn_tensor_attr in = query_attr(ctx, RKNN_QUERY_INPUT_ATTR, 0);
+  CHECK(std::string(in.name) == "image");
+  CHECK(in.type == RKNN_TENSOR_INT8);
+  CHECK(in.qnt_type == RKNN_TENSOR_QNT_AFFINE_ASYMMETRIC);
+  CHECK(in.fmt == RKNN_TENSOR_NHWC);
+  CHECK(dims_of(in) == std::vector<uint32_t>{1, 8, 8, 3});
+  CHECK(in.n_elems == 192);
+  CHECK(in.size == 192);  // one byte an element
+  CHECK(in.w_stride == 16);  // RK3588's zero-copy width alignment
+  CHECK(in.size_with_stride == 8 * 16 * 3);
+  CHECK(in.zp == in_params.zero_point);
+  CHECK(in.scale == in_params.scale);
+  CHECK(in.fl == 0);
+  // Calibrated on the dataset: the normalized pixels span about (0 - 120) / 64 .. (255 - 100) / 58.
+  CHECK(in_params.lowest() == doctest::Approx(-120.0 / 60).epsilon(0.05));
+  CHECK(in_params.highest() == doctest::Approx(155.0 / 58).epsilon(0.05));
+
+  const AffineParams y_params = stored(path, "y");
+  const rknn_tensor_attr y = query_attr(ctx, RKNN_QUERY_OUTPUT_ATTR, 0);
+  CHECK(std::string(y.name) == "y");
+  CHECK(y.type == RKNN_TENSOR_INT8);
+  CHECK(y.qnt_type == RKNN_TENSOR_QNT_AFFINE_ASYMMETRIC);
+  CHECK(y.fmt == RKNN_TENSOR_NCHW);
+  CHECK(dims_of(y) == std::vector<uint32_t>{1, 4, 8, 8});
+  CHECK(y.n_elems == 256);
+  CHECK(y.size == 256);
+  CHECK(y.size_with_stride == 256);
+  CHECK(y.zp == y_params.zero_point);
+  CHECK(y.scale == y_params.scale);
+
+  // Flatten keeps the values of GlobalAveragePool: the score shares the pooled tensor's parameters.
+  const rknn_tensor_attr score = query_attr(ctx, RKNN_QUERY_OUTPUT_ATTR, 1);
+  CHECK(score.type == RKNN_TENSOR_INT8);
+  CHECK(score.fmt == RKNN_TENSOR_UNDEFINED);
+  CHECK(dims_of(score) == std::vector<uint32_t>{1, 4});
+  CHECK(score.size == 4);
+  CHECK(score.zp == stored(path, "pooled").zero_point);
+  CHECK(score.scale == stored(path, "pooled").scale);
+
+  // Natively: the 3-channel input stays NHWC; the 4-channel output is NC1HWC2 with RK3588's int8 C2 of 16.
+  const rknn_tensor_attr native_in = query_attr(ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, 0);
+  CHECK(native_in.type == RKNN_TENSOR_INT8);
+  CHECK(native_in.fmt == RKNN_TENSOR_NHWC);
+  CHECK(native_in.zp == in.zp);
+  const rknn_tensor_attr native_y = query_attr(ctx, RKNN_QUERY_NATIVE_OUTPUT_ATTR, 0);
+  CHECK(native_y.type == RKNN_TENSOR_INT8);
+  CHECK(native_y.fmt == RKNN_TENSOR_NC1HWC2);
+  CHECK(dims_of(native_y) == std::vector<uint32_t>{1, 1, 8, 8, 16});
+  CHECK(native_y.size_with_stride == 8 * 8 * 16);
+  CHECK(native_y.qnt_type == RKNN_TENSOR_QNT_AFFINE_ASYMMETRIC);
+  CHECK(native_y.scale == y.scale);
+
+  // The float model of the same ONNX file: FLOAT16, no quantization, two bytes an element.
+  Ctx plain(float_model());
+  const rknn_tensor_attr float_in = query_attr(plain, RKNN_QUERY_INPUT_ATTR, 0);
+  CHECK(float_in.type == RKNN_TENSOR_FLOAT16);
+  CHECK(float_in.qnt_type == RKNN_TENSOR_QNT_NONE);
+  CHECK(float_in.size == 384);
+
+  // The weights as the board stores them: one byte for each of the two convolutions' 248 weights.
+  rknn_mem_size quantized_mem{}, float_mem{};
+  REQUIRE(rknn_query(ctx, RKNN_QUERY_MEM_SIZE, &quantized_mem, sizeof quantized_mem) == RKNN_SUCC);
+  REQUIRE(rknn_query(plain, RKNN_QUERY_MEM_SIZE, &float_mem, sizeof float_mem) == RKNN_SUCC);
+  CHECK(quantized_mem.total_weight_size + 3 * (8 * 3 * 9 + 4 * 8) == float_mem.total_weight_size);
+}
+
+TEST_CASE("the general flow: UINT8 and FLOAT32 normalize and quantize, pass_through INT8 is taken as is") {
+  const std::string path = quantized_model();
+  Ctx ctx(path);
+  Ctx plain(float_model());
+  const AffineParams in_params = stored(path, "image");
+  const AffineParams params[2] = {stored(path, "y"), stored(path, "pooled")};
+
+  for (uint32_t seed = 0; seed < 3; ++seed) {
+    CAPTURE(seed);
+    const auto img = image(8, 8, seed);
+    const auto dequantized = run_uint8(ctx, img);
+    const auto reference = run_uint8(plain, img);
+    for (size_t o = 0; o < 2; ++o) {
+      CAPTURE(o);
+      REQUIRE(dequantized[o].size() == reference[o].size());
+      for (size_t i = 0; i < reference[o].size(); ++i) {
+        // On the output's grid, and within a few steps of the float model's value.
+        CHECK(params[o].fake_quantize(dequantized[o][i]) == dequantized[o][i]);
+        CHECK(std::fabs(dequantized[o][i] - reference[o][i]) <= 4 * params[o].scale + 0.01f);
+      }
+    }
+
+    // want_float = 0: the raw int8 values, whose dequantization is what want_float gives.
+    rknn_input in = input_of(const_cast<uint8_t*>(img.data()), img.size(), RKNN_TENSOR_UINT8);
+    REQUIRE(rknn_inputs_set(ctx, 1, &in) == RKNN_SUCC);
+    REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+    const auto raw = outputs<int8_t>(ctx, false);
+    for (size_t o = 0; o < 2; ++o) {
+      REQUIRE(raw[o].size() == dequantized[o].size());
+      for (size_t i = 0; i < raw[o].size(); ++i) {
+        CHECK(raw[o][i] == params[o].quantize(dequantized[o][i]));
+        CHECK(params[o].dequantize(raw[o][i]) == dequantized[o][i]);
+      }
+    }
+
+    // FLOAT32 pixel values: the same normalization and quantization as UINT8.
+    std::vector<float> pixels(img.begin(), img.end());
+    in = input_of(pixels.data(), pixels.size() * sizeof(float), RKNN_TENSOR_FLOAT32);
+    REQUIRE(rknn_inputs_set(ctx, 1, &in) == RKNN_SUCC);
+    REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+    CHECK(outputs<float>(ctx, true) == dequantized);
+
+    // pass_through: the application quantized the normalized image itself, into the native NHWC
+    // int8 layout (w_stride 16): the outputs are the same.
+    const rknn_tensor_attr native = query_attr(ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, 0);
+    std::vector<int8_t> q(native.size_with_stride, 0);
+    for (uint32_t h = 0; h < 8; ++h)
+      for (uint32_t w = 0; w < 8; ++w)
+        for (uint32_t c = 0; c < 3; ++c)
+          q[(h * native.w_stride + w) * 3 + c] = static_cast<int8_t>(
+              in_params.quantize((static_cast<float>(img[(h * 8 + w) * 3 + c]) - mean[c]) / std_[c]));
+    in = input_of(q.data(), q.size(), RKNN_TENSOR_INT8, true);
+    REQUIRE(rknn_inputs_set(ctx, 1, &in) == RKNN_SUCC);
+    REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+    CHECK(outputs<float>(ctx, true) == dequantized);
+  }
+
+  // pass_through data must be the model's INT8.
+  std::vector<uint8_t> native_size(query_attr(ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, 0).size_with_stride, 128);
+  rknn_input in = input_of(native_size.data(), native_size.size(), RKNN_TENSOR_UINT8, true);
+  CHECK(rknn_inputs_set(ctx, 1, &in) == RKNN_ERR_INPUT_INVALID);
+}
+
+TEST_CASE("zero-copy: int8 input memory, native NC1HWC2 int8 output, weight memory of the int8 size") {
+  const std::string path = quantized_model();
+  Ctx ctx(path);
+  const auto img = image(8, 8, 7);
+  const auto general = run_uint8(ctx, img);
+  rknn_input in_general = input_of(const_cast<uint8_t*>(img.data()), img.size(), RKNN_TENSOR_UINT8);
+  REQUIRE(rknn_inputs_set(ctx, 1, &in_general) == RKNN_SUCC);
+  REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+  const auto raw = outputs<int8_t>(ctx, false);
+
+  // The board's zero-copy demo: the input as UINT8 NHWC (the NPU normalizes and quantizes), the
+  // outputs in their native layouts as the NPU writes them.
+  rknn_tensor_attr in_attr = query_attr(ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, 0);
+  in_attr.type = RKNN_TENSOR_UINT8;
+  rknn_tensor_mem* in_mem = rknn_create_mem(ctx, in_attr.size_with_stride);
+  REQUIRE(in_mem != nullptr);
+  auto* pixels = static_cast<uint8_t*>(in_mem->virt_addr);
+  for (uint32_t h = 0; h < 8; ++h) std::memcpy(pixels + h * in_attr.w_stride * 3, img.data() + h * 8 * 3, 8 * 3);
+  REQUIRE(rknn_set_io_mem(ctx, in_mem, &in_attr) == RKNN_SUCC);
+  rknn_tensor_attr y_attr = query_attr(ctx, RKNN_QUERY_NATIVE_OUTPUT_ATTR, 0);
+  rknn_tensor_attr score_attr = query_attr(ctx, RKNN_QUERY_NATIVE_OUTPUT_ATTR, 1);
+  rknn_tensor_mem* y_mem = rknn_create_mem(ctx, y_attr.size_with_stride);
+  rknn_tensor_mem* score_mem = rknn_create_mem(ctx, score_attr.size_with_stride);
+  REQUIRE(rknn_set_io_mem(ctx, y_mem, &y_attr) == RKNN_SUCC);
+  REQUIRE(rknn_set_io_mem(ctx, score_mem, &score_attr) == RKNN_SUCC);
+  REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+  const auto* blocked = static_cast<const int8_t*>(y_mem->virt_addr);
+  for (uint32_t c = 0; c < 16; ++c)
+    for (uint32_t hw = 0; hw < 64; ++hw) {
+      CAPTURE(c);
+      if (c < 4)
+        CHECK(blocked[hw * 16 + c] == raw[0][c * 64 + hw]);
+      else
+        CHECK(blocked[hw * 16 + c] == 0);  // padding lanes
+    }
+  CHECK(std::vector<int8_t>(static_cast<const int8_t*>(score_mem->virt_addr),
+                            static_cast<const int8_t*>(score_mem->virt_addr) + 4) == raw[1]);
+
+  // pass_through int8 input memory, and a FLOAT32 output (dequantized) instead of the int8 one.
+  const AffineParams in_params = stored(path, "image");
+  rknn_tensor_attr q_attr = query_attr(ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, 0);
+  q_attr.pass_through = 1;
+  rknn_tensor_mem* q_mem = rknn_create_mem(ctx, q_attr.size_with_stride);
+  auto* q = static_cast<int8_t*>(q_mem->virt_addr);
+  for (uint32_t h = 0; h < 8; ++h)
+    for (uint32_t w = 0; w < 8; ++w)
+      for (uint32_t c = 0; c < 3; ++c)
+        q[(h * q_attr.w_stride + w) * 3 + c] = static_cast<int8_t>(
+            in_params.quantize((static_cast<float>(img[(h * 8 + w) * 3 + c]) - mean[c]) / std_[c]));
+  REQUIRE(rknn_set_io_mem(ctx, q_mem, &q_attr) == RKNN_SUCC);
+  rknn_tensor_attr float_y = query_attr(ctx, RKNN_QUERY_OUTPUT_ATTR, 0);
+  float_y.type = RKNN_TENSOR_FLOAT32;
+  rknn_tensor_mem* float_mem = rknn_create_mem(ctx, float_y.n_elems * 4);
+  REQUIRE(rknn_set_io_mem(ctx, float_mem, &float_y) == RKNN_SUCC);
+  REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+  const auto* values = static_cast<const float*>(float_mem->virt_addr);
+  CHECK(std::vector<float>(values, values + 256) == general[0]);
+  // An output cannot be written as another integer type.
+  rknn_tensor_attr wrong = query_attr(ctx, RKNN_QUERY_OUTPUT_ATTR, 0);
+  wrong.type = RKNN_TENSOR_INT16;
+  CHECK(rknn_set_io_mem(ctx, float_mem, &wrong) == RKNN_ERR_PARAM_INVALID);
+
+  // Weight memory: RKNN_QUERY_MEM_SIZE's int8 figure is enough, one byte less is refused.
+  rknn_mem_size sizes{};
+  REQUIRE(rknn_query(ctx, RKNN_QUERY_MEM_SIZE, &sizes, sizeof sizes) == RKNN_SUCC);
+  rknn_tensor_mem* small = rknn_create_mem(ctx, sizes.total_weight_size - 1);
+  CHECK(rknn_set_weight_mem(ctx, small) == RKNN_ERR_PARAM_INVALID);
+  rknn_tensor_mem* weights = rknn_create_mem(ctx, sizes.total_weight_size);
+  CHECK(rknn_set_weight_mem(ctx, weights) == RKNN_SUCC);
+  REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+  CHECK(std::vector<float>(values, values + 256) == general[0]);
+
+  for (rknn_tensor_mem* m : {in_mem, y_mem, score_mem, q_mem, float_mem, small, weights})
+    CHECK(rknn_destroy_mem(ctx, m) == RKNN_SUCC);
+}
+
+TEST_CASE("a dynamic quantized model: one set of parameters, every shape of the set runs") {
+  const std::string path = converted("small_cnn_dyn.onnx", dynamic_config(), true);
+  const std::string float_path = converted("small_cnn_dyn.onnx", dynamic_config(), false);
+  Ctx ctx(path);
+  Ctx plain(float_path);
+  const AffineParams y_params = stored(path, "y");
+  const rknn_tensor_attr first = query_attr(ctx, RKNN_QUERY_INPUT_ATTR, 0);
+  CHECK(dims_of(first) == std::vector<uint32_t>{1, 8, 8, 3});  // MaxShape, the calibration shape
+  for (uint32_t size : {8U, 6U, 4U, 6U}) {
+    CAPTURE(size);
+    for (rknn_context c : {ctx.handle, plain.handle}) {
+      rknn_tensor_attr shape = query_attr(c, RKNN_QUERY_INPUT_ATTR, 0);
+      shape.dims[1] = shape.dims[2] = size;
+      REQUIRE(rknn_set_input_shapes(c, 1, &shape) == RKNN_SUCC);
+    }
+    const rknn_tensor_attr in = query_attr(ctx, RKNN_QUERY_CURRENT_INPUT_ATTR, 0);
+    CHECK(in.type == RKNN_TENSOR_INT8);
+    CHECK(in.size == size * size * 3);
+    CHECK(in.zp == first.zp);
+    CHECK(in.scale == first.scale);
+    const rknn_tensor_attr y = query_attr(ctx, RKNN_QUERY_CURRENT_OUTPUT_ATTR, 0);
+    CHECK(dims_of(y) == std::vector<uint32_t>{1, 4, size, size});
+    CHECK(y.size == 4 * size * size);
+    CHECK(y.scale == y_params.scale);
+    const auto img = image(size, size, size);
+    const auto dequantized = run_uint8(ctx, img);
+    const auto reference = run_uint8(plain, img);
+    REQUIRE(dequantized[0].size() == size_t{4} * size * size);
+    for (size_t i = 0; i < reference[0].size(); ++i)
+      CHECK(std::fabs(dequantized[0][i] - reference[0][i]) <= 4 * y_params.scale + 0.01f);
+  }
+}
+
+TEST_CASE("conversion with a dataset: the config's quantization keys, refusals with the toolkit's names") {
+  const auto onnx = read_bytes(data_dir() / "small_cnn.onnx");
+  const auto dataset = data_dir() / "dataset.txt";
+  auto quantize = [&](const std::string& extra) {
+    return host::convert_onnx(onnx, host::config_from_json(static_config(extra)), {}, dataset).file;
+  };
+  const auto normal = quantize("");
+  REQUIRE(normal.quantization.has_value());
+  CHECK(normal.quantization->algorithm == toolkit::QuantizedAlgorithm::normal);
+  CHECK(normal.quantization->method == toolkit::QuantizedMethod::channel());
+  CHECK(normal.quantization->samples == 16);
+  const auto mmse = quantize(R"(, "quantized_algorithm": "mmse", "quantized_method": "layer")");
+  REQUIRE(mmse.quantization.has_value());
+  CHECK(mmse.quantization->algorithm == toolkit::QuantizedAlgorithm::mmse);
+  CHECK(mmse.quantization->method == toolkit::QuantizedMethod::layer());
+  Ctx ctx([&] {
+    const auto p = std::filesystem::temp_directory_path() / ("rknnxx-int8-mmse-" + std::to_string(getpid()) + ".hrknn");
+    host::save_model_file(p, mmse);
+    return p.string();
+  }());
+  CHECK(run_uint8(ctx, image(8, 8, 3))[0].size() == 256);
+
+  // Without a dataset the quantization keys change nothing: a float model.
+  CHECK_FALSE(host::convert_onnx(onnx, host::config_from_json(static_config(R"(, "quantized_dtype": "w8a8")")), {})
+                  .file.quantization.has_value());
+
+  CHECK_THROWS_WITH_AS((void)quantize(R"(, "quantized_dtype": "w4a16")"), doctest::Contains("quantized_dtype"),
+                       toolkit::ConfigError);
+  CHECK_THROWS_WITH_AS((void)quantize(R"(, "quantized_algorithm": "gdq")"), doctest::Contains("gdq"),
+                       toolkit::ConfigError);
+  CHECK_THROWS_WITH_AS((void)quantize(R"(, "auto_hybrid_euc_thresh": 0.5)"),
+                       doctest::Contains("auto_hybrid_euc_thresh"), toolkit::ConfigError);
+
+  // A dataset problem names the file and the line.
+  const auto dir = std::filesystem::temp_directory_path() / ("rknnxx-int8-dataset-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "bad.txt") << std::filesystem::absolute(data_dir() / "sample_00.npy").string() << "\nmissing.npy\n";
+  CHECK_THROWS_WITH_AS((void)host::convert_onnx(onnx, host::config_from_json(static_config()), {}, dir / "bad.txt"),
+                       doctest::Contains("bad.txt:2"), host::quantize::DatasetError);
+  std::filesystem::remove_all(dir);
+}

@@ -1,1 +1,0 @@
-/usr/include/doctest/doctest.h

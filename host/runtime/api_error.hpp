@@ -29,6 +29,13 @@ template <class... Args>
   throw ApiError(code, fmt::format(format, std::forward<Args>(args)...));
 }
 
+// A pointer argument of a C function: refused with RKNN_ERR_PARAM_INVALID naming it when NULL.
+template <class T>
+T* require(T* pointer, const char* what) {
+  if (pointer == nullptr) fail(RKNN_ERR_PARAM_INVALID, "{} is NULL", what);
+  return pointer;
+}
+
 // Runs body() and maps whatever it throws to a vendor return code, logging one line that
 // starts with the C function's name. Nothing escapes into C.
 template <class Body>

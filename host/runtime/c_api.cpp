@@ -15,12 +15,6 @@ using namespace rknnxx::host;
 
 namespace {
 
-template <class T>
-T* require(T* pointer, const char* what) {
-  if (pointer == nullptr) fail(RKNN_ERR_PARAM_INVALID, "{} is NULL", what);
-  return pointer;
-}
-
 // For the create_mem family, which reports failure as NULL.
 template <class Body>
 rknn_tensor_mem* guarded_mem(const char* call, Body&& body) noexcept {

@@ -383,12 +383,6 @@ using namespace rknnxx::host;
 
 namespace {
 
-template <class T>
-T* require(T* pointer, const char* what) {
-  if (pointer == nullptr) fail(RKNN_ERR_PARAM_INVALID, "{} is NULL", what);
-  return pointer;
-}
-
 rknnxx::MatmulShape shape_of(int m, int k, int n, const char* what) {
   if (m <= 0 || k <= 0 || n <= 0)
     fail(RKNN_ERR_PARAM_INVALID, "{}: M, K and N must be positive (M={}, K={}, N={})", what, m, k, n);

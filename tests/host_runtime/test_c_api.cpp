@@ -11,6 +11,8 @@
 #include "engine/onnx_reader.hpp"
 #include "model_file.hpp"
 
+#include "c_api_test_helpers.hpp"
+
 #include <doctest/doctest.h>
 
 #include <sys/stat.h>
@@ -30,30 +32,11 @@
 #include <vector>
 
 using namespace rknnxx;
+using test::Ctx;
+using test::dims_of;
+using test::query_attr;
 
 namespace {
-
-struct Ctx {  // a test's own tiny guard: the library's Context is tested elsewhere
-  rknn_context handle = 0;
-  explicit Ctx(const std::string& path, uint32_t flags = 0) {
-    REQUIRE(rknn_init(&handle, const_cast<char*>(path.c_str()), 0, flags, nullptr) == RKNN_SUCC);
-  }
-  ~Ctx() {
-    if (handle) rknn_destroy(handle);
-  }
-  Ctx(const Ctx&) = delete;
-  Ctx& operator=(const Ctx&) = delete;
-  operator rknn_context() const { return handle; }
-};
-
-rknn_tensor_attr query_attr(rknn_context ctx, rknn_query_cmd cmd, uint32_t index) {
-  rknn_tensor_attr attr{};
-  attr.index = index;
-  REQUIRE(rknn_query(ctx, cmd, &attr, sizeof attr) == RKNN_SUCC);
-  return attr;
-}
-
-std::vector<uint32_t> dims_of(const rknn_tensor_attr& a) { return {a.dims, a.dims + a.n_dims}; }
 
 std::vector<uint8_t> image(uint32_t h, uint32_t w, uint32_t c, uint32_t seed = 1) {
   std::vector<uint8_t> img(size_t{h} * w * c);

@@ -13,6 +13,8 @@
 #include <rknnxx/abi/c_api.h>
 #include <rknnxx/toolkit/config.hpp>
 
+#include "c_api_test_helpers.hpp"
+
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -29,6 +31,9 @@
 #include <vector>
 
 using namespace rknnxx;
+using test::Ctx;
+using test::dims_of;
+using test::query_attr;
 using host::quantize::AffineParams;
 
 namespace {
@@ -87,26 +92,6 @@ AffineParams stored(const std::string& path, const std::string& tensor) {
   FAIL("no parameters for " << tensor);
   return {};
 }
-
-struct Ctx {
-  rknn_context handle = 0;
-  explicit Ctx(const std::string& path) { REQUIRE(rknn_init(&handle, const_cast<char*>(path.c_str()), 0, 0, nullptr) == RKNN_SUCC); }
-  ~Ctx() {
-    if (handle) rknn_destroy(handle);
-  }
-  Ctx(const Ctx&) = delete;
-  Ctx& operator=(const Ctx&) = delete;
-  operator rknn_context() const { return handle; }
-};
-
-rknn_tensor_attr query_attr(rknn_context ctx, rknn_query_cmd cmd, uint32_t index) {
-  rknn_tensor_attr attr{};
-  attr.index = index;
-  REQUIRE(rknn_query(ctx, cmd, &attr, sizeof attr) == RKNN_SUCC);
-  return attr;
-}
-
-std::vector<uint32_t> dims_of(const rknn_tensor_attr& a) { return {a.dims, a.dims + a.n_dims}; }
 
 // An NHWC uint8 image.
 std::vector<uint8_t> image(uint32_t h, uint32_t w, uint32_t seed) {

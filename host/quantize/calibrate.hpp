@@ -19,6 +19,7 @@
 #include "engine.hpp"
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -31,6 +32,10 @@ namespace rknnxx::host::quantize {
 // The graph as it is quantized and run: BatchNormalization folded into Conv, Relu and Clip fused,
 // so that statistics and weights are those of the fused operators, as the NPU executes them.
 Graph inference_graph(const onnx::ModelProto& model);
+
+// The graph's inputs as the config's rules and calibration_inputs() take them: names and declared
+// shapes, a dimension without a fixed value being dynamic (-1).
+std::vector<rknnxx::toolkit::ModelInput> model_inputs(const Graph& graph);
 
 // The activation parameters of a calibrated graph, by value name (graph inputs, and every float
 // tensor a node produces).
@@ -66,6 +71,8 @@ struct CalibrationOptions {
   Algorithm algorithm = Algorithm::normal;
   std::size_t threads = 0;  // the engine's threads; 0: its default
   bool progress = true;     // a progress bar on stderr, when stderr is a terminal
+  // Called after each sample instead of drawing the bar (a caller with its own progress display).
+  std::function<void(std::size_t done, std::size_t total)> on_sample;
 };
 
 // Loads every sample (load_sample) and calibrates on it. Throws DatasetError for a bad sample.
@@ -89,6 +96,10 @@ public:
   QuantizedSession& operator=(QuantizedSession&&) noexcept;
 
   std::vector<Tensor> run(std::span<const Tensor> inputs);
+  // Called after every step once its outputs are rounded to their parameters (the engine's own
+  // observer does the rounding): it sees what the int8 tensors hold and may rewrite them, as the
+  // accuracy analysis does. An empty function removes it.
+  void set_step_observer(Session::StepObserver after_rounding);
   [[nodiscard]] const ActivationTable& activations() const noexcept;
   [[nodiscard]] const std::map<std::string, WeightQuantization>& weights() const noexcept;
   [[nodiscard]] Session& session() noexcept;

@@ -78,8 +78,8 @@ std::size_t kl_threshold_bins(std::span<const double> magnitudes, std::size_t le
   if (levels == 0 || n <= levels) return n;
   // Bin 0 holds the exact zeros (half of a ReLU's output, zero padding) on top of the smallest
   // values. Zero is exact in every range, so they say nothing about where to clip; counted, they
-  // decide it: a cut whose first level merges k bins spreads the spike over k bins of Q, a cost
-  // growing with k, so the divergence prefers the narrowest cut and clips a ReLU6 output to a
+  // decided it: a cut whose first level merges k bins spreads the spike over k bins of Q, a cost
+  // growing with k, so the divergence preferred narrow cuts and clipped a ReLU6 output to a
   // quarter of its range (docs/quantization.md). Bin 0 counts as its neighbour instead, as
   // TensorRT's calibrators do.
   std::vector<double> counts(magnitudes.begin(), magnitudes.end());

@@ -44,5 +44,6 @@ Command add_inspect(CLI::App& app);
 Command add_run(CLI::App& app);
 Command add_bench(CLI::App& app);
 Command add_profile(CLI::App& app);
+Command add_accuracy(CLI::App& app);
 
 } // namespace rknnxx::tool

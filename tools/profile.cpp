@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "input_file.hpp"
 #include "model_report.hpp"
+#include "svg.hpp"
 
 #include <fmt/format.h>
 
@@ -12,7 +13,6 @@
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -91,38 +91,14 @@ std::vector<OperatorTime> parse_perf_detail(const std::string& text) {
   return ops;
 }
 
-std::string xml_escaped(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-    case '&': out += "&amp;"; break;
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '"': out += "&quot;"; break;
-    default: out += c;
-    }
-  }
-  return out;
-}
-
-std::string shortened(std::string_view s, std::size_t max) {
-  if (s.size() <= max) return std::string(s);
-  return std::string(s.substr(0, max - 3)) + "...";
-}
-
 // A horizontal bar chart, slowest operator first: one row per operator with its type and name on
 // the left, the bar, and the time in ms at the bar's end.
 std::string svg_chart(const std::vector<OperatorTime>& ops, double total_us, const std::string& title) {
   constexpr int label_width = 360, bar_width = 520, row = 22, top = 56, width = label_width + bar_width + 170;
   const int height = top + static_cast<int>(ops.size()) * row + 30;
   const double longest = ops.empty() ? 1.0 : std::max(ops.front().us, 1e-9);
-  std::string s = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
-      "font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"12\">\n"
-      "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-      "<text x=\"12\" y=\"22\" font-size=\"15\" font-weight=\"bold\">{2}</text>\n"
-      "<text x=\"12\" y=\"42\" fill=\"#555\">{3} operators shown; all operators: {4:.3f} ms per run</text>\n",
-      width, height, xml_escaped(title), ops.size(), total_us / 1000.0);
+  std::string s = svg_begin(width, height, title,
+                            fmt::format("{} operators shown; all operators: {:.3f} ms per run", ops.size(), total_us / 1000.0));
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const auto& op = ops[i];
     const int y = top + static_cast<int>(i) * row;
@@ -134,7 +110,7 @@ std::string svg_chart(const std::vector<OperatorTime>& ops, double total_us, con
     s += fmt::format("<text x=\"{:.1f}\" y=\"{}\">{:.3f} ms ({:.1f}%)</text>\n", label_width + w + 6, y + 15, op.us / 1000.0,
                      total_us > 0 ? 100.0 * op.us / total_us : 0.0);
   }
-  s += "</svg>\n";
+  s += svg_end;
   return s;
 }
 
@@ -178,10 +154,7 @@ int profile(const ProfileOptions& o) {
     const std::vector<OperatorTime> top(ops.begin(), ops.begin() + static_cast<std::ptrdiff_t>(shown));
     const std::string title = fmt::format("rknnxx profile: {} ({} run{})", std::filesystem::path(o.model).filename().string(),
                                           o.runs, o.runs == 1 ? "" : "s");
-    std::ofstream out(o.svg, std::ios::trunc);
-    out << svg_chart(top, total_us, title);
-    out.close();
-    if (!out) throw std::runtime_error(fmt::format("--svg {}: cannot be written", o.svg));
+    write_text_file(o.svg, svg_chart(top, total_us, title), "--svg");
   }
 
   if (o.json) {

@@ -4,6 +4,8 @@
 //   rknnxx bench MODEL [-n N] [--json]             inputs_set / run / outputs_get and zero-copy timings
 //   rknnxx profile MODEL [--json] [--svg FILE]     per-operator time (RKNN_QUERY_PERF_DETAIL)
 //   rknnxx convert MODEL.onnx -c CONFIG.json       ONNX + the toolkit's config() -> host model
+//   rknnxx accuracy MODEL.onnx -c CONFIG.json --dataset DATASET.txt
+//                                                  w8a8 against float32 per layer (CSV, JSON, SVG)
 // Every failure is one line naming the problem, with the runtime's own explanation when it gave
 // one. Exit codes: 0 success, 1 failure, 2 usage error (exit_codes below, printed by --help).
 
@@ -36,7 +38,8 @@ int main(int argc, char** argv) {
                                         "explained without it");
   const std::vector<rknnxx::tool::Command> commands{rknnxx::tool::add_inspect(app), rknnxx::tool::add_run(app),
                                                     rknnxx::tool::add_bench(app), rknnxx::tool::add_profile(app),
-                                                    rknnxx::tool::add_convert(app)};
+                                                    rknnxx::tool::add_convert(app),
+                                                    rknnxx::tool::add_accuracy(app)};
   for (const auto& command : commands) command.app->footer(exit_codes);
   try {
     app.parse(argc, argv);

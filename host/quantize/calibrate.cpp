@@ -95,6 +95,18 @@ Graph inference_graph(const onnx::ModelProto& model) {
   return graph;
 }
 
+std::vector<rknnxx::toolkit::ModelInput> model_inputs(const Graph& graph) {
+  std::vector<rknnxx::toolkit::ModelInput> inputs;
+  for (ValueId id : graph.inputs()) {
+    const Value& value = graph.value(id);
+    rknnxx::toolkit::ModelInput input;
+    input.name = value.name;
+    for (const onnx::Dimension& d : value.declared_shape) input.shape.push_back(d.has_value && d.value > 0 ? d.value : -1);
+    inputs.push_back(std::move(input));
+  }
+  return inputs;
+}
+
 struct Calibrator::State {
   Session session;
   Algorithm algorithm;
@@ -219,6 +231,7 @@ struct QuantizedSession::State {
   std::optional<Session> session;
   std::vector<std::optional<AffineParams>> by_value;  // the parameters a step's output is rounded to
   std::vector<std::optional<AffineParams>> by_input;  // per graph input
+  Session::StepObserver after_rounding;               // set_step_observer()
 };
 
 QuantizedSession::QuantizedSession(Graph graph, ActivationTable table, Method method, SessionOptions options)
@@ -251,6 +264,7 @@ QuantizedSession::QuantizedSession(Graph graph, ActivationTable table, Method me
       if (outputs[k] == nullptr || node.outputs[k] == no_value || outputs[k]->dtype() != DataType::float32) continue;
       if (const auto& p = s.by_value[static_cast<std::size_t>(node.outputs[k])]) fake_quantize(outputs[k]->values<float>(), *p);
     }
+    if (s.after_rounding) s.after_rounding(node, outputs);
   });
 }
 
@@ -268,6 +282,10 @@ std::vector<Tensor> QuantizedSession::run(std::span<const Tensor> inputs) {
       fake_quantize(rounded.back().values<float>(), *s.by_input[i]);
   }
   return s.session->run(rounded);
+}
+
+void QuantizedSession::set_step_observer(Session::StepObserver after_rounding) {
+  state_->after_rounding = std::move(after_rounding);
 }
 
 const ActivationTable& QuantizedSession::activations() const noexcept { return state_->table; }

@@ -33,6 +33,10 @@ namespace rknnxx::host::quantize {
 // so that statistics and weights are those of the fused operators, as the NPU executes them.
 Graph inference_graph(const onnx::ModelProto& model);
 
+// The graph's inputs as the config's rules and calibration_inputs() take them: names and declared
+// shapes, a dimension without a fixed value being dynamic (-1).
+std::vector<rknnxx::toolkit::ModelInput> model_inputs(const Graph& graph);
+
 // The activation parameters of a calibrated graph, by value name (graph inputs, and every float
 // tensor a node produces).
 struct ActivationTable {
@@ -92,6 +96,10 @@ public:
   QuantizedSession& operator=(QuantizedSession&&) noexcept;
 
   std::vector<Tensor> run(std::span<const Tensor> inputs);
+  // Called after every step once its outputs are rounded to their parameters (the engine's own
+  // observer does the rounding): it sees what the int8 tensors hold and may rewrite them, as the
+  // accuracy analysis does. An empty function removes it.
+  void set_step_observer(Session::StepObserver after_rounding);
   [[nodiscard]] const ActivationTable& activations() const noexcept;
   [[nodiscard]] const std::map<std::string, WeightQuantization>& weights() const noexcept;
   [[nodiscard]] Session& session() noexcept;

@@ -73,9 +73,17 @@ void TensorStatistics::add(std::span<const float> values) {
   if (keep_histogram_) histogram_.add(values, lo, hi);
 }
 
-std::size_t kl_threshold_bins(std::span<const double> counts, std::size_t levels) {
-  const std::size_t n = counts.size();
+std::size_t kl_threshold_bins(std::span<const double> magnitudes, std::size_t levels) {
+  const std::size_t n = magnitudes.size();
   if (levels == 0 || n <= levels) return n;
+  // Bin 0 holds the exact zeros (half of a ReLU's output, zero padding) on top of the smallest
+  // values. Zero is exact in every range, so they say nothing about where to clip; counted, they
+  // decided it: a cut whose first level merges k bins spreads the spike over k bins of Q, a cost
+  // growing with k, so the divergence preferred narrow cuts and clipped a ReLU6 output to a
+  // quarter of its range (docs/quantization.md). Bin 0 counts as its neighbour instead, as
+  // TensorRT's calibrators do.
+  std::vector<double> counts(magnitudes.begin(), magnitudes.end());
+  counts[0] = counts[1];
   std::vector<double> suffix(n + 1, 0.0);  // suffix[i]: the counts from bin i on (the outliers of a cut at i)
   for (std::size_t k = n; k-- > 0;) suffix[k] = suffix[k + 1] + counts[k];
   std::vector<double> p(n);

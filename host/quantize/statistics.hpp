@@ -82,7 +82,8 @@ struct Range {
 
 // TensorRT's entropy calibration on a histogram of magnitudes (bin 0 starts at 0): the number of
 // leading bins, at least `levels`, whose clipped distribution quantized to `levels` bins has the
-// least KL divergence from the full one. The threshold is that count times the bin width.
-[[nodiscard]] std::size_t kl_threshold_bins(std::span<const double> counts, std::size_t levels);
+// least KL divergence from the full one. The threshold is that count times the bin width. Bin 0
+// (where the exact zeros are) counts as much as bin 1.
+[[nodiscard]] std::size_t kl_threshold_bins(std::span<const double> magnitudes, std::size_t levels);
 
 } // namespace rknnxx::host::quantize

@@ -98,7 +98,7 @@ def light_checks(tool, work):
     check("inspect: no model argument is a usage error", rc != 0 and "model" in err.lower(), err.strip())
     rc, out, err = run([tool, "--help"])
     check("--help lists every subcommand",
-          rc == 0 and all(c in out for c in ("inspect", "run", "bench", "convert")), out)
+          rc == 0 and all(c in out for c in ("inspect", "run", "bench", "convert", "accuracy")), out)
     bad_config = work / "bad_config.json"
     bad_config.write_text('{"target_platform": "rk9999"}')
     onnx = work / "not_a_model.onnx"
@@ -368,6 +368,97 @@ def small_model_checks(tool, work, models):
         check("profile --json: parses", False, f"{e}: {err}")
 
 
+def accuracy_checks(tool, work, models):
+    """rknnxx accuracy (issue 11) on the small dyncnn: the table, the CSV/JSON/SVG files, --json, and
+    one-line errors for what is wrong."""
+    onnx = models / "dyn/dyncnn.onnx"
+    if not onnx.exists():
+        print(f"skipped: {onnx} is missing (tests/models/fetch.sh); the accuracy checks did not run")
+        return
+    folder = work / "accuracy_data"
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(5)
+    for i in range(3):  # the MaxShape of dynamic_input below, normalized already (mean 0, std 1)
+        np.save(folder / f"sample_{i}.npy", rng.standard_normal((1, 3, 64, 64)).astype(np.float32))
+    dataset = folder / "dataset.txt"
+    dataset.write_text("sample_0.npy\nsample_1.npy\n\nsample_2.npy\n")  # relative to the dataset's folder
+    config = work / "accuracy.json"
+    config.write_text(json.dumps({"target_platform": "rk3588", "quantized_algorithm": "normal",
+                                  "dynamic_input": [[[1, 3, 48, 48]], [[1, 3, 64, 64]]]}))
+    out_dir = work / "accuracy_out"
+    base = [tool, "accuracy", onnx, "-c", config, "--dataset", dataset]
+    rc, out, err = run(base + ["-o", out_dir])
+    lines = out.splitlines()
+    header = next((i for i, l in enumerate(lines) if "entire cos" in l and "single cos" in l), None)
+    rows = [l for l in lines[header + 1:] if l.startswith("  ")] if header is not None else []
+    cosines = []
+    for r in rows:
+        try:
+            cosines += [float(r.split()[-4]), float(r.split()[-2])]
+        except (ValueError, IndexError):
+            cosines.append(None)
+    check("accuracy: a table of every calibrated tensor, input first, with cosines in [-1, 1]",
+          rc == 0 and len(rows) >= 4 and rows[0].split()[2] == "input"
+          and all(c is not None and -1 <= c <= 1 for c in cosines) and "calibrated on 3 samples" in out, out + err)
+    check("accuracy: the table's columns are aligned", len({len(lines[header])} | {len(r) for r in rows}) == 1
+          if rows else False, "\n".join(lines[:6]))
+    check("accuracy: stderr is quiet when it is not a terminal (no progress bar)", err == "", err)
+    csv_path, json_path, svg_path = (out_dir / f"accuracy.{e}" for e in ("csv", "json", "svg"))
+    try:
+        import csv
+        with open(csv_path, newline="") as f:
+            table = list(csv.DictReader(f))
+        report = json.loads(json_path.read_text())
+        check("accuracy: accuracy.csv has a row per tensor with both cosines and distances",
+              len(table) == len(rows) and all(float(t["single_cosine"]) <= 1 + 1e-9 and float(t["entire_euclidean"]) >= 0
+                                              for t in table), str(table[:2]))
+        check("accuracy: accuracy.json names the settings and lists the same tensors",
+              report["quantized_algorithm"] == "normal" and report["quantized_method"] == "channel"
+              and report["calibration_samples"] == 3 and [l["name"] for l in report["layers"]] == [t["name"] for t in table]
+              and report["layers"][0]["op_type"] == "input", json_path.read_text()[:300])
+        svg = svg_path.read_text()
+        check("accuracy: accuracy.svg plots entire and single per tensor, named",
+              svg.startswith("<svg") and svg.rstrip().endswith("</svg>") and svg.count("<polyline") == 2
+              and "entire" in svg and "single" in svg and table[-1]["name"] in svg, svg[:300])
+    except (OSError, ValueError, KeyError, IndexError) as e:
+        check("accuracy: writes accuracy.csv, accuracy.json, accuracy.svg", False, str(e))
+    rc, out, err = run(base + ["-o", out_dir, "--json", "-i", folder / "sample_2.npy"])
+    try:
+        j = json.loads(out)
+        check("accuracy --json -i: JSON on stdout for the given input, as in the file",
+              rc == 0 and j["inputs"] == [str(folder / "sample_2.npy")] and j == json.loads(json_path.read_text()),
+              out[:300])
+    except ValueError as e:
+        check("accuracy --json: parses", False, f"{e}: {out[:200]} {err}")
+    rc, out, err = run([tool, "accuracy", "--help"])
+    check("accuracy --help explains entire and single and lists the options",
+          rc == 0 and "entire" in out and "single" in out and all(o in out for o in ("--dataset", "-i", "-o", "--json")),
+          out)
+
+    # What is wrong, in one line.
+    fails_usage("accuracy without --dataset: usage error", [tool, "accuracy", onnx, "-c", config], "--dataset")
+    fails_usage("accuracy --threads 0: usage error", base + ["--threads", "0"], "0 is not a whole number")
+    wrong_shape = folder / "wrong_shape.npy"
+    np.save(wrong_shape, np.zeros((1, 3, 32, 32), np.float32))
+    fails_one_line_with("accuracy -i: an array of another shape names the expected one",
+                        base + ["-o", out_dir, "-i", wrong_shape], ["wrong_shape.npy", "[1,3,64,64]"])
+    fails_usage("accuracy -i: two files for a model of one input", base + ["-i", wrong_shape, wrong_shape],
+                "the model has 1 input")
+    missing = folder / "missing.txt"
+    missing.write_text("sample_0.npy\nnot_there.npy\n")
+    fails_one_line_with("accuracy: a dataset line with a missing file names the line and the file",
+                        [tool, "accuracy", onnx, "-c", config, "--dataset", missing, "-o", out_dir],
+                        ["missing.txt:2", "not_there.npy"])
+    w4 = work / "accuracy_w4a16.json"
+    w4.write_text(json.dumps({"target_platform": "rk3588", "quantized_dtype": "w4a16",
+                              "dynamic_input": [[[1, 3, 64, 64]]]}))
+    fails_one_line_with("accuracy: a quantized_dtype the platform lacks is refused naming both",
+                        [tool, "accuracy", onnx, "-c", w4, "--dataset", dataset], ["w4a16", "rk3588"])
+    a_file = work / "accuracy_not_a_dir"
+    a_file.write_text("x")
+    fails_one_line_with("accuracy -o FILE: says it is not a directory", base + ["-o", a_file], ["not a directory"])
+
+
 def convert(tool, onnx, config, out, config_json):
     Path(config).write_text(json.dumps(config_json))
     if out.exists() and out.stat().st_mtime >= max(Path(onnx).stat().st_mtime, Path(config).stat().st_mtime):
@@ -543,6 +634,7 @@ def main():
     light_checks(tool, work)
     models = Path(a.models or os.environ.get("RKNNXX_MODELS") or Path(a.repo) / "build/models")
     small_model_checks(tool, work, models)
+    accuracy_checks(tool, work, models)
     if not a.light:
         needed = ["vision/mobilenet_v2.onnx", "dyn/dyncnn.onnx", "ocr/det.onnx", "ocr/rec.onnx", "ocr/dict.txt",
                   "ref/mobilenet_v2/input_0.npy", "ref/dyncnn_192x192/input_0.npy"]

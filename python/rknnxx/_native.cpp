@@ -194,7 +194,7 @@ py::array to_numpy(CopiedOutput&& out) {
   const py::dtype dt(dtype_name(type));
   if (static_cast<std::uint64_t>(owned->size()) < bytes_for(type, out.info.dims().elements()))
     throw Error(Errc::output_invalid, "rknnxx.Context.run",
-                fmt::format("the runtime gave {} bytes for dims {}", owned->size(), detail::dims_text(out.info.dims())),
+                fmt::format("the runtime gave {} bytes for dims {}", owned->size(), dims_text(out.info.dims())),
                 out.info.id());
   return py::array(dt, shape, owned->data(), free_when_done);
 }

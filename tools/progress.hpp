@@ -2,7 +2,7 @@
 // A one-line progress bar on stderr, drawn only when stderr is a terminal: piped or redirected
 // output (scripts, tests, --json consumers) gets no carriage-return noise.
 
-#include <fmt/core.h>
+#include <rknnxx/core/fmt_core.hpp>  // first: fmt with g++ -O3's false warning silenced (docs/building.md)
 
 #include <unistd.h>
 

@@ -2,7 +2,7 @@
  * rknnxx: the C interface of the Rockchip NPU runtime (librknnrt.so / librknnmrt.so), SDK v2.3.2.
  *
  * Declared by rknnxx from public facts (identifier names, numeric values, field order and measured
- * byte layouts, collected in shared/reference/rknn-c-api.md); it is not the vendor's header and
+ * byte layouts, written down in docs/c-interface.md); it is not the vendor's header and
  * contains none of its text. The identifiers are the vendor's, because C programs written against
  * the documented interface must compile against this header unchanged.
  *

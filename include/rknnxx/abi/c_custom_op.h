@@ -1,7 +1,7 @@
 /*
  * rknnxx: the custom-operator C interface of the Rockchip NPU runtime, SDK v2.3.2.
  *
- * Declared by rknnxx from public facts (shared/reference/rknn-c-api.md, sections 1.3, 2.3, 3.10, 6);
+ * Declared by rknnxx from public facts (docs/c-interface.md);
  * not the vendor's header. Identifiers are the vendor's (including the misspelt
  * rknn_custom_op_interal_context) so that C code written against the documented interface
  * compiles unchanged. Layouts are pinned for LP64 and 32-bit ARM.

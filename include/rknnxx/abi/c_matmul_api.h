@@ -1,7 +1,7 @@
 /*
  * rknnxx: the matrix-multiplication C interface of the Rockchip NPU runtime, SDK v2.3.2.
  *
- * Declared by rknnxx from public facts (shared/reference/rknn-c-api.md, sections 1.2, 2.2, 3.9, 5);
+ * Declared by rknnxx from public facts (docs/c-interface.md, docs/matmul.md);
  * not the vendor's header. Identifiers are the vendor's so that C code written against the
  * documented interface compiles unchanged. Layouts are pinned for LP64 and 32-bit ARM.
  */

@@ -58,11 +58,15 @@ build_and_test() {  # build_and_test DIR [meson test args]
 mkdir -p build
 step "test models (tests/models/fetch.sh)" tests/models/fetch.sh
 # werror is off by default (for packagers); every configuration the project builds itself turns it on.
-step "configure gcc+asan+ubsan" configure build/gcc-san -Dwerror=true -Dtests=true -Dbenchmarks=true -Db_sanitize=address,undefined -Db_lundef=false
+# Debug information is most of the compile and link time: the sanitizer build keeps line tables (-g1,
+# enough for its reports' stack traces), the clang and aarch64 builds, there for their compilers and
+# their tests, keep none.
+step "configure gcc+asan+ubsan" configure build/gcc-san -Dwerror=true -Dtests=true -Dbenchmarks=true -Db_sanitize=address,undefined -Db_lundef=false \
+  -Dcpp_args=-g1 -Dc_args=-g1
 step "gcc+asan+ubsan" build_and_test build/gcc-san
-step "configure clang-16" configure build/clang --native-file cross/clang-16.ini -Dwerror=true -Dtests=true -Dheavy_tests=false
+step "configure clang-16" configure build/clang --native-file cross/clang-16.ini -Dwerror=true -Dtests=true -Dheavy_tests=false -Ddebug=false
 step "clang-16" build_and_test build/clang
-step "configure aarch64" configure build/aarch64 --cross-file cross/aarch64-linux-gnu.ini -Dwerror=true -Dtests=true -Dheavy_tests=false
+step "configure aarch64" configure build/aarch64 --cross-file cross/aarch64-linux-gnu.ini -Dwerror=true -Dtests=true -Dheavy_tests=false -Ddebug=false
 step "aarch64 (qemu-user)" build_and_test build/aarch64 --timeout-multiplier 4
 # -O3 shows warnings and miscompilations that -O2 and the sanitizers hide; tests need not run twice.
 step "configure release (-O3)" configure build/gcc-release --buildtype=release -Dwerror=true -Dbenchmarks=true \

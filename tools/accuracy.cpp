@@ -20,7 +20,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -32,13 +31,6 @@ namespace {
 
 namespace quantize = rknnxx::host::quantize;
 namespace fs = std::filesystem;
-
-struct AccuracyOptions {
-  std::string model, config, dataset, output = "snapshot";
-  std::vector<std::string> inputs;
-  std::size_t threads = 0;
-  bool json = false;
-};
 
 // What the analysis ran on, for every output format.
 struct Analysis {
@@ -213,6 +205,8 @@ fs::path output_directory(const std::string& dir) {
   return dir;
 }
 
+} // namespace
+
 int accuracy(const AccuracyOptions& o) {
   const toolkit::Config config = rknnxx::host::load_config_json(o.config);
   const quantize::Settings settings = quantize::settings_for(config);
@@ -271,31 +265,6 @@ int accuracy(const AccuracyOptions& o) {
   if (o.json) fmt::print("{}\n", j.dump(2));
   else print_table(a, dir);
   return 0;
-}
-
-} // namespace
-
-Command add_accuracy(CLI::App& app) {
-  auto o = std::make_shared<AccuracyOptions>();
-  auto* cmd = app.add_subcommand(
-      "accuracy", "w8a8 against float32 per layer (the toolkit's accuracy_analysis): cosine similarity and euclidean "
-                  "distance per tensor, entire (the quantized model run end to end, errors accumulated) and single "
-                  "(each layer fed the float model's values: its own error); writes CSV, JSON and an SVG plot");
-  cmd->add_option("model", o->model, "ONNX model")->required()->check(CLI::ExistingFile);
-  cmd->add_option("-c,--config", o->config, "CONFIG.json with the toolkit's config() parameter names")
-      ->required()
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--dataset", o->dataset,
-                  "DATASET.txt: one calibration sample per line (.jpg/.png/.bmp/.npy files, one per input)")
-      ->required()
-      ->check(CLI::ExistingFile);
-  cmd->add_option("-i,--input", o->inputs,
-                  "the input set to analyse, one file per model input (default: the dataset's first sample)");
-  cmd->add_option("-o,--output", o->output,
-                  "directory for accuracy.csv, accuracy.json and accuracy.svg (default: snapshot, as the toolkit)");
-  cmd->add_option("--threads", o->threads, "engine threads (default: all cores)")->check(count_from(1, 256));
-  cmd->add_flag("--json", o->json, "print the report as JSON instead of the table");
-  return {cmd, [o] { return accuracy(*o); }};
 }
 
 } // namespace rknnxx::tool

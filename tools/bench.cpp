@@ -20,7 +20,6 @@
 #include <chrono>
 #include <cstring>
 #include <map>
-#include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -31,18 +30,6 @@ namespace rknnxx::tool {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-struct BenchOptions {
-  std::string model;
-  std::vector<std::string> inputs;
-  std::vector<std::string> shapes;
-  std::size_t loops = 50;
-  std::size_t warmup = 5;
-  std::string core_mask;
-  std::size_t threads = 1;
-  bool zero_copy = true;
-  bool json = false;
-};
 
 double ms(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); }
 
@@ -94,6 +81,8 @@ void print_phases(const std::string& title, const nlohmann::json& j, const char*
   }
   fmt::print("  throughput     {:.2f} inferences/s ({})\n", j["throughput_per_s"].get<double>(), throughput_rule);
 }
+
+} // namespace
 
 int bench(const BenchOptions& o) {
   if (o.loops == 0) throw std::runtime_error("-n/--loops must be at least 1");
@@ -241,24 +230,6 @@ int bench(const BenchOptions& o) {
     print_phases(fmt::format("{} contexts in {} threads (general API):", o.threads, o.threads), j["parallel"], "inputs_set",
                  "outputs_get", "all inferences / wall time");
   return 0;
-}
-
-} // namespace
-
-Command add_bench(CLI::App& app) {
-  auto o = std::make_shared<BenchOptions>();
-  auto* cmd = app.add_subcommand("bench", "time inputs_set, run, outputs_get and the zero-copy path");
-  cmd->add_option("model", o->model, "model file")->required();
-  cmd->add_option("-i,--input", o->inputs, "one file per model input (default: a fixed pattern)");
-  cmd->add_option("--shape", o->shapes, "for a dynamic model: the shape of each input (one of the model's set)");
-  cmd->add_option("-n,--loops", o->loops, "timed inferences per phase (default 50)")->check(count_from(1, 1000000));
-  cmd->add_option("-w,--warmup", o->warmup, "untimed inferences first (default 5)")->check(count_from(0, 1000000));
-  cmd->add_option("--core-mask", o->core_mask, "NPU cores: auto, 0, 1, 2, 0_1, 0_1_2 or all (rknn_set_core_mask)");
-  cmd->add_option("-t,--threads", o->threads, "contexts run in parallel, one per thread (default 1)")
-      ->check(count_from(1, 256));
-  cmd->add_flag("!--no-zero-copy", o->zero_copy, "skip the zero-copy phase");
-  cmd->add_flag("--json", o->json, "print JSON instead of text");
-  return {cmd, [o] { return bench(*o); }};
 }
 
 } // namespace rknnxx::tool

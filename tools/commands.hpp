@@ -1,23 +1,17 @@
 #pragma once
-// The subcommands of the rknnxx tool, one file each. add_<name> declares the subcommand and its
-// options on the app and returns what runs it once the command line is parsed. A run function
-// returns the exit code, or throws: main() prints any exception as one line, "rknnxx <command>: <what>",
-// and exits 2 for a UsageError (the command line asks for something impossible), 1 otherwise.
+// The subcommands of the rknnxx tool: each is a plain options struct and the function that runs it, in a
+// file of its own (convert.cpp, ...). The command line that fills the structs is rknnxx.cpp alone: CLI11
+// is header-only and costs a compile of its own in every file that includes it.
+// A command returns the exit code, or throws: main() prints any exception as one line,
+// "rknnxx <command>: <what>", and exits 2 for a UsageError (the command line asks for something
+// impossible), 1 otherwise.
 
-#include <CLI/CLI.hpp>
-
-#include <charconv>
 #include <cstddef>
-#include <functional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace rknnxx::tool {
-
-struct Command {
-  CLI::App* app = nullptr;
-  std::function<int()> run;
-};
 
 // A command line that cannot work whatever the model says (exit 2, like CLI11's own parse errors).
 class UsageError : public std::runtime_error {
@@ -25,25 +19,69 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-// The check of a count option (-n, --threads, ...): a whole number from `min` to `max`, refused with
-// what is wrong ("-5 is not a whole number from 1 to 1000000") instead of wrapping to 2^64 - 5.
-inline CLI::Validator count_from(std::size_t min, std::size_t max) {
-  return CLI::Validator(
-      [min, max](std::string& text) -> std::string {
-        std::size_t value = 0;
-        const char* end = text.data() + text.size();
-        const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-        if (ec == std::errc{} && ptr == end && value >= min && value <= max) return {};
-        return text + " is not a whole number from " + std::to_string(min) + " to " + std::to_string(max);
-      },
-      "COUNT " + std::to_string(min) + ".." + std::to_string(max));
-}
+// rknnxx convert: ONNX + CONFIG.json -> host model (w8a8 with a dataset).
+struct ConvertOptions {
+  std::string model, config, dataset, output;
+  bool json = false;
+};
 
-Command add_convert(CLI::App& app);
-Command add_inspect(CLI::App& app);
-Command add_run(CLI::App& app);
-Command add_bench(CLI::App& app);
-Command add_profile(CLI::App& app);
-Command add_accuracy(CLI::App& app);
+// rknnxx inspect: what the runtime says about a model.
+struct InspectOptions {
+  std::string model;
+  bool json = false;
+};
+
+// rknnxx run: one inference from files.
+struct RunOptions {
+  std::string model;
+  std::vector<std::string> inputs;
+  std::vector<std::string> shapes;
+  std::string output_dir = ".";
+  std::size_t top = 5;
+  std::string core_mask;
+  std::string resize = "stretch";
+  bool bgr = false;
+  bool json = false;
+};
+
+// rknnxx bench: timings of each phase.
+struct BenchOptions {
+  std::string model;
+  std::vector<std::string> inputs;
+  std::vector<std::string> shapes;
+  std::size_t loops = 50;
+  std::size_t warmup = 5;
+  std::string core_mask;
+  std::size_t threads = 1;
+  bool zero_copy = true;
+  bool json = false;
+};
+
+// rknnxx profile: time per operator.
+struct ProfileOptions {
+  std::string model;
+  std::vector<std::string> inputs;
+  std::vector<std::string> shapes;
+  std::size_t runs = 1;
+  std::size_t top = 30;
+  std::string core_mask;
+  std::string svg;
+  bool json = false;
+};
+
+// rknnxx accuracy: w8a8 against float32 per layer.
+struct AccuracyOptions {
+  std::string model, config, dataset, output = "snapshot";
+  std::vector<std::string> inputs;
+  std::size_t threads = 0;
+  bool json = false;
+};
+
+int convert(const ConvertOptions& options);
+int inspect(const InspectOptions& options);
+int run(const RunOptions& options);
+int bench(const BenchOptions& options);
+int profile(const ProfileOptions& options);
+int accuracy(const AccuracyOptions& options);
 
 } // namespace rknnxx::tool

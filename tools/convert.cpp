@@ -17,7 +17,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -25,11 +24,6 @@
 namespace rknnxx::tool {
 
 namespace {
-
-struct ConvertOptions {
-  std::string model, config, dataset, output;
-  bool json = false;
-};
 
 std::vector<std::byte> read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -39,6 +33,8 @@ std::vector<std::byte> read_bytes(const std::string& path) {
   for (size_t i = 0; i < chars.size(); ++i) bytes[i] = static_cast<std::byte>(chars[i]);
   return bytes;
 }
+
+} // namespace
 
 int convert(const ConvertOptions& o) {
   const auto config = rknnxx::host::load_config_json(o.config);
@@ -97,26 +93,6 @@ int convert(const ConvertOptions& o) {
                                : j["float_dtype"].get<std::string>(), count(j["inputs"].size(), "input"), count(j["outputs"].size(), "output"),
              file.dynamic_input ? fmt::format(", {} dynamic shapes", file.dynamic_input->size()) : "");
   return 0;
-}
-
-} // namespace
-
-Command add_convert(CLI::App& app) {
-  auto o = std::make_shared<ConvertOptions>();
-  auto* cmd = app.add_subcommand("convert", "ONNX model + the toolkit's config() as JSON -> host model file");
-  cmd->add_option("model", o->model, "ONNX model")->required()->check(CLI::ExistingFile);
-  cmd->add_option("-c,--config", o->config, "CONFIG.json with the toolkit's config() parameter names")
-      ->required()
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--dataset", o->dataset,
-                  "DATASET.txt: quantize the model w8a8 (the toolkit's do_quantization=True), calibrating on these "
-                  "samples: one line per sample, one .jpg/.png/.bmp image or .npy array per model input separated by "
-                  "spaces, relative paths from the dataset's folder. Without it the model stays float")
-      ->check(CLI::ExistingFile);
-  cmd->add_option("-o,--output", o->output, "output file (default: MODEL with the .hrknn extension)");
-  cmd->add_flag("--json", o->json, "print a JSON summary of what was converted (platform, inputs, outputs, "
-                                   "normalization) instead of the line");
-  return {cmd, [o] { return convert(*o); }};
 }
 
 } // namespace rknnxx::tool

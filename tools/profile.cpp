@@ -14,7 +14,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
-#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -24,17 +23,6 @@
 namespace rknnxx::tool {
 
 namespace {
-
-struct ProfileOptions {
-  std::string model;
-  std::vector<std::string> inputs;
-  std::vector<std::string> shapes;
-  std::size_t runs = 1;
-  std::size_t top = 30;
-  std::string core_mask;
-  std::string svg;
-  bool json = false;
-};
 
 struct OperatorTime {
   std::size_t id = 0;
@@ -114,6 +102,8 @@ std::string svg_chart(const std::vector<OperatorTime>& ops, double total_us, con
   return s;
 }
 
+} // namespace
+
 int profile(const ProfileOptions& o) {
   const auto core_mask = o.core_mask.empty() ? std::nullopt : std::optional(parse_core_mask(o.core_mask));
   auto ctx = open_model(o.model, {.flags = InitFlag::collect_perf});
@@ -191,22 +181,6 @@ int profile(const ProfileOptions& o) {
                total_us > 0 ? 100.0 * t.first / total_us : 0.0, t.second, t.second == 1 ? "" : "s");
   if (!o.svg.empty()) fmt::print("bar chart: {}\n", o.svg);
   return 0;
-}
-
-} // namespace
-
-Command add_profile(CLI::App& app) {
-  auto o = std::make_shared<ProfileOptions>();
-  auto* cmd = app.add_subcommand("profile", "time per operator (RKNN_QUERY_PERF_DETAIL), slowest first; --svg draws it");
-  cmd->add_option("model", o->model, "model file")->required();
-  cmd->add_option("-i,--input", o->inputs, "one file per model input (default: a fixed pattern)");
-  cmd->add_option("--shape", o->shapes, "for a dynamic model: the shape of each input (one of the model's set)");
-  cmd->add_option("-n,--runs", o->runs, "runs to average (default 1)")->check(count_from(1, 10000));
-  cmd->add_option("--top", o->top, "operators listed in the table and the chart (default 30)")->check(count_from(1, 100000));
-  cmd->add_option("--core-mask", o->core_mask, "NPU cores: auto, 0, 1, 2, 0_1, 0_1_2 or all (rknn_set_core_mask)");
-  cmd->add_option("--svg", o->svg, "also write a bar chart of the slowest operators to this SVG file");
-  cmd->add_flag("--json", o->json, "print JSON (every operator, and the time per operator type) instead of text");
-  return {cmd, [o] { return profile(*o); }};
 }
 
 } // namespace rknnxx::tool

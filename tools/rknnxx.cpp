@@ -11,13 +11,19 @@
 
 #include "commands.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include <rknnxx/version.hpp>
 
 #include <fmt/core.h>
 
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <functional>
+#include <memory>
+#include <string>
 #include <vector>
 
 namespace {
@@ -27,6 +33,131 @@ constexpr int exit_usage = 2;
 constexpr const char* exit_codes = "Exit codes: 0 success, 1 failure (one line on stderr says why), 2 usage error.";
 
 } // namespace
+
+namespace rknnxx::tool {
+namespace {
+
+// A subcommand as parsed: its CLI11 app (set when the command line named it) and what runs it.
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+
+// The check of a count option (-n, --threads, ...): a whole number from `min` to `max`, refused with
+// what is wrong ("-5 is not a whole number from 1 to 1000000") instead of wrapping to 2^64 - 5.
+CLI::Validator count_from(std::size_t min, std::size_t max) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        std::size_t value = 0;
+        const char* end = text.data() + text.size();
+        const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+        if (ec == std::errc{} && ptr == end && value >= min && value <= max) return {};
+        return text + " is not a whole number from " + std::to_string(min) + " to " + std::to_string(max);
+      },
+      "COUNT " + std::to_string(min) + ".." + std::to_string(max));
+}
+
+Command add_convert(CLI::App& app) {
+  auto o = std::make_shared<ConvertOptions>();
+  auto* cmd = app.add_subcommand("convert", "ONNX model + the toolkit's config() as JSON -> host model file");
+  cmd->add_option("model", o->model, "ONNX model")->required()->check(CLI::ExistingFile);
+  cmd->add_option("-c,--config", o->config, "CONFIG.json with the toolkit's config() parameter names")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--dataset", o->dataset,
+                  "DATASET.txt: quantize the model w8a8 (the toolkit's do_quantization=True), calibrating on these "
+                  "samples: one line per sample, one .jpg/.png/.bmp image or .npy array per model input separated by "
+                  "spaces, relative paths from the dataset's folder. Without it the model stays float")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("-o,--output", o->output, "output file (default: MODEL with the .hrknn extension)");
+  cmd->add_flag("--json", o->json, "print a JSON summary of what was converted (platform, inputs, outputs, "
+                                   "normalization) instead of the line");
+  return {cmd, [o] { return convert(*o); }};
+}
+
+Command add_inspect(CLI::App& app) {
+  auto o = std::make_shared<InspectOptions>();
+  auto* cmd = app.add_subcommand("inspect", "what the runtime says about a model: tensors, shapes, memory, versions");
+  cmd->add_option("model", o->model, "model file (.hrknn on the host runtime, .rknn on a board)")->required();
+  cmd->add_flag("--json", o->json, "print JSON instead of text");
+  return {cmd, [o] { return inspect(*o); }};
+}
+
+Command add_run(CLI::App& app) {
+  auto o = std::make_shared<RunOptions>();
+  auto* cmd = app.add_subcommand("run", "one inference from .npy, .png or .jpg inputs; outputs written as .npy");
+  cmd->add_option("model", o->model, "model file")->required();
+  cmd->add_option("-i,--input", o->inputs, "one file per model input, in order: .npy, .png or .jpg")->required();
+  cmd->add_option("--shape", o->shapes,
+                  "for a dynamic model: the shape of each input (1x3x48x320; NHWC or NCHW), one of the model's set");
+  cmd->add_option("-o,--output-dir", o->output_dir, "where output_<i>.npy go (default: the current directory)");
+  cmd->add_option("--top", o->top, "how many top classes to list for a classifier's output (default 5)")
+      ->check(count_from(0, 1000000));
+  cmd->add_option("--core-mask", o->core_mask, "NPU cores: auto, 0, 1, 2, 0_1, 0_1_2 or all (rknn_set_core_mask)");
+  cmd->add_flag("--bgr", o->bgr, "feed images as BGR (for a model trained on BGR images), not RGB");
+  cmd->add_option("--resize", o->resize,
+                  "how an image is fit to the input: stretch (default) or letterbox (scaled with its aspect ratio "
+                  "kept, centred on gray 114)")
+      ->check(CLI::IsMember({"stretch", "letterbox"}));
+  cmd->add_flag("--json", o->json, "print JSON instead of text");
+  return {cmd, [o] { return run(*o); }};
+}
+
+Command add_bench(CLI::App& app) {
+  auto o = std::make_shared<BenchOptions>();
+  auto* cmd = app.add_subcommand("bench", "time inputs_set, run, outputs_get and the zero-copy path");
+  cmd->add_option("model", o->model, "model file")->required();
+  cmd->add_option("-i,--input", o->inputs, "one file per model input (default: a fixed pattern)");
+  cmd->add_option("--shape", o->shapes, "for a dynamic model: the shape of each input (one of the model's set)");
+  cmd->add_option("-n,--loops", o->loops, "timed inferences per phase (default 50)")->check(count_from(1, 1000000));
+  cmd->add_option("-w,--warmup", o->warmup, "untimed inferences first (default 5)")->check(count_from(0, 1000000));
+  cmd->add_option("--core-mask", o->core_mask, "NPU cores: auto, 0, 1, 2, 0_1, 0_1_2 or all (rknn_set_core_mask)");
+  cmd->add_option("-t,--threads", o->threads, "contexts run in parallel, one per thread (default 1)")
+      ->check(count_from(1, 256));
+  cmd->add_flag("!--no-zero-copy", o->zero_copy, "skip the zero-copy phase");
+  cmd->add_flag("--json", o->json, "print JSON instead of text");
+  return {cmd, [o] { return bench(*o); }};
+}
+
+Command add_profile(CLI::App& app) {
+  auto o = std::make_shared<ProfileOptions>();
+  auto* cmd = app.add_subcommand("profile", "time per operator (RKNN_QUERY_PERF_DETAIL), slowest first; --svg draws it");
+  cmd->add_option("model", o->model, "model file")->required();
+  cmd->add_option("-i,--input", o->inputs, "one file per model input (default: a fixed pattern)");
+  cmd->add_option("--shape", o->shapes, "for a dynamic model: the shape of each input (one of the model's set)");
+  cmd->add_option("-n,--runs", o->runs, "runs to average (default 1)")->check(count_from(1, 10000));
+  cmd->add_option("--top", o->top, "operators listed in the table and the chart (default 30)")->check(count_from(1, 100000));
+  cmd->add_option("--core-mask", o->core_mask, "NPU cores: auto, 0, 1, 2, 0_1, 0_1_2 or all (rknn_set_core_mask)");
+  cmd->add_option("--svg", o->svg, "also write a bar chart of the slowest operators to this SVG file");
+  cmd->add_flag("--json", o->json, "print JSON (every operator, and the time per operator type) instead of text");
+  return {cmd, [o] { return profile(*o); }};
+}
+
+Command add_accuracy(CLI::App& app) {
+  auto o = std::make_shared<AccuracyOptions>();
+  auto* cmd = app.add_subcommand(
+      "accuracy", "w8a8 against float32 per layer (the toolkit's accuracy_analysis): cosine similarity and euclidean "
+                  "distance per tensor, entire (the quantized model run end to end, errors accumulated) and single "
+                  "(each layer fed the float model's values: its own error); writes CSV, JSON and an SVG plot");
+  cmd->add_option("model", o->model, "ONNX model")->required()->check(CLI::ExistingFile);
+  cmd->add_option("-c,--config", o->config, "CONFIG.json with the toolkit's config() parameter names")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--dataset", o->dataset,
+                  "DATASET.txt: one calibration sample per line (.jpg/.png/.bmp/.npy files, one per input)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("-i,--input", o->inputs,
+                  "the input set to analyse, one file per model input (default: the dataset's first sample)");
+  cmd->add_option("-o,--output", o->output,
+                  "directory for accuracy.csv, accuracy.json and accuracy.svg (default: snapshot, as the toolkit)");
+  cmd->add_option("--threads", o->threads, "engine threads (default: all cores)")->check(count_from(1, 256));
+  cmd->add_flag("--json", o->json, "print the report as JSON instead of the table");
+  return {cmd, [o] { return accuracy(*o); }};
+}
+
+} // namespace
+} // namespace rknnxx::tool
 
 int main(int argc, char** argv) {
   CLI::App app{"rknnxx: inspect, run, time, profile and convert models for Rockchip NPUs and the host runtime"};

@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <memory>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -23,18 +22,6 @@ namespace rknnxx::tool {
 
 namespace {
 
-struct RunOptions {
-  std::string model;
-  std::vector<std::string> inputs;
-  std::vector<std::string> shapes;
-  std::string output_dir = ".";
-  std::size_t top = 5;
-  std::string core_mask;
-  std::string resize = "stretch";
-  bool bgr = false;
-  bool json = false;
-};
-
 // A classifier's output: one row of scores (every dim but the last is 1).
 bool looks_like_scores(const Dims& d) {
   if (d.rank() == 0 || d[d.rank() - 1] < 2) return false;
@@ -42,6 +29,8 @@ bool looks_like_scores(const Dims& d) {
     if (d[i] != 1) return false;
   return true;
 }
+
+} // namespace
 
 int run(const RunOptions& o) {
   const ImageOptions image{o.resize == "letterbox" ? ResizeMode::letterbox : ResizeMode::stretch, o.bgr};
@@ -127,28 +116,6 @@ int run(const RunOptions& o) {
   }
   if (o.json) fmt::print("{}\n", j.dump(2));
   return 0;
-}
-
-} // namespace
-
-Command add_run(CLI::App& app) {
-  auto o = std::make_shared<RunOptions>();
-  auto* cmd = app.add_subcommand("run", "one inference from .npy, .png or .jpg inputs; outputs written as .npy");
-  cmd->add_option("model", o->model, "model file")->required();
-  cmd->add_option("-i,--input", o->inputs, "one file per model input, in order: .npy, .png or .jpg")->required();
-  cmd->add_option("--shape", o->shapes,
-                  "for a dynamic model: the shape of each input (1x3x48x320; NHWC or NCHW), one of the model's set");
-  cmd->add_option("-o,--output-dir", o->output_dir, "where output_<i>.npy go (default: the current directory)");
-  cmd->add_option("--top", o->top, "how many top classes to list for a classifier's output (default 5)")
-      ->check(count_from(0, 1000000));
-  cmd->add_option("--core-mask", o->core_mask, "NPU cores: auto, 0, 1, 2, 0_1, 0_1_2 or all (rknn_set_core_mask)");
-  cmd->add_flag("--bgr", o->bgr, "feed images as BGR (for a model trained on BGR images), not RGB");
-  cmd->add_option("--resize", o->resize,
-                  "how an image is fit to the input: stretch (default) or letterbox (scaled with its aspect ratio "
-                  "kept, centred on gray 114)")
-      ->check(CLI::IsMember({"stretch", "letterbox"}));
-  cmd->add_flag("--json", o->json, "print JSON instead of text");
-  return {cmd, [o] { return run(*o); }};
 }
 
 } // namespace rknnxx::tool

@@ -3,7 +3,7 @@
 # Prints its own "N passed, N failed".
 #   tests/consumers/run.sh WORKDIR [RELEASE_BUILD]
 # 1. Installs three ways into prefixes under WORKDIR: with the default options, with
-#    --buildtype=plain, and RELEASE_BUILD (a --buildtype=release tree that scripts/test.sh has already
+#    --buildtype=plain (headers only: -Dhost_runtime=false), and RELEASE_BUILD (a --buildtype=release tree that scripts/test.sh has already
 #    built, so -O3 is not compiled twice; without it, one is configured here). Against each installed
 #    tree it builds a CMake project (find_package) and a pkg-config one.
 # 2. In the default install: runs the installed `rknnxx`, an installed-package C++ application, C
@@ -167,7 +167,9 @@ if check install-defaults install_package defaults; then
     check aarch64-runtime-consumer-qemu aarch64_runtime_consumer
   fi
 fi
-check install-plain install_package plain --buildtype=plain
+# A distribution's headers-only package: the header-only library without the host runtime, the tool or
+# the examples (the defaults install above already builds and runs those).
+check install-plain install_package plain --buildtype=plain -Dhost_runtime=false -Dexamples=false
 if [ -n "$release_build" ]; then
   check install-release install_prebuilt release "$release_build"
 else

@@ -67,10 +67,12 @@ def test_the_direction_classifier_turns_upside_down_lines(ocr_models, tmp_path):
     """The demo image turned by 180 degrees (as an .npy array): the classifier turns each line back, so the
     lines read are the demo's, last first."""
     sys.path.insert(0, os.environ["RKNNXX_EXAMPLES"])
+    writes_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # no __pycache__ in examples/
     try:
         from ocr import read_png
     finally:
         sys.path.pop(0)
+        sys.dont_write_bytecode = writes_bytecode
     turned = tmp_path / "turned.npy"
     np.save(turned, np.ascontiguousarray(read_png(DEMO_IMAGE)[::-1, ::-1]))
     example = pathlib.Path(os.environ["RKNNXX_EXAMPLES"]) / "ocr.py"

@@ -278,7 +278,7 @@ def upright(cls, crop, threshold=0.9):
 # ---- the pipeline ------------------------------------------------------------------------------------------
 
 def shapes_of(config_path):
-    """The NHWC (height, width) of each dynamic_input group of a conversion config, and its mean_values."""
+    """The (height, width) of each dynamic_input group of a conversion config, and its mean_values."""
     config = json.loads(pathlib.Path(config_path).read_text())
     return [(group[0][2], group[0][3]) for group in config["dynamic_input"]], config["mean_values"][0]
 

@@ -53,6 +53,22 @@ class TensorAttr:
     pass_through: bool
     quantization: Optional[Quantization]  # None: plain values
 
+    # rknn_tensor_attr's names for the quantization, for code written against the C struct.
+    @property
+    def qnt_type(self) -> str:
+        """"AFFINE_ASYMMETRIC" for a quantized tensor (int8 of a w8a8 model), else "NONE"."""
+        return "NONE" if self.quantization is None else "AFFINE_ASYMMETRIC"
+
+    @property
+    def zp(self) -> int:
+        """The zero point (0 for plain values)."""
+        return 0 if self.quantization is None else self.quantization.zero_point
+
+    @property
+    def scale(self) -> float:
+        """The scale (1.0 for plain values)."""
+        return 1.0 if self.quantization is None else self.quantization.scale
+
     @classmethod
     def _from_native(cls, d: dict) -> "TensorAttr":
         q = d["quantization"]

@@ -51,8 +51,8 @@ def test_failures_name_the_problem(conv_onnx, tmp_path, capsys):
     assert rknn.load_onnx(model=conv_onnx, inputs=["image"], input_size_list=[[1, 3, 8, 8]]) == -1
     assert "input_size_list" in capsys.readouterr().err
     assert rknn.load_onnx(model=conv_onnx) == 0
-    assert rknn.build(do_quantization=True, dataset="dataset.txt") == -1
-    assert "do_quantization=False" in capsys.readouterr().err
+    assert rknn.build(do_quantization=True, dataset=str(tmp_path / "dataset.txt")) == -1
+    assert "dataset.txt' does not exist" in capsys.readouterr().err
     rknn.config(target_platform="rk9999")
     assert rknn.build(do_quantization=False) == -1
     assert "target_platform" in capsys.readouterr().err

@@ -5,6 +5,7 @@
 #include "engine/session.hpp"
 #include "engine/onnx_reader.hpp"
 #include "quantize/calibrate.hpp"
+#include "quantize/qnt8_section.hpp"
 #include "quantize/settings.hpp"
 
 #include <rknnxx/abi/c_api.h>
@@ -83,12 +84,6 @@ ModelQuantization quantize_model(const onnx::ModelProto& model, std::span<const 
       quantize::calibrate(graph, calibration_inputs, samples,
                           {.algorithm = settings.algorithm, .progress = false, .on_sample = on_sample},
                           dataset.string());
-  ModelQuantization q;
-  q.dtype = toolkit::QuantizedDtype::w8a8;
-  q.algorithm = settings.algorithm;
-  q.method = settings.method;
-  q.samples = static_cast<std::uint32_t>(table.samples);
-  for (const auto& [name, params] : table.params) q.tensors.push_back({name, params.scale, params.zero_point});
   auto require = [&](std::string_view role, const std::string& name, DataType type) {
     if (type != DataType::float32 && type != DataType::float16) return;
     if (!table.params.contains(name))
@@ -97,7 +92,7 @@ ModelQuantization quantize_model(const onnx::ModelProto& model, std::span<const 
   };
   for (const auto& value : graph.inputs()) require("input", graph.value(value).name, graph.value(value).dtype);
   for (const auto& value : graph.outputs()) require("output", graph.value(value).name, graph.value(value).dtype);
-  return q;
+  return quantize::qnt8_section(table, settings);
 }
 
 ConvertedModel convert_onnx(std::span<const std::byte> onnx_bytes, const toolkit::Config& config,

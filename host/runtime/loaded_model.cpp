@@ -5,6 +5,7 @@
 #include "../engine/engine_error.hpp"
 #include "../engine/onnx_reader.hpp"
 #include "../convert/config_json.hpp"
+#include "../quantize/qnt8_section.hpp"
 
 #include <rknnxx/core/geometry.hpp>
 
@@ -112,10 +113,7 @@ void LoadedModel::load_quantization() {
   input_params_.resize(inputs_.size());
   output_params_.resize(outputs_.size());
   if (!file_.quantization) return;
-  const ModelQuantization& q = *file_.quantization;
-  activations_.algorithm = q.algorithm;
-  activations_.samples = q.samples;
-  for (const QuantizedTensor& t : q.tensors) activations_.params[t.name] = {t.scale, t.zero_point};
+  activations_ = quantize::activation_table(*file_.quantization);
   // Every float input and output is an INT8 tensor: it needs its parameters.
   auto find = [&](const char* role, size_t index, const IoTensor& tensor) -> std::optional<quantize::AffineParams> {
     if (tensor.dtype != DataType::float32 && tensor.dtype != DataType::float16) return std::nullopt;

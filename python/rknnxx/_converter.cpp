@@ -13,6 +13,7 @@
 #include "accuracy.hpp"
 #include "calibrate.hpp"
 #include "dataset.hpp"
+#include "qnt8_section.hpp"
 #include "onnx_reader.hpp"
 
 #include <rknnxx/toolkit/config.hpp>
@@ -72,10 +73,7 @@ AccuracyResult analyze(std::span<const std::byte> model_bytes, const std::string
     throw std::invalid_argument("inputs: " + what.substr(what.starts_with(prefix) ? prefix.size() : 0));
   }
   const host::ModelQuantization& q = *file.quantization;
-  quantize::ActivationTable table;
-  table.algorithm = q.algorithm;
-  table.samples = q.samples;
-  for (const host::QuantizedTensor& t : q.tensors) table.params[t.name] = {t.scale, t.zero_point};
+  const quantize::ActivationTable table = quantize::activation_table(q);
   AccuracyResult result;
   result.algorithm = std::string(toolkit::spelling(q.algorithm));
   result.method = q.method.name();

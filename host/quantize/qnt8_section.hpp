@@ -1,0 +1,38 @@
+#pragma once
+// The activation table as a model file stores it, in the "qnt8" section (docs/quantization.md): the
+// converter writes a calibrated table there; the runtime and the Python accuracy analysis read it back.
+
+#include "../model_file.hpp"
+#include "calibrate.hpp"
+#include "settings.hpp"
+
+#include <fmt/core.h>
+
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+
+namespace rknnxx::host::quantize {
+
+inline ModelQuantization qnt8_section(const ActivationTable& table, const Settings& settings) {
+  if (table.samples > std::numeric_limits<std::uint32_t>::max())
+    throw std::length_error(fmt::format("quantization: {} calibration samples, more than the model file's "
+                                        "32-bit count holds", table.samples));
+  ModelQuantization q;
+  q.dtype = toolkit::QuantizedDtype::w8a8;
+  q.algorithm = settings.algorithm;
+  q.method = settings.method;
+  q.samples = static_cast<std::uint32_t>(table.samples);
+  for (const auto& [name, params] : table.params) q.tensors.push_back({name, params.scale, params.zero_point});
+  return q;
+}
+
+inline ActivationTable activation_table(const ModelQuantization& q) {
+  ActivationTable table;
+  table.algorithm = q.algorithm;
+  table.samples = q.samples;
+  for (const QuantizedTensor& t : q.tensors) table.params[t.name] = {t.scale, t.zero_point};
+  return table;
+}
+
+} // namespace rknnxx::host::quantize

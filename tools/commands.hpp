@@ -31,40 +31,37 @@ struct InspectOptions {
   bool json = false;
 };
 
-// rknnxx run: one inference from files.
-struct RunOptions {
+// What run, bench and profile share: a model, its input files, the shapes of a dynamic model and the NPU
+// cores.
+struct ModelRunOptions {
   std::string model;
   std::vector<std::string> inputs;
   std::vector<std::string> shapes;
+  std::string core_mask;
+};
+
+// rknnxx run: one inference from files.
+struct RunOptions : ModelRunOptions {
   std::string output_dir = ".";
   std::size_t top = 5;
-  std::string core_mask;
   std::string resize = "stretch";
   bool bgr = false;
   bool json = false;
 };
 
 // rknnxx bench: timings of each phase.
-struct BenchOptions {
-  std::string model;
-  std::vector<std::string> inputs;
-  std::vector<std::string> shapes;
+struct BenchOptions : ModelRunOptions {
   std::size_t loops = 50;
   std::size_t warmup = 5;
-  std::string core_mask;
   std::size_t threads = 1;
   bool zero_copy = true;
   bool json = false;
 };
 
 // rknnxx profile: time per operator.
-struct ProfileOptions {
-  std::string model;
-  std::vector<std::string> inputs;
-  std::vector<std::string> shapes;
+struct ProfileOptions : ModelRunOptions {
   std::size_t runs = 1;
   std::size_t top = 30;
-  std::string core_mask;
   std::string svg;
   bool json = false;
 };

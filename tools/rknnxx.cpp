@@ -83,17 +83,25 @@ Command add_inspect(CLI::App& app) {
   return {cmd, [o] { return inspect(*o); }};
 }
 
+// The options of ModelRunOptions; run needs input files, bench and profile make a pattern without them.
+void add_model_run_options(CLI::App* cmd, ModelRunOptions& o, bool inputs_required) {
+  cmd->add_option("model", o.model, "model file")->required();
+  auto* inputs = cmd->add_option("-i,--input", o.inputs,
+                                 inputs_required ? "one file per model input, in order: .npy, .png or .jpg"
+                                                 : "one file per model input, in order (default: a fixed pattern)");
+  if (inputs_required) inputs->required();
+  cmd->add_option("--shape", o.shapes,
+                  "for a dynamic model: the shape of each input (1x3x48x320; NHWC or NCHW), one of the model's set");
+  cmd->add_option("--core-mask", o.core_mask, "NPU cores: auto, 0, 1, 2, 0_1, 0_1_2 or all (rknn_set_core_mask)");
+}
+
 Command add_run(CLI::App& app) {
   auto o = std::make_shared<RunOptions>();
   auto* cmd = app.add_subcommand("run", "one inference from .npy, .png or .jpg inputs; outputs written as .npy");
-  cmd->add_option("model", o->model, "model file")->required();
-  cmd->add_option("-i,--input", o->inputs, "one file per model input, in order: .npy, .png or .jpg")->required();
-  cmd->add_option("--shape", o->shapes,
-                  "for a dynamic model: the shape of each input (1x3x48x320; NHWC or NCHW), one of the model's set");
+  add_model_run_options(cmd, *o, true);
   cmd->add_option("-o,--output-dir", o->output_dir, "where output_<i>.npy go (default: the current directory)");
   cmd->add_option("--top", o->top, "how many top classes to list for a classifier's output (default 5)")
       ->check(count_from(0, 1000000));
-  cmd->add_option("--core-mask", o->core_mask, "NPU cores: auto, 0, 1, 2, 0_1, 0_1_2 or all (rknn_set_core_mask)");
   cmd->add_flag("--bgr", o->bgr, "feed images as BGR (for a model trained on BGR images), not RGB");
   cmd->add_option("--resize", o->resize,
                   "how an image is fit to the input: stretch (default) or letterbox (scaled with its aspect ratio "
@@ -106,12 +114,9 @@ Command add_run(CLI::App& app) {
 Command add_bench(CLI::App& app) {
   auto o = std::make_shared<BenchOptions>();
   auto* cmd = app.add_subcommand("bench", "time inputs_set, run, outputs_get and the zero-copy path");
-  cmd->add_option("model", o->model, "model file")->required();
-  cmd->add_option("-i,--input", o->inputs, "one file per model input (default: a fixed pattern)");
-  cmd->add_option("--shape", o->shapes, "for a dynamic model: the shape of each input (one of the model's set)");
+  add_model_run_options(cmd, *o, false);
   cmd->add_option("-n,--loops", o->loops, "timed inferences per phase (default 50)")->check(count_from(1, 1000000));
   cmd->add_option("-w,--warmup", o->warmup, "untimed inferences first (default 5)")->check(count_from(0, 1000000));
-  cmd->add_option("--core-mask", o->core_mask, "NPU cores: auto, 0, 1, 2, 0_1, 0_1_2 or all (rknn_set_core_mask)");
   cmd->add_option("-t,--threads", o->threads, "contexts run in parallel, one per thread (default 1)")
       ->check(count_from(1, 256));
   cmd->add_flag("!--no-zero-copy", o->zero_copy, "skip the zero-copy phase");
@@ -122,12 +127,9 @@ Command add_bench(CLI::App& app) {
 Command add_profile(CLI::App& app) {
   auto o = std::make_shared<ProfileOptions>();
   auto* cmd = app.add_subcommand("profile", "time per operator (RKNN_QUERY_PERF_DETAIL), slowest first; --svg draws it");
-  cmd->add_option("model", o->model, "model file")->required();
-  cmd->add_option("-i,--input", o->inputs, "one file per model input (default: a fixed pattern)");
-  cmd->add_option("--shape", o->shapes, "for a dynamic model: the shape of each input (one of the model's set)");
+  add_model_run_options(cmd, *o, false);
   cmd->add_option("-n,--runs", o->runs, "runs to average (default 1)")->check(count_from(1, 10000));
   cmd->add_option("--top", o->top, "operators listed in the table and the chart (default 30)")->check(count_from(1, 100000));
-  cmd->add_option("--core-mask", o->core_mask, "NPU cores: auto, 0, 1, 2, 0_1, 0_1_2 or all (rknn_set_core_mask)");
   cmd->add_option("--svg", o->svg, "also write a bar chart of the slowest operators to this SVG file");
   cmd->add_flag("--json", o->json, "print JSON (every operator, and the time per operator type) instead of text");
   return {cmd, [o] { return profile(*o); }};

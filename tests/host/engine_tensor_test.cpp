@@ -5,11 +5,16 @@
 #include "gemm.hpp"
 #include "thread_pool.hpp"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <atomic>
+#include <bit>
+#include <cstdint>
 #include <mutex>
 #include <set>
 #include <thread>
+#include <vector>
 #include <numeric>
 #include <stdexcept>
 
@@ -37,6 +42,28 @@ TEST_SUITE("engine.tensor") {
       CHECK(round_to_half(v) == half_bits_to_float(float_to_half_bits(v)));
     }
     CHECK(round_to_half(0.1f) == doctest::Approx(0.0999755859375f));
+  }
+
+  TEST_CASE("the vector round_to_half of arrays gives the scalar one's bits on every kind of value") {
+    // A sweep over the float bit patterns (a prime step, through zeros, subnormals, both ties, the overflow
+    // edge, infinities and NaNs with payloads) and the exact edges; arrays of every length 1..9 check the tail.
+    std::vector<std::uint32_t> patterns{0x00000000u, 0x80000000u, 0x33000000u, 0x33000001u, 0x38800000u, 0x387FFFFFu,
+                                        0x477FEFFFu, 0x477FF000u, 0x7F800000u, 0xFF800000u, 0x7F800001u, 0xFFC12345u};
+    for (std::uint64_t u = 0; u <= 0xFFFFFFFFu; u += 65521) patterns.push_back(static_cast<std::uint32_t>(u));
+    std::vector<float> values;
+    for (std::uint32_t p : patterns) values.push_back(std::bit_cast<float>(p));
+    for (std::size_t length = 1; length <= 9; ++length) {
+      for (std::size_t start = 0; start + length <= values.size(); start += length) {
+        std::vector<float> rounded(values.begin() + static_cast<std::ptrdiff_t>(start),
+                                   values.begin() + static_cast<std::ptrdiff_t>(start + length));
+        round_to_half(rounded.data(), rounded.size());
+        for (std::size_t i = 0; i < length; ++i) {
+          const std::uint32_t want = std::bit_cast<std::uint32_t>(round_to_half(values[start + i]));
+          const std::uint32_t got = std::bit_cast<std::uint32_t>(rounded[i]);
+          if (got != want) FAIL_CHECK(fmt::format("{:08x} rounds to {:08x}, want {:08x}", patterns[start + i], got, want));
+        }
+      }
+    }
   }
 
   TEST_CASE("owning tensors are zeroed, 64-byte aligned, and copy deeply; views do not own") {

@@ -73,7 +73,11 @@ OpAttr op_attr(const onnx::AttributeProto& a) {
       if (!a.t.empty()) {
         try {
           const Tensor t = tensor_from_proto(a.t.front());
-          return values_attr<std::byte>(a.name, tensor_type_of(t.dtype()), {t.raw(), t.bytes()});
+          OpAttr values = values_attr<std::byte>(a.name, tensor_type_of(t.dtype()), {t.raw(), t.bytes()});
+          values.n_elems = static_cast<uint64_t>(t.elements()) <= std::numeric_limits<uint32_t>::max()
+                               ? static_cast<uint32_t>(t.elements())
+                               : 0;  // n_elems counts elements, not bytes; too many: none
+          return values;
         } catch (const std::exception&) {
           break;  // an element type the engine does not hold: no form
         }

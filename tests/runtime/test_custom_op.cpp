@@ -85,7 +85,7 @@ TEST_CASE("a lambda custom operator sees the tensors and the node's attributes")
     CHECK(attrs.string("mode") == "affine");
     CHECK(attrs.values<float>("table") == std::vector<float>{3, 4});
     CHECK_FALSE(attrs.value<float>("no_such_attribute").has_value());
-    CHECK_THROWS_WITH_AS((void)attrs.values<std::int64_t>("alpha"), doctest::Contains("holds FLOAT32"), Error);
+    CHECK_THROWS_WITH_AS((void)attrs.values<std::int64_t>("alpha"), doctest::Contains("holds FP32, not INT64"), Error);
     scale_shift(in, out, attrs);
   }});
   check_result(run(ctx), 2.0f, {1.0f, -2.0f, 0.5f});
@@ -112,7 +112,7 @@ TEST_CASE("an exception of the callable fails the run with its message") {
   other.register_custom_op(CustomOp{"ScaleShift", [](std::span<const CustomTensor> in, std::span<CustomTensor>) {
     (void)in[0].data<std::int8_t>();
   }});
-  CHECK_THROWS_WITH_AS((void)run(other), doctest::Contains("tensor 'x' holds FLOAT32, not INT8"), Error);
+  CHECK_THROWS_WITH_AS((void)run(other), doctest::Contains("tensor 'x' holds FP32, not INT8"), Error);
 }
 
 TEST_CASE("custom operator errors: unregistered, registered twice, bad op types") {

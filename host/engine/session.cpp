@@ -112,9 +112,10 @@ std::vector<TensorInfo> declared_custom_outputs(const Graph& graph, const Node& 
     }
     const Value& v = graph.value(out);
     if (!is_supported(v.dtype)) {
-      ctx.fail("custom operator output '{}' has {} element type {}: declare it in the model (value_info or graph "
-               "output), the host engine takes a custom operator's output types and shapes from there",
-               v.name, v.dtype == DataType::undefined ? "no declared" : "the unsupported", dtype_name(v.dtype));
+      ctx.fail("custom operator output '{}' has {}: declare it in the model (value_info or graph output), the host "
+               "engine takes a custom operator's output types and shapes from there",
+               v.name, v.dtype == DataType::undefined ? std::string("no declared element type")
+                                                      : fmt::format("the unsupported element type {}", dtype_name(v.dtype)));
     }
     TensorInfo info{v.dtype, {}};
     bool fixed = v.has_declared_shape;

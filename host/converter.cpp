@@ -130,7 +130,7 @@ ConvertedModel convert_onnx(std::span<const std::byte> onnx_bytes, const toolkit
     for (const auto& value : model.graph.input)
       if (!initializers.contains(value.name)) types.push_back(value.elem_type);
   }
-  Session session(model, SessionOptions{.threads = 1});
+  Session session(Graph(model, config.custom_ops), SessionOptions{.threads = 1});
   check_memory("the weights", "total_weight_size", session.weight_bytes());
   const auto input_names = session.input_names();
   const auto output_names = session.output_names();

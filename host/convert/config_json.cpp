@@ -156,6 +156,34 @@ toolkit::DynamicInput dynamic_shapes(const Value& v) {
   return out;
 }
 
+// [{"op_type": "MyOp", "domain": "my.domain"}, ...]; domain may be left out for the default domain.
+std::vector<toolkit::CustomOpType> custom_op_types(const Value& v) {
+  constexpr std::string_view form = R"([{"op_type": "MyOp", "domain": "my.domain"}, ...])";
+  const json& list = v.array(fmt::format("a list of operators, {}", form));
+  std::vector<toolkit::CustomOpType> out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const Value op = v.at(i, list[i]);
+    if (!list[i].is_object()) wrong_type(v.key, op.path, list[i], fmt::format("an object, as in {}", form));
+    toolkit::CustomOpType type;
+    bool has_type = false;
+    for (const auto& [field, value] : list[i].items()) {
+      const Value member{v.key, fmt::format("{}.{}", op.path, shortened(field)), value};
+      if (field == "op_type") {
+        type.op_type = member.string();
+        has_type = true;
+      } else if (field == "domain") {
+        type.domain = member.string();
+      } else {
+        throw ConfigError(std::string(v.key), fmt::format("config: {} has the unknown key {}; expected op_type and "
+                                                          "domain", op.path, quoted_name(field)));
+      }
+    }
+    if (!has_type) throw ConfigError(std::string(v.key), fmt::format("config: {} has no op_type", op.path));
+    out.push_back(std::move(type));
+  }
+  return out;
+}
+
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
   for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
@@ -180,7 +208,9 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
                                          key));
   std::string_view nearest;
   std::size_t best = 4;  // suggest only close misspellings
-  for (std::string_view k : Config::keys)
+  std::vector<std::string_view> valid(Config::keys.begin(), Config::keys.end());
+  valid.insert(valid.end(), Config::extension_keys.begin(), Config::extension_keys.end());
+  for (std::string_view k : valid)
     if (key.size() >= k.size() + best || k.size() >= key.size() + best) {
       continue;  // the distance is at least the difference in length: no suggestion, and no time spent on a huge key
     } else if (std::size_t d = edit_distance(key, k); d < best) {
@@ -189,7 +219,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
     }
   throw ConfigError(key, fmt::format("config: unknown key {}{}; valid keys: {}", quoted_name(key),
                                      nearest.empty() ? std::string() : fmt::format(" (did you mean '{}'?)", nearest),
-                                     fmt::join(Config::keys, ", ")));
+                                     fmt::join(valid, ", ")));
 }
 
 void read_key(Config& c, const std::string& key, const json& j) {
@@ -258,6 +288,8 @@ void read_key(Config& c, const std::string& key, const json& j) {
     c.memory_plan_strategy = v.name<toolkit::MemoryPlanStrategy>();
   } else if (key == "compute_order") {
     c.compute_order = v.name<toolkit::ComputeOrder>();
+  } else if (key == "custom_ops") {
+    c.custom_ops = null ? std::vector<toolkit::CustomOpType>{} : custom_op_types(v);
   } else {
     unknown_key(key);
   }
@@ -385,6 +417,11 @@ std::string config_to_json(const toolkit::Config& c, ConfigJsonFor purpose, int 
   j["auto_hybrid_euc_thresh"] = c.auto_hybrid_euc_thresh ? ordered_json(*c.auto_hybrid_euc_thresh) : ordered_json();
   j["memory_plan_strategy"] = spelling(c.memory_plan_strategy);
   j["compute_order"] = spelling(c.compute_order);
+  if (!c.custom_ops.empty()) {  // only when used: configs and models without it read as before
+    ordered_json ops = ordered_json::array();
+    for (const auto& op : c.custom_ops) ops.push_back({{"op_type", op.op_type}, {"domain", op.domain}});
+    j["custom_ops"] = std::move(ops);
+  }
   return dump(j, indent);
 }
 

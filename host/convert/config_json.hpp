@@ -9,6 +9,8 @@
 // do_quantization and dataset are not config() parameters (they belong to build()) and are refused here.
 // Errors are toolkit::ConfigError naming the key: unknown keys (with the valid ones listed), wrong JSON
 // types (with the expected type), and whatever Config::check() finds.
+// rknnxx adds one key of its own (Config::extension_keys): "custom_ops": [{"op_type": "MyOp", "domain": "my.domain"}]
+// lists operators the model keeps for rknn_register_custom_ops (docs/custom-operators.md); written only when not empty.
 
 #include <filesystem>
 #include <string>

@@ -20,6 +20,9 @@ std::vector<ConverterNote> host_converter_unsupported(const toolkit::Config& c, 
     if (c.auto_hybrid_cos_thresh != toolkit::Config{}.auto_hybrid_cos_thresh)
       out.push_back({"auto_hybrid_cos_thresh", std::string(hybrid)});
     if (c.auto_hybrid_euc_thresh) out.push_back({"auto_hybrid_euc_thresh", std::string(hybrid)});
+    if (!c.custom_ops.empty())
+      out.push_back({"custom_ops", "quantizing a model with custom operators is not implemented in the host converter "
+                                   "(calibration would have to run them)"});
   }
   if (c.quantize_weight)
     out.push_back({"quantize_weight", "int8-stored weights in a float model are not implemented yet in the host "

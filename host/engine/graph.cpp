@@ -151,7 +151,19 @@ std::optional<ValueId> Graph::find(std::string_view name) const {
   return it == by_name_.end() ? std::nullopt : std::optional<ValueId>(it->second);
 }
 
-Graph::Graph(const onnx::ModelProto& model) {
+Graph::Graph(const onnx::ModelProto& model, std::span<const CustomOpType> custom_ops) {
+  for (const CustomOpType& custom : custom_ops) {
+    if (OpRegistry::instance().find(custom.domain, custom.op_type) != nullptr) {
+      throw EngineError(fmt::format("custom operator {}{} is an operator the host engine implements; list only "
+                                    "operators it lacks as custom",
+                                    is_default_domain(custom.domain) ? "" : custom.domain + ".", custom.op_type));
+    }
+  }
+  const auto is_custom = [&](const onnx::NodeProto& n) {
+    return std::any_of(custom_ops.begin(), custom_ops.end(), [&](const CustomOpType& c) {
+      return c.op_type == n.op_type && (c.domain == n.domain || (is_default_domain(c.domain) && is_default_domain(n.domain)));
+    });
+  };
   bool found_opset = false;
   for (const auto& o : model.opset_import) {
     if (is_default_domain(o.domain)) {
@@ -219,11 +231,15 @@ Graph::Graph(const onnx::ModelProto& model) {
       continue;
     }
     const OpDefinition* op = OpRegistry::instance().find(n.domain, n.op_type);
-    if (op == nullptr) {
+    const bool custom = op == nullptr && is_custom(n);
+    if (op == nullptr && !custom) {
       const std::string_view excluded = excluded_operator_reason(n.domain, n.op_type);
-      throw EngineError(fmt::format("{}: operator {}{} is not supported by the host engine{}{}", node_label(n),
-                                    is_default_domain(n.domain) ? "" : n.domain + ".", n.op_type,
-                                    excluded.empty() ? "" : ": ", excluded));
+      throw EngineError(fmt::format(
+          "{}: operator {}{} is not supported by the host engine{}{}", node_label(n),
+          is_default_domain(n.domain) ? "" : n.domain + ".", n.op_type, excluded.empty() ? "" : ": ",
+          excluded.empty() ? std::string_view("; to run it with rknn_register_custom_ops, list it in the conversion "
+                                              "config's \"custom_ops\" (docs/custom-operators.md)")
+                           : excluded));
     }
     Node node;
     node.name = n.name;
@@ -231,6 +247,7 @@ Graph::Graph(const onnx::ModelProto& model) {
     node.domain = is_default_domain(n.domain) ? "" : n.domain;
     node.attributes = n.attribute;
     node.op = op;
+    node.custom = custom;
     const auto index = static_cast<int32_t>(nodes_.size());
     for (const auto& out : n.output) {
       if (out.empty()) {
@@ -259,6 +276,23 @@ Graph::Graph(const onnx::ModelProto& model) {
                                       nodes_[i].label(), in));
       }
       nodes_[i].inputs.push_back(*id);
+    }
+  }
+  // What the model declares about computed values: custom nodes are planned from it.
+  for (const auto* infos : {&g.value_info, &g.output}) {
+    for (const auto& declared : *infos) {
+      const auto id = find(declared.name);
+      if (!id || values_[static_cast<std::size_t>(*id)].producer < 0) {
+        continue;
+      }
+      Value& v = values_[static_cast<std::size_t>(*id)];
+      if (declared.elem_type != DataType::undefined) {
+        v.dtype = declared.elem_type;
+      }
+      if (declared.has_shape) {
+        v.has_declared_shape = true;
+        v.declared_shape = declared.shape;
+      }
     }
   }
   for (const auto& out : g.output) {

@@ -6,6 +6,8 @@
 #include "onnx_model.hpp"
 #include "tensor.hpp"
 
+#include <rknnxx/toolkit/config.hpp>
+
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -32,6 +34,12 @@ struct Value {
   int32_t producer = -1;  // index into Graph::nodes(), -1 for inputs and constants
 };
 
+// An operator type the engine lacks that a model may still hold: its nodes are planned from the
+// types and shapes the model declares for their outputs and run by the session's custom-op runner
+// (Session::set_custom_op_runner; the runtime's rknn_register_custom_ops, docs/custom-operators.md).
+// The conversion config's custom_ops entries are of this type.
+using CustomOpType = toolkit::CustomOpType;
+
 struct Node {
   std::string name;
   std::string op_type;
@@ -39,7 +47,8 @@ struct Node {
   std::vector<ValueId> inputs;  // no_value for an omitted optional input
   std::vector<ValueId> outputs;  // no_value for an omitted optional output
   std::vector<onnx::AttributeProto> attributes;
-  const OpDefinition* op = nullptr;
+  const OpDefinition* op = nullptr;  // nullptr for a custom operator
+  bool custom = false;               // of a type Graph was given as custom: no OpDefinition
 
   // "node 'conv1' (Conv)" for messages.
   std::string label() const;
@@ -49,8 +58,10 @@ struct Node {
 class Graph {
 public:
   // Throws EngineError for an opset outside [min_opset, max_opset], unsupported operators,
-  // dangling names, duplicate outputs and cycles, naming the node and operator.
-  explicit Graph(const onnx::ModelProto& model);
+  // dangling names, duplicate outputs and cycles, naming the node and operator. Nodes of the
+  // `custom_ops` types are kept as custom nodes (Node::custom); a listed type the engine implements
+  // is refused, as its nodes would be ambiguous.
+  explicit Graph(const onnx::ModelProto& model, std::span<const CustomOpType> custom_ops = {});
 
   int64_t opset() const noexcept { return opset_; }
   std::span<const Value> values() const noexcept { return values_; }

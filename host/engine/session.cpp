@@ -101,6 +101,39 @@ std::string node_and_outputs(const Graph& graph, const Node& node) {
   return names.empty() ? node.label() : fmt::format("{} making {}", node.label(), fmt::join(names, ", "));
 }
 
+// A custom node's outputs as the model declares them: the engine cannot infer what an operator it
+// lacks computes (docs/custom-operators.md#output-shapes).
+std::vector<TensorInfo> declared_custom_outputs(const Graph& graph, const Node& node, const OpContext& ctx) {
+  std::vector<TensorInfo> outputs;
+  for (ValueId out : node.outputs) {
+    if (out == no_value) {
+      outputs.emplace_back();
+      continue;
+    }
+    const Value& v = graph.value(out);
+    if (!is_supported(v.dtype)) {
+      ctx.fail("custom operator output '{}' has {}: declare it in the model (value_info or graph output), the host "
+               "engine takes a custom operator's output types and shapes from there",
+               v.name, v.dtype == DataType::undefined ? std::string("no declared element type")
+                                                      : fmt::format("the unsupported element type {}", dtype_name(v.dtype)));
+    }
+    TensorInfo info{v.dtype, {}};
+    bool fixed = v.has_declared_shape;
+    for (const onnx::Dimension& d : v.declared_shape) {
+      fixed = fixed && d.has_value && d.value >= 0;
+      info.shape.push_back(d.value);
+    }
+    if (!fixed) {
+      ctx.fail("custom operator output '{}' has {}: declare a fixed shape in the model (value_info or graph output), "
+               "the host engine takes a custom operator's output types and shapes from there",
+               v.name, v.has_declared_shape ? "a shape with unknown dimensions " + declared_shape_string(v)
+                                            : std::string("no declared shape"));
+    }
+    outputs.push_back(std::move(info));
+  }
+  return outputs;
+}
+
 } // namespace
 
 struct Session::State {
@@ -111,6 +144,7 @@ struct Session::State {
   Plan* current = nullptr;
   std::vector<StepTime> profile;  // of the last run, when options.profile
   StepObserver observer;          // Session::set_step_observer
+  CustomOpRunner custom_runner;   // Session::set_custom_op_runner
 
   State(Graph g, SessionOptions o) : graph(std::move(g)), options(o), pool(o.threads) {
     if (options.fuse) {
@@ -240,7 +274,18 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
     OpContext ctx(graph, node, in_infos, in_constants, threads);
     PreparedOp prepared;
     try {
-      prepared = node.op->prepare(ctx);
+      if (node.custom) {
+        all_constant = false;  // user code runs at rknn_run, never while planning
+        prepared.outputs = declared_custom_outputs(graph, node, ctx);
+        prepared.kernel = [this, &node](KernelContext& kernel) {
+          if (!custom_runner) {
+            throw NodeError(fmt::format("{}: custom operator without an implementation in this session", node.label()));
+          }
+          custom_runner(node, kernel);
+        };
+      } else {
+        prepared = node.op->prepare(ctx);
+      }
     } catch (const NodeError&) {
       throw;
     } catch (const std::exception& e) {  // e.g. a size that overflows while the operator infers its shape
@@ -453,6 +498,8 @@ const PlanStats& Session::stats() const { return current_plan(state_->current).s
 std::span<const StepTime> Session::last_profile() const noexcept { return state_->profile; }
 
 void Session::set_step_observer(StepObserver observer) { state_->observer = std::move(observer); }
+
+void Session::set_custom_op_runner(CustomOpRunner runner) { state_->custom_runner = std::move(runner); }
 
 void Session::use_arena(std::span<std::byte> memory) {
   if (!memory.empty()) {

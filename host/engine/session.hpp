@@ -21,6 +21,8 @@
 
 namespace rknnxx::host {
 
+struct KernelContext;
+
 struct SessionOptions {
   std::size_t threads = 0;           // 0: default_thread_count() ($RKNNXX_HOST_THREADS or all cores)
   bool float16_activations = false;  // round every float32 activation to float16 precision between nodes
@@ -89,6 +91,15 @@ public:
   // from the observer ends the run. An empty function removes the observer.
   using StepObserver = std::function<void(const Node& node, std::span<Tensor* const> outputs)>;
   void set_step_observer(StepObserver observer);
+
+  // Runs the custom nodes of the graph (Node::custom, Graph's custom_ops): called on the calling
+  // thread for each such node of a run, with the node and its planned inputs and outputs. A custom
+  // node's outputs are planned from the element types and static shapes the model declares for them
+  // (value_info or graph outputs), and it is never folded while planning: its runner may be set
+  // after planning, any time before the run. A run reaching a custom node without a runner throws
+  // EngineError naming the node; what the runner throws ends the run.
+  using CustomOpRunner = std::function<void(const Node& node, KernelContext& kernel)>;
+  void set_custom_op_runner(CustomOpRunner runner);
 
   // Keeps the intermediates and kernel scratch of every plan in `memory` instead of memory the
   // session allocates (rknn_set_internal_mem: sessions run one after another can share one

@@ -4,6 +4,7 @@
 // failures into the vendor's return codes plus one log line (api_error.hpp).
 
 #include <rknnxx/abi/c_api.h>
+#include <rknnxx/abi/c_custom_op.h>
 
 #include "api_error.hpp"
 #include "host_context.hpp"
@@ -204,6 +205,18 @@ int rknn_mem_sync(rknn_context context, rknn_tensor_mem* mem, rknn_mem_sync_mode
       default: fail(RKNN_ERR_PARAM_INVALID, "mode {} is not a rknn_mem_sync_mode (1, 2 or 3)", static_cast<int>(mode));
     }
   });
+}
+
+int rknn_register_custom_ops(rknn_context ctx, rknn_custom_op* op, uint32_t custom_op_num) {
+  return guarded("rknn_register_custom_ops", [&] {
+    auto context = registry().context(ctx);
+    require(op, "op");
+    context->register_custom_ops({op, custom_op_num});
+  });
+}
+
+void rknn_custom_op_get_op_attr(rknn_custom_op_context* op_ctx, const char* attr_name, rknn_custom_op_attr* op_attr) {
+  CustomOps::get_attr(op_ctx, attr_name, op_attr);
 }
 
 } // extern "C"

@@ -196,8 +196,12 @@ ContextSession HostContext::make_session() const {
         ? ContextSession(std::make_unique<quantize::QuantizedSession>(
               quantize::inference_graph(model_->onnx()), model_->activation_table(),
               model_->file().quantization->method, options))
-        : ContextSession(std::make_unique<Session>(model_->onnx(), options));
+        : ContextSession(std::make_unique<Session>(Graph(model_->onnx(), model_->custom_ops()), options));
     session->limit_threads(thread_share(default_thread_count()));
+    session->set_custom_op_runner([ops = custom_ops_.get(), graph = &session->graph()](const Node& node,
+                                                                                      KernelContext& kernel) {
+      ops->run(*graph, node, kernel);
+    });
     return session;
   } catch (const EngineError& e) {
     fail(RKNN_ERR_MODEL_INVALID, "{}", e.what());
@@ -521,6 +525,7 @@ void HostContext::run(rknn_run_extend* extend) {
   // Held until the run is done, even if another thread destroys them meanwhile.
   const auto weights = weight_mem_ ? live_mem(*weight_mem_, "weight memory") : nullptr;
   const auto internal = bind_internal_mem();  // refuses memory destroyed since rknn_set_internal_mem
+  custom_ops_->require_registered(session_->graph());
   const auto start = std::chrono::steady_clock::now();
   try {
     outputs_ = session_.run(inputs);
@@ -535,6 +540,13 @@ void HostContext::run(rknn_run_extend* extend) {
   write_bound_outputs();
   // The outputs are this thread's until rknn_outputs_get, unless bound memory already holds them all.
   cycle_open_ = std::any_of(output_bindings_.begin(), output_bindings_.end(), [](const auto& b) { return !b; });
+}
+
+void HostContext::register_custom_ops(std::span<const rknn_custom_op> ops) {
+  ThreadClaim claim(*this);
+  require_full_context("rknn_register_custom_ops");
+  check_function(Function::register_custom_ops, "rknn_register_custom_ops");
+  custom_ops_->add(ops);
 }
 
 // The per-layer table of RKNN_QUERY_PERF_DETAIL, one line a step of the last run.

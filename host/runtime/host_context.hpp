@@ -13,6 +13,7 @@
 
 #include <rknnxx/abi/c_api.h>
 
+#include "custom_ops.hpp"
 #include "host_mem.hpp"
 #include "loaded_model.hpp"
 #include "../engine/session.hpp"
@@ -72,6 +73,7 @@ class HostContext {
   void set_input_shapes(std::span<rknn_tensor_attr> attrs);
   void set_core_mask(rknn_core_mask mask);
   void set_batch_core_num(int core_num);
+  void register_custom_ops(std::span<const rknn_custom_op> ops);
   [[nodiscard]] std::unique_ptr<HostMem> wrap_mem(void* virt, uint32_t size, int32_t fd, int32_t offset, uint64_t phys,
                                                   uint32_t flags) const;
 
@@ -105,6 +107,8 @@ class HostContext {
   [[nodiscard]] std::shared_ptr<HostMem> live_mem(const std::weak_ptr<HostMem>& mem, std::string_view role) const;
 
   std::shared_ptr<const LoadedModel> model_;
+  // Before session_, which runs custom nodes through it; a dup'd context starts with none registered.
+  std::unique_ptr<CustomOps> custom_ops_ = std::make_unique<CustomOps>();
   uint32_t flags_ = 0;
   rknn_context handle_ = 0;
   std::atomic<uint64_t> user_{0};  // the claiming thread's token (ThreadClaim), 0 when free

@@ -71,7 +71,9 @@ std::shared_ptr<const LoadedModel> LoadedModel::load(std::span<const std::byte> 
   // The config section is checked now, as the converter checked it, so that a crafted or damaged
   // one is refused at rknn_init instead of failing (or being ignored) at the first rknn_inputs_set.
   try {
-    config_from_json(model->file_.config_json).validate_against(described);
+    const toolkit::Config config = config_from_json(model->file_.config_json);
+    config.validate_against(described);
+    model->custom_ops_ = config.custom_ops;
   } catch (const std::exception& e) {
     fail(RKNN_ERR_MODEL_INVALID, "model file: section 'conf' does not fit the model: {}", e.what());
   }

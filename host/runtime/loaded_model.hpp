@@ -44,6 +44,8 @@ class LoadedModel {
   [[nodiscard]] const onnx::ModelProto& onnx() const noexcept { return onnx_; }
   [[nodiscard]] const std::vector<IoTensor>& inputs() const noexcept { return inputs_; }
   [[nodiscard]] const std::vector<IoTensor>& outputs() const noexcept { return outputs_; }
+  // The operators the converter kept for rknn_register_custom_ops (the config's custom_ops).
+  [[nodiscard]] const std::vector<toolkit::CustomOpType>& custom_ops() const noexcept { return custom_ops_; }
   // A float model whose activations the board holds as float16 (not a quantized one).
   [[nodiscard]] bool float16_model() const noexcept;
   // A w8a8 model (the file's "qnt8" section, docs/quantization.md): every float input and output is
@@ -82,6 +84,7 @@ class LoadedModel {
   onnx::ModelProto onnx_;
   std::vector<IoTensor> inputs_;
   std::vector<IoTensor> outputs_;
+  std::vector<toolkit::CustomOpType> custom_ops_;
   std::vector<Normalization> normalization_;
   quantize::ActivationTable activations_;
   std::vector<std::optional<quantize::AffineParams>> input_params_;

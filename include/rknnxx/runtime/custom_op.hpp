@@ -21,8 +21,7 @@
 #include <rknnxx/abi/c_custom_op.h>
 #include <rknnxx/core/element_type.hpp>
 #include <rknnxx/core/error.hpp>
-
-#include <fmt/format.h>
+#include <rknnxx/core/fmt_core.hpp>
 
 #include <algorithm>
 #include <array>

@@ -1,6 +1,7 @@
 #include "custom_ops.hpp"
 
 #include "api_error.hpp"
+#include "tensor_codec.hpp"
 
 #include "../engine/engine_error.hpp"
 #include "../engine/op_registry.hpp"
@@ -30,17 +31,7 @@ struct OpAttr {
 // The element type a custom op sees for an engine tensor: the engine's own (no model-level
 // float16 or int8 view applies between operators).
 rknn_tensor_type tensor_type_of(DataType dtype) {
-  switch (dtype) {
-    case DataType::float32: return RKNN_TENSOR_FLOAT32;
-    case DataType::float16: return RKNN_TENSOR_FLOAT16;
-    case DataType::int8: return RKNN_TENSOR_INT8;
-    case DataType::uint8: return RKNN_TENSOR_UINT8;
-    case DataType::int16: return RKNN_TENSOR_INT16;
-    case DataType::int32: return RKNN_TENSOR_INT32;
-    case DataType::int64: return RKNN_TENSOR_INT64;
-    case DataType::boolean: return RKNN_TENSOR_BOOL;
-    default: break;
-  }
+  if (const auto type = rknn_type_of(dtype)) return *type;
   fail(RKNN_ERR_FAIL, "element type {} has no rknn_tensor_type", dtype_name(dtype));
 }
 

@@ -161,22 +161,11 @@ bool LoadedModel::float16_model() const noexcept {
 }
 
 rknn_tensor_type LoadedModel::runtime_type(DataType dtype) const {
-  switch (dtype) {
-    case DataType::float32:
-    case DataType::float16:
-      if (quantized()) return RKNN_TENSOR_INT8;
-      return float16_model() ? RKNN_TENSOR_FLOAT16 : RKNN_TENSOR_FLOAT32;
-    case DataType::int8: return RKNN_TENSOR_INT8;
-    case DataType::uint8: return RKNN_TENSOR_UINT8;
-    case DataType::int16: return RKNN_TENSOR_INT16;
-    case DataType::uint16: return RKNN_TENSOR_UINT16;
-    case DataType::int32: return RKNN_TENSOR_INT32;
-    case DataType::uint32: return RKNN_TENSOR_UINT32;
-    case DataType::int64: return RKNN_TENSOR_INT64;
-    case DataType::boolean: return RKNN_TENSOR_BOOL;
-    case DataType::bfloat16: return RKNN_TENSOR_BFLOAT16;
-    default: break;
+  if (dtype == DataType::float32 || dtype == DataType::float16) {
+    if (quantized()) return RKNN_TENSOR_INT8;
+    return float16_model() ? RKNN_TENSOR_FLOAT16 : RKNN_TENSOR_FLOAT32;
   }
+  if (const auto type = rknn_type_of(dtype)) return *type;
   fail(RKNN_ERR_MODEL_INVALID, "ONNX element type {} has no runtime tensor type", static_cast<int>(dtype));
 }
 

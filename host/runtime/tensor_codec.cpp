@@ -14,6 +14,23 @@
 
 namespace rknnxx::host {
 
+std::optional<rknn_tensor_type> rknn_type_of(DataType dtype) {
+  switch (dtype) {
+    case DataType::float32: return RKNN_TENSOR_FLOAT32;
+    case DataType::float16: return RKNN_TENSOR_FLOAT16;
+    case DataType::int8: return RKNN_TENSOR_INT8;
+    case DataType::uint8: return RKNN_TENSOR_UINT8;
+    case DataType::int16: return RKNN_TENSOR_INT16;
+    case DataType::uint16: return RKNN_TENSOR_UINT16;
+    case DataType::int32: return RKNN_TENSOR_INT32;
+    case DataType::uint32: return RKNN_TENSOR_UINT32;
+    case DataType::int64: return RKNN_TENSOR_INT64;
+    case DataType::boolean: return RKNN_TENSOR_BOOL;
+    case DataType::bfloat16: return RKNN_TENSOR_BFLOAT16;
+    default: return std::nullopt;
+  }
+}
+
 size_t element_bytes(rknn_tensor_type type) {
   switch (type) {
     case RKNN_TENSOR_FLOAT32: case RKNN_TENSOR_INT32: case RKNN_TENSOR_UINT32: return 4;

@@ -10,6 +10,7 @@
 #include "../engine/tensor.hpp"
 
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -38,6 +39,10 @@ struct Normalization {
 
 // Bytes of one element of I/O data; int4 (matmul only) is refused.
 size_t element_bytes(rknn_tensor_type type);
+
+// The runtime's name for an engine element type as the engine holds it; nullopt for a type the C
+// interface has no name for. (A model's inputs and outputs may be shown as another type: LoadedModel.)
+std::optional<rknn_tensor_type> rknn_type_of(DataType dtype);
 
 // Reads `source` (held as `format`) into `target`, a dense engine tensor in ONNX order whose
 // shape is the tensor's logical shape. Values are converted to target's element type after

@@ -5,12 +5,13 @@
 
 #include <rknnxx/abi/c_api.h>
 #include <rknnxx/abi/c_custom_op.h>
+#include <rknnxx/runtime/fd_range.hpp>
 
 #include "api_error.hpp"
 #include "host_context.hpp"
 #include "registry.hpp"
 
-#include <fcntl.h>
+#include <string>
 
 using namespace rknnxx::host;
 
@@ -114,9 +115,11 @@ rknn_tensor_mem* rknn_create_mem_from_fd(rknn_context ctx, int32_t fd, void* vir
                                          int32_t offset) {
   return guarded_mem("rknn_create_mem_from_fd", [&] {
     auto owner = registry().context(ctx);
-    // An fd that is not open (closed, or never opened) would name whatever the process opens next.
-    if (fd < 0 || fcntl(fd, F_GETFD) == -1)
-      fail(RKNN_ERR_PARAM_INVALID, "fd {} is not an open file descriptor{}", fd, fd < 0 ? "" : ": closed or never opened");
+    // As a board's driver imports the dma-buf: an fd that is not open (closed, or never opened,
+    // which would name whatever the process opens next), one that cannot be mapped, or a range
+    // past its end is refused.
+    if (const std::string problem = rknnxx::detail::fd_range_problem(fd, offset, size); !problem.empty())
+      fail(RKNN_ERR_PARAM_INVALID, "{}", problem);
     return registry().add_mem(owner->wrap_mem(virt_addr, size, fd, offset, 0, RKNN_TENSOR_MEMORY_FLAGS_FROM_FD));
   });
 }

@@ -15,6 +15,8 @@
 
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -715,6 +717,86 @@ TEST_CASE("negative or out-of-range offsets and closed fds are refused") {
   std::vector<std::byte> memory(4096);
   CHECK(rknn_create_mem_from_fd(c, pipe_fds[0], memory.data(), 4096, 0) == nullptr);
   CHECK(rknn_destroy(c) == RKNN_SUCC);
+}
+
+TEST_CASE("rknn_create_mem_from_fd: a memfd at an offset holds a zero-copy input and output, for every shape") {
+  Ctx ctx(test::dyncnn());
+  auto attr = query_attr(ctx, RKNN_QUERY_INPUT_ATTR, 0);
+  const uint32_t in_size = attr.size_with_stride;
+  const uint32_t out_size = query_attr(ctx, RKNN_QUERY_OUTPUT_ATTR, 1).n_elems * 4;
+  // One file for both, each tensor at an offset, as a camera's or display's dma-buf is shared.
+  const int fd = memfd_create("rknnxx-c-api", 0);
+  REQUIRE(fd >= 0);
+  const uint32_t in_offset = 4096, out_offset = in_offset + ((in_size + 4095) / 4096) * 4096;
+  const uint32_t file_size = out_offset + out_size;
+  REQUIRE(ftruncate(fd, file_size) == 0);
+  void* map = mmap(nullptr, file_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  REQUIRE(map != MAP_FAILED);
+  auto* base = static_cast<uint8_t*>(map);
+  rknn_tensor_mem* in_mem = rknn_create_mem_from_fd(ctx, fd, map, in_size, static_cast<int32_t>(in_offset));
+  rknn_tensor_mem* out_mem = rknn_create_mem_from_fd(ctx, fd, map, out_size, static_cast<int32_t>(out_offset));
+  REQUIRE(in_mem != nullptr);
+  REQUIRE(out_mem != nullptr);
+  CHECK(in_mem->virt_addr == map);  // the mapping's start; the tensor starts `offset` bytes in
+  CHECK(in_mem->offset == static_cast<int32_t>(in_offset));
+  CHECK(in_mem->flags == RKNN_TENSOR_MEMORY_FLAGS_FROM_FD);
+  std::memset(base, 0x5A, in_offset);  // bytes before the tensor stay the application's
+  for (uint32_t side : {224u, 160u, 100u}) {
+    CAPTURE(side);
+    attr.dims[1] = attr.dims[2] = side;
+    REQUIRE(rknn_set_input_shapes(ctx, 1, &attr) == RKNN_SUCC);
+    auto img = image(side, side, 3, side);
+    const auto reference = engine_reference(img, side, side, 1);
+    auto cur_in = query_attr(ctx, RKNN_QUERY_CURRENT_INPUT_ATTR, 0);
+    for (uint32_t h = 0; h < side; ++h)
+      std::memcpy(base + in_offset + size_t{h} * cur_in.w_stride * 3, img.data() + size_t{h} * side * 3, side * 3);
+    cur_in.type = RKNN_TENSOR_UINT8;
+    REQUIRE(rknn_set_io_mem(ctx, in_mem, &cur_in) == RKNN_SUCC);
+    auto cur_out = query_attr(ctx, RKNN_QUERY_CURRENT_OUTPUT_ATTR, 1);
+    cur_out.type = RKNN_TENSOR_FLOAT32;
+    REQUIRE(rknn_set_io_mem(ctx, out_mem, &cur_out) == RKNN_SUCC);
+    REQUIRE(rknn_mem_sync(ctx, in_mem, RKNN_MEMORY_SYNC_TO_DEVICE) == RKNN_SUCC);
+    REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+    REQUIRE(rknn_mem_sync(ctx, out_mem, RKNN_MEMORY_SYNC_FROM_DEVICE) == RKNN_SUCC);
+    std::vector<float> got(reference.size());
+    std::memcpy(got.data(), base + out_offset, got.size() * sizeof(float));
+    CHECK(max_abs_difference(got, reference) == 0.0f);
+  }
+  CHECK(std::count(base, base + in_offset, uint8_t{0x5A}) == static_cast<std::ptrdiff_t>(in_offset));
+  CHECK(rknn_destroy_mem(ctx, in_mem) == RKNN_SUCC);
+  CHECK(rknn_destroy_mem(ctx, out_mem) == RKNN_SUCC);
+  // The fd and the mapping stay the application's: destroying the descriptors closed neither.
+  CHECK(fcntl(fd, F_GETFD) != -1);
+  base[0] = 1;
+
+  SUBCASE("the fd of memory rknn_create_mem made is importable too") {
+    rknn_tensor_mem* made = rknn_create_mem(ctx, 8192);
+    REQUIRE(made != nullptr);
+    rknn_tensor_mem* again = rknn_create_mem_from_fd(ctx, made->fd, made->virt_addr, 4096, 4096);
+    REQUIRE(again != nullptr);
+    CHECK(rknn_destroy_mem(ctx, again) == RKNN_SUCC);
+    CHECK(rknn_destroy_mem(ctx, made) == RKNN_SUCC);
+  }
+  SUBCASE("ranges past the file's end, overflowing offsets and fds that cannot be mapped are refused") {
+    std::string log = logged([&] { CHECK(rknn_create_mem_from_fd(ctx, fd, map, file_size, 1) == nullptr); });
+    CHECK(contains(log, "past the end of fd"));
+    log = logged([&] { CHECK(rknn_create_mem_from_fd(ctx, fd, map, UINT32_MAX, INT32_MAX) == nullptr); });
+    CHECK(contains(log, "past the end of fd"));
+    log = logged([&] { CHECK(rknn_create_mem_from_fd(ctx, fd, map, 16, -4096) == nullptr); });
+    CHECK(contains(log, "negative"));
+    log = logged([&] { CHECK(rknn_create_mem_from_fd(ctx, fd, map, 0, 0) == nullptr); });
+    CHECK(contains(log, "size is 0"));
+    int pipe_fds[2];
+    REQUIRE(pipe(pipe_fds) == 0);
+    log = logged([&] { CHECK(rknn_create_mem_from_fd(ctx, pipe_fds[0], map, 16, 0) == nullptr); });
+    CHECK(contains(log, "is a pipe"));
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
+    log = logged([&] { CHECK(rknn_create_mem_from_fd(ctx, pipe_fds[0], map, 16, 0) == nullptr); });
+    CHECK(contains(log, "not an open file descriptor"));
+  }
+  munmap(map, file_size);
+  close(fd);
 }
 
 TEST_CASE("a core mask runs the context on the same share of the CPU threads as of the NPU's cores") {

@@ -508,7 +508,7 @@ private:
     if (write_) {
       auto w = std::move(*write_);
       write_.reset();
-      w.release(); // syncs to the device; throws the sync error, if any
+      w.reset(); // syncs to the device; throws the sync error, if any
     }
   }
 

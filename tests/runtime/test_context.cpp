@@ -179,8 +179,8 @@ TEST_CASE("Mem: create, CPU access windows with cache sync, fd and physical memo
     CHECK(r.data()[255] == std::byte{0x5A});
     auto rw = m.read_write();
     rw.data()[0] = std::byte{1};
-    rw.release();
-    CHECK_THROWS_WITH_AS((void)rw.data(), doctest::Contains("released"), Error);
+    rw.reset();
+    CHECK_THROWS_WITH_AS((void)rw.data(), doctest::Contains("closed"), Error);
   }
   Mem m2 = ctx.create_mem(128, MemAlloc::cacheable);
   CHECK(m2.size() == 128);

@@ -118,6 +118,28 @@ TEST_CASE("MatMul: quantization, move and release") {
   CHECK(host()->api().rknn_matmul_destroy(handle) == RKNN_SUCC);
 }
 
+TEST_CASE("MatMul: move assignment (self-move included) and reset") {
+  using Mm = MatMul<std::int8_t, std::int8_t, std::int32_t>;
+  static_assert(std::is_nothrow_move_assignable_v<Mm>);
+  auto mm = Mm::create({2, 64, 32}, on_host());
+  const rknn_matmul_ctx handle = mm.native_handle();
+  Mm& alias = mm;
+  mm = std::move(alias);
+  CHECK(mm.native_handle() == handle);
+  auto other = Mm::create({1, 32, 32}, on_host());
+  Mem kept = other.create_mem(Operand::a);
+  other = std::move(mm);  // other's context goes, and its memory with it
+  CHECK(other.native_handle() == handle);
+  CHECK(other.shape() == MatmulShape{2, 64, 32});
+  CHECK_THROWS_WITH_AS((void)kept.size(), doctest::Contains("outlived its Context"), Error);
+  Mem a = other.create_mem(Operand::a);
+  other.reset();
+  CHECK_THROWS_WITH_AS((void)other.native_handle(), doctest::Contains("reset"), Error);
+  CHECK(other.shapes().empty());
+  CHECK_THROWS_WITH_AS((void)a.size(), doctest::Contains("outlived its Context"), Error);
+  other.reset();  // idempotent
+}
+
 TEST_CASE("MatMul: native B written from normal layout gives the normal-layout result") {
   std::vector<std::int8_t> a_values(2 * 64), b_values(64 * 32);
   for (std::size_t i = 0; i < a_values.size(); ++i) a_values[i] = static_cast<std::int8_t>(static_cast<int>(i % 9) - 4);

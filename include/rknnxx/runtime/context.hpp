@@ -14,8 +14,14 @@
 // use a Context owns it until it calls release_thread() (a move also hands it over); a call from
 // any other thread throws Error(RKNN_ERR_CTX_INVALID). Use one Context per thread (dup()) to scale.
 //
-// Children: Mem, Outputs and IoBinding share the context's state; when the Context is destroyed
-// it destroys their memory first, and any later use of them throws instead of touching freed memory.
+// Ownership: Context owns its rknn_context (move-only; destroyed with it, or now by reset());
+// ContextRef is a copyable non-owning reference to it (what IoBinding holds), which follows the
+// context when the Context object moves. Context::adopt(handle) takes over a context C code made;
+// Context::release() hands the handle back to C code without destroying anything.
+//
+// Children: ContextRef, Mem, Outputs and IoBinding share the context's state; when the Context is
+// destroyed it destroys their memory first, and any later use of them throws instead of touching
+// freed memory. After release() they refuse every use the same way.
 
 #include <rknnxx/core/dims.hpp>
 #include <rknnxx/core/element_type.hpp>
@@ -25,6 +31,7 @@
 #include <rknnxx/core/shape_set.hpp>
 #include <rknnxx/runtime/context_state.hpp>
 #include <rknnxx/runtime/custom_op.hpp>
+#include <rknnxx/runtime/fd_range.hpp>
 #include <rknnxx/runtime/flags.hpp>
 #include <rknnxx/runtime/loader.hpp>
 #include <rknnxx/runtime/mem.hpp>
@@ -46,6 +53,10 @@
 #include <vector>
 
 namespace rknnxx {
+
+class Context;
+class ContextRef;
+class IoBinding;
 
 struct MemSize {
   std::uint32_t total_weight_size = 0;
@@ -110,58 +121,17 @@ private:
   bool pass_through_;
 };
 
-class Context {
+namespace detail {
+
+// The operations on a context, shared by the owning Context and the non-owning ContextRef: both
+// hold the context's state, so a ContextRef keeps working when the Context object moves and
+// refuses (Error, RKNN_ERR_CTX_INVALID) once the Context is destroyed, reset or released.
+class ContextOps {
 public:
   using Options = ContextOptions;
 
-  [[nodiscard]] static Context from_file(const std::string& path, Options options = {}) {
-    return init(const_cast<char*>(path.c_str()), 0, options, nullptr, fmt::format("model file {}", path));
-  }
-  [[nodiscard]] static Context from_buffer(std::span<const std::byte> model, Options options = {}) {
-    if (model.empty()) throw Error(Errc::param_invalid, "rknn_init", "the model buffer is empty");
-    if (model.size() > UINT32_MAX)
-      throw Error(Errc::param_invalid, "rknn_init", fmt::format("a model buffer of {} bytes exceeds 4 GiB", model.size()));
-    return init(const_cast<std::byte*>(model.data()), static_cast<std::uint32_t>(model.size()), options, nullptr,
-                fmt::format("a model buffer of {} bytes", model.size()));
-  }
-  // Zero-copy model memory (RKNN_FLAG_MODEL_BUFFER_ZERO_COPY): the model already sits in runtime
-  // memory, e.g. Mem::allocate_without_context(size) filled by the application. The Context keeps
-  // the memory alive until it is destroyed, as the runtime requires.
-  [[nodiscard]] static Context from_model_memory(Mem model, Options options = {}, std::uint32_t model_size = 0) {
-    rknn_tensor_mem* m = model.native_handle();
-    rknn_init_extend ext{};
-    ext.real_model_offset = 0;
-    ext.real_model_size = model_size != 0 ? model_size : m->size;
-    ext.model_buffer_fd = m->fd;
-    ext.model_buffer_flags = m->flags;
-    options.flags |= InitFlag::model_buffer_zero_copy;
-    Context c = init(m->virt_addr, ext.real_model_size, options, &ext, fmt::format("zero-copy model memory of {} bytes", m->size));
-    c.model_mem_ = std::move(model);
-    return c;
-  }
-
-  Context(Context&& o) noexcept { take(std::move(o)); }
-  Context& operator=(Context&& o) noexcept {
-    if (this != &o) {
-      destroy();
-      take(std::move(o));
-    }
-    return *this;
-  }
-  Context(const Context&) = delete;
-  Context& operator=(const Context&) = delete;
-  ~Context() { destroy(); }
-
   // A second context for the same model sharing its weights (rknn_dup_context), e.g. one per thread.
-  [[nodiscard]] Context dup() const {
-    auto& s = use("rknn_dup_context");
-    rknn_context in = s.handle;
-    rknn_context out = 0;
-    s.check(s.require(s.api().rknn_dup_context, "rknn_dup_context")(&in, &out), "rknn_dup_context");
-    Context c(make_state(s.runtime, out), s.options);
-    c.initialize();
-    return c;
-  }
+  [[nodiscard]] Context dup() const;
 
   [[nodiscard]] rknn_context native_handle() const { return use("rknnxx::Context::native_handle").handle; }
   [[nodiscard]] const Runtime& runtime() const { return *use("rknnxx::Context::runtime").runtime; }
@@ -312,14 +282,22 @@ public:
   // ---- inference -------------------------------------------------------------------------------
   void run() {
     auto& s = use("rknn_run");
-    if (!s.dropped.empty()) {
-      std::string list;
-      for (const auto& d : s.dropped) list += fmt::format("{}{}", list.empty() ? "" : ", ", d);
+    std::string dropped, destroyed;
+    const auto add = [](std::string& list, const std::string& label) {
+      list += fmt::format("{}{}", list.empty() ? "" : ", ", label);
+    };
+    for (const auto& b : s.bound)
+      if (!b.life->alive) add(b.app_owned ? destroyed : dropped, b.label);
+    if (!dropped.empty())
       throw Error(Errc::ctx_invalid, "rknn_run",
                   fmt::format("the zero-copy memory bound to {} went away with its IoBinding; bind new memory to "
                               "them (another IoBinding) before running",
-                              list));
-    }
+                              dropped));
+    if (!destroyed.empty())
+      throw Error(Errc::ctx_invalid, "rknn_run",
+                  fmt::format("the application's memory bound to {} was destroyed (or released to C code) by its Mem; "
+                              "bind new memory to them before running",
+                              destroyed));
     if (s.has_bindings && s.bound_generation != s.generation)
       throw Error(Errc::param_invalid, "rknn_run",
                   "stale zero-copy binding: the input shapes changed after memory was bound with rknn_set_io_mem; "
@@ -339,10 +317,10 @@ public:
     auto& s = use("rknn_register_custom_ops");
     auto reg = s.require(s.api().rknn_register_custom_ops, "rknn_register_custom_ops");
     if (ops.empty()) throw Error(Errc::param_invalid, "rknn_register_custom_ops", "no custom operators given");
-    std::vector<std::shared_ptr<detail::CustomOpBinding>> bindings;
+    std::vector<std::shared_ptr<CustomOpBinding>> bindings;
     std::vector<rknn_custom_op> abi;
     for (CustomOp& op : ops) {
-      bindings.push_back(std::make_shared<detail::CustomOpBinding>(std::move(op), s.api().rknn_custom_op_get_op_attr));
+      bindings.push_back(std::make_shared<CustomOpBinding>(std::move(op), s.api().rknn_custom_op_get_op_attr));
       abi.push_back(bindings.back()->abi());
     }
     s.check(reg(s.handle, abi.data(), static_cast<std::uint32_t>(abi.size())), "rknn_register_custom_ops");
@@ -435,23 +413,37 @@ public:
     if (m == nullptr)
       s.fail(Errc::malloc_fail, flags == MemAlloc::default_flags ? "rknn_create_mem" : "rknn_create_mem2",
              fmt::format("{} bytes", size));
-    return adopt(m);
+    return track(m);
   }
-  // Memory the application allocated as a DMA-buf: `virt` maps the whole fd, `offset` is where
-  // the tensor starts in it.
-  [[nodiscard]] Mem wrap_fd(std::int32_t fd, void* virt, std::uint32_t size, std::int32_t offset = 0) {
-    auto& s = use("rknn_create_mem_from_fd");
-    rknn_tensor_mem* m = s.require(s.api().rknn_create_mem_from_fd, "rknn_create_mem_from_fd")(s.handle, fd, virt, size, offset);
-    if (m == nullptr)
-      s.fail(Errc::param_invalid, "rknn_create_mem_from_fd", fmt::format("fd {}, {} bytes at offset {}", fd, size, offset));
-    return adopt(m);
+  // Memory the application allocated: a dma-buf (a camera's or display's buffer, a DmaHeap
+  // allocation), a memfd, or the fd of memory another context made. `virt` maps the fd from its
+  // start; the tensor's `size` bytes start `offset` bytes into it (MemAccess::data() points
+  // there). The Mem owns the runtime's descriptor only: the fd and the mapping stay the
+  // application's and must outlive it. For a dma-buf, Mem::set_cpu_access_hook adds the kernel's
+  // sync to every access window.
+  [[nodiscard]] Mem wrap_fd(int fd, void* virt, std::uint64_t size, std::int64_t offset = 0) {
+    constexpr std::string_view call = "rknn_create_mem_from_fd";
+    auto& s = use(call);
+    const auto refuse = [&](const std::string& why) {
+      throw Error(Errc::param_invalid, std::string(call), fmt::format("fd {}, {} bytes at offset {}: {}", fd, size, offset, why));
+    };
+    if (virt == nullptr) refuse("the virtual address is null (map the fd first)");
+    if (const std::string problem = detail::fd_range_problem(fd, offset, size); !problem.empty()) refuse(problem);
+    if (size > UINT32_MAX) refuse("the runtime's buffers hold at most 4 GiB - 1 bytes");
+    if (offset > INT32_MAX) refuse("the runtime's offsets reach at most 2 GiB - 1");
+    if (reinterpret_cast<std::uintptr_t>(virt) > UINTPTR_MAX - static_cast<std::uintptr_t>(offset) - size)
+      refuse("the mapping's address plus offset and size overflows the address space");
+    rknn_tensor_mem* m = s.require(s.api().rknn_create_mem_from_fd, call)(s.handle, fd, virt, static_cast<std::uint32_t>(size),
+                                                                          static_cast<std::int32_t>(offset));
+    if (m == nullptr) s.fail(Errc::param_invalid, call, fmt::format("fd {}, {} bytes at offset {}", fd, size, offset));
+    return track(m);
   }
   [[nodiscard]] Mem wrap_phys(std::uint64_t phys, void* virt, std::uint32_t size) {
     auto& s = use("rknn_create_mem_from_phys");
     rknn_tensor_mem* m = s.api().rknn_create_mem_from_phys(s.handle, phys, virt, size);
     if (m == nullptr)
       s.fail(Errc::param_invalid, "rknn_create_mem_from_phys", fmt::format("physical address {:#x}, {} bytes", phys, size));
-    return adopt(m);
+    return track(m);
   }
   void set_weight_mem(const Mem& m) {
     auto& s = use("rknn_set_weight_mem");
@@ -473,37 +465,22 @@ public:
     if (state_) state_->owner.store(std::thread::id{}, std::memory_order_release);
   }
 
-private:
-  friend class IoBinding;
-  Context(std::shared_ptr<detail::ContextState> state, Options options) : state_(std::move(state)) {
-    state_->options = std::move(options);
-  }
-  struct Borrow {};
-  // A Context that uses the state of another without owning it (IoBinding's access to its
-  // context, which stays valid when the application moves the Context object).
-  Context(Borrow, std::shared_ptr<detail::ContextState> state) noexcept : state_(std::move(state)), borrowed_(true) {}
 
-  static std::shared_ptr<detail::ContextState> make_state(std::shared_ptr<const Runtime> rt, rknn_context handle) {
-    auto s = std::make_shared<detail::ContextState>();
+protected:
+  friend class rknnxx::IoBinding;
+  ContextOps() noexcept = default;
+  explicit ContextOps(std::shared_ptr<ContextState> state) noexcept : state_(std::move(state)) {}
+  ContextOps(const ContextOps&) = default;
+  ContextOps(ContextOps&&) noexcept = default;
+  ContextOps& operator=(const ContextOps&) = default;
+  ContextOps& operator=(ContextOps&&) noexcept = default;
+  ~ContextOps() = default;
+
+  static std::shared_ptr<ContextState> make_state(std::shared_ptr<const Runtime> rt, rknn_context handle) {
+    auto s = std::make_shared<ContextState>();
     s->runtime = std::move(rt);
     s->handle = handle;
     return s;
-  }
-
-  static Context init(void* model, std::uint32_t size, Options options, rknn_init_extend* ext, const std::string& what) {
-    auto rt = options.runtime ? options.runtime : Runtime::load();
-    rknn_context handle = 0;
-    const int rc = rt->api().rknn_init(&handle, model, size, options.flags.value(), ext);
-    if (rc < 0)
-      throw Error(static_cast<Errc>(rc), "rknn_init",
-                  detail::with_runtime_message(
-                      fmt::format("{} on runtime {}{}", what, rt->path(),
-                                  rt->sdk_version() ? fmt::format(" (SDK {}, driver {})", rt->sdk_version()->api, rt->sdk_version()->driver)
-                                                    : std::string()),
-                      *rt, "rknn_init"));
-    Context c(make_state(rt, handle), options);
-    c.initialize();
-    return c;
   }
 
   // Reads what every later call needs: versions (checked once per runtime), counts, shape set,
@@ -520,7 +497,7 @@ private:
   }
 
   // Reads the shape set once (see shape_set()).
-  static void probe_shapes(detail::ContextState& s) {
+  static void probe_shapes(ContextState& s) {
     if (s.shapes_probed) return;
     if (s.api().rknn_set_input_shapes != nullptr && s.io.inputs > 0) {
       std::vector<rknn_input_range> ranges(s.io.inputs);
@@ -536,9 +513,10 @@ private:
     s.shapes_probed = true;
   }
 
-  detail::ContextState& use(std::string_view call) const {
+  ContextState& use(std::string_view call) const {
     if (!state_)
-      throw Error(Errc::ctx_invalid, std::string(call), "use of a moved-from rknnxx::Context");
+      throw Error(Errc::ctx_invalid, std::string(call), "use of an empty rknnxx::Context (moved-from, reset or released)");
+    state_->check_alive(call, "a reference to the context (ContextRef, IoBinding)");
     state_->enter(call);
     return *state_;
   }
@@ -615,7 +593,8 @@ private:
     return {group, s.current_inputs, s.current_outputs, s.generation};
   }
 
-  Mem adopt(rknn_tensor_mem* m) {
+  // Tracks memory made through the context, so that its destruction destroys it first.
+  Mem track(rknn_tensor_mem* m) {
     state_->mems.push_back(m);
     return Mem(state_, m);
   }
@@ -626,35 +605,191 @@ private:
     return h;
   }
 
+  std::shared_ptr<ContextState> state_;
+};
+
+} // namespace detail
+
+class Context : public detail::ContextOps {
+public:
+  using Options = ContextOptions;
+
+  // An empty Context (as after a move, reset() or release()): every call but the assignments
+  // refuses it.
+  Context() noexcept = default;
+
+  [[nodiscard]] static Context from_file(const std::string& path, Options options = {}) {
+    return init(const_cast<char*>(path.c_str()), 0, options, nullptr, fmt::format("model file {}", path));
+  }
+  [[nodiscard]] static Context from_buffer(std::span<const std::byte> model, Options options = {}) {
+    if (model.empty()) throw Error(Errc::param_invalid, "rknn_init", "the model buffer is empty");
+    if (model.size() > UINT32_MAX)
+      throw Error(Errc::param_invalid, "rknn_init", fmt::format("a model buffer of {} bytes exceeds 4 GiB", model.size()));
+    return init(const_cast<std::byte*>(model.data()), static_cast<std::uint32_t>(model.size()), options, nullptr,
+                fmt::format("a model buffer of {} bytes", model.size()));
+  }
+  // Zero-copy model memory (RKNN_FLAG_MODEL_BUFFER_ZERO_COPY): the model already sits in runtime
+  // memory, e.g. Mem::allocate_without_context(size) filled by the application. The Context keeps
+  // the memory alive until it is destroyed, as the runtime requires.
+  [[nodiscard]] static Context from_model_memory(Mem model, Options options = {}, std::uint32_t model_size = 0) {
+    rknn_tensor_mem* m = model.native_handle();
+    rknn_init_extend ext{};
+    ext.real_model_offset = 0;
+    ext.real_model_size = model_size != 0 ? model_size : m->size;
+    ext.model_buffer_fd = m->fd;
+    ext.model_buffer_flags = m->flags;
+    options.flags |= InitFlag::model_buffer_zero_copy;
+    Context c = init(m->virt_addr, ext.real_model_size, options, &ext, fmt::format("zero-copy model memory of {} bytes", m->size));
+    c.model_mem_ = std::move(model);
+    return c;
+  }
+  // Takes ownership of a context C code made (rknn_init or rknn_dup_context on `options.runtime`,
+  // null: Runtime::load()); the Context destroys it. On an Error (e.g. a handle the runtime does
+  // not know) nothing is adopted and the handle stays the caller's.
+  [[nodiscard]] static Context adopt(rknn_context handle, Options options = {}) {
+    if (handle == 0) throw Error(Errc::ctx_invalid, "rknnxx::Context::adopt", "the handle is 0: not a context");
+    auto rt = options.runtime ? options.runtime : Runtime::load();
+    Context c(make_state(std::move(rt), handle), std::move(options));
+    try {
+      c.initialize();
+    } catch (...) {
+      c.state_->alive = false;
+      c.state_.reset();  // not adopted: nothing is destroyed
+      throw;
+    }
+    return c;
+  }
+
+  Context(Context&& o) noexcept { take(std::move(o)); }
+  Context& operator=(Context&& o) noexcept {
+    if (this != &o) {
+      destroy();
+      take(std::move(o));
+    }
+    return *this;
+  }
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+  ~Context() { destroy(); }
+
+  // False when empty (moved from, reset or released).
+  [[nodiscard]] explicit operator bool() const noexcept { return state_ != nullptr; }
+  // A non-owning reference (Context also converts to ContextRef implicitly).
+  [[nodiscard]] ContextRef ref() const noexcept;
+
+  // Destroys the context now (with the memory and outputs its children still hold); the Context
+  // becomes empty and its children refuse every later use.
+  void reset() noexcept { destroy(); }
+
+  // Hands the handle to C code, which destroys it (rknn_destroy); nothing is destroyed here and
+  // the Context becomes empty. Outputs still held go back to the runtime first; ContextRef,
+  // Outputs and IoBinding objects refuse every later use. Refused (Error, nothing changes) while
+  // C++ objects hold runtime memory made through the context (reset each Mem and IoBinding, or
+  // hand a Mem to the C code with Mem::release()), while C++ custom operators are registered on
+  // it (their callables live here), and for a context running from model memory this Context owns.
+  [[nodiscard]] rknn_context release() {
+    constexpr std::string_view call = "rknnxx::Context::release";
+    auto& s = use(call);
+    if (model_mem_)
+      throw Error(Errc::param_invalid, std::string(call),
+                  "the context runs from zero-copy model memory this Context owns (from_model_memory): the C code "
+                  "could not keep it alive");
+    if (!s.custom_ops.empty())
+      throw Error(Errc::param_invalid, std::string(call),
+                  fmt::format("{} C++ custom operator(s) are registered on the context: their callables live in this "
+                              "Context",
+                              s.custom_ops.size()));
+    if (!s.mems.empty())
+      throw Error(Errc::param_invalid, std::string(call),
+                  fmt::format("{} runtime buffer(s) made through the context are still held by Mem or IoBinding "
+                              "objects: reset them, or hand each to the C code with Mem::release(), first",
+                              s.mems.size()));
+    give_back_outputs(s);
+    s.alive = false;
+    s.released = true;
+    const rknn_context handle = s.handle;
+    state_.reset();
+    return handle;
+  }
+
+private:
+  friend class detail::ContextOps;  // dup()
+  friend class ContextRef;
+  Context(std::shared_ptr<detail::ContextState> state, Options options) : ContextOps(std::move(state)) {
+    state_->options = std::move(options);
+  }
+
+  static Context init(void* model, std::uint32_t size, Options options, rknn_init_extend* ext, const std::string& what) {
+    auto rt = options.runtime ? options.runtime : Runtime::load();
+    rknn_context handle = 0;
+    const int rc = rt->api().rknn_init(&handle, model, size, options.flags.value(), ext);
+    if (rc < 0)
+      throw Error(static_cast<Errc>(rc), "rknn_init",
+                  detail::with_runtime_message(
+                      fmt::format("{} on runtime {}{}", what, rt->path(),
+                                  rt->sdk_version() ? fmt::format(" (SDK {}, driver {})", rt->sdk_version()->api, rt->sdk_version()->driver)
+                                                    : std::string()),
+                      *rt, "rknn_init"));
+    Context c(make_state(rt, handle), options);
+    c.initialize();
+    return c;
+  }
+
+
   void take(Context&& o) noexcept {
     state_ = std::move(o.state_);
     model_mem_ = std::move(o.model_mem_);
-    borrowed_ = o.borrowed_;
-    if (!borrowed_) release_thread(); // a move hands the context over
+    release_thread(); // a move hands the context over
+  }
+
+  static void give_back_outputs(detail::ContextState& s) noexcept {
+    for (rknn_output& o : s.outputs)
+      if (s.api().rknn_outputs_release != nullptr) (void)s.api().rknn_outputs_release(s.handle, 1, &o);
+    s.outputs.clear();
   }
 
   void destroy() noexcept {
     if (!state_) return;
-    if (borrowed_) {
-      state_.reset();
-      return;
-    }
     auto& s = *state_;
     for (rknn_tensor_mem* m : s.mems) (void)s.api().rknn_destroy_mem(s.handle, m);
     s.mems.clear();
     // Outputs still held by the application go back to the runtime with their context.
-    for (rknn_output& o : s.outputs)
-      if (s.api().rknn_outputs_release != nullptr) (void)s.api().rknn_outputs_release(s.handle, 1, &o);
-    s.outputs.clear();
+    give_back_outputs(s);
     s.alive = false;
     (void)s.api().rknn_destroy(s.handle);
     state_.reset();
     model_mem_.reset();
   }
 
-  std::shared_ptr<detail::ContextState> state_;
   Mem model_mem_;
-  bool borrowed_ = false;
 };
+
+// A non-owning reference to a Context's runtime context: copyable, every operation of Context
+// but the ownership ones. It follows the context when the Context object moves; once the
+// Context is destroyed, reset or released, every call throws Error (RKNN_ERR_CTX_INVALID).
+class ContextRef : public detail::ContextOps {
+public:
+  ContextRef(const Context& ctx) noexcept : ContextOps(ctx.state_) {} // NOLINT: a Context converts implicitly
+  ContextRef(const ContextRef&) = default;
+  ContextRef(ContextRef&&) noexcept = default;
+  ContextRef& operator=(const ContextRef&) = default;
+  ContextRef& operator=(ContextRef&&) noexcept = default;
+  ~ContextRef() = default;
+
+  // False when the referenced Context was empty, or has since been destroyed, reset or released.
+  [[nodiscard]] explicit operator bool() const noexcept { return state_ != nullptr && state_->alive; }
+};
+
+inline ContextRef Context::ref() const noexcept { return ContextRef(*this); }
+
+inline Context detail::ContextOps::dup() const {
+  auto& s = use("rknn_dup_context");
+  rknn_context in = s.handle;
+  rknn_context out = 0;
+  s.check(s.require(s.api().rknn_dup_context, "rknn_dup_context")(&in, &out), "rknn_dup_context");
+  Context c(make_state(s.runtime, out), s.options);
+  c.initialize();
+  return c;
+}
 
 } // namespace rknnxx

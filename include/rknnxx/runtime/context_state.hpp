@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 // Thread-use checks (one thread uses a context at a time) are on in debug builds; define
@@ -51,6 +52,7 @@ struct ContextOptions {
 namespace rknnxx::detail {
 
 class CustomOpBinding;  // custom_op.hpp
+struct MemLife;         // mem.hpp
 
 inline std::string thread_name(std::thread::id id) {
   std::ostringstream s;
@@ -69,7 +71,8 @@ inline std::string with_runtime_message(std::string message, const Runtime& runt
 struct ContextState {
   std::shared_ptr<const Runtime> runtime;
   rknn_context handle = 0;
-  bool alive = true;        // false once the Context is destroyed
+  bool alive = true;        // false once the Context is destroyed or has released its handle
+  bool released = false;    // the handle went to C code (Context::release), nothing was destroyed
   bool unbound = false;     // the pseudo-context of memory made with RKNN_MEM_FLAG_ALLOC_NO_CONTEXT
   std::uint64_t generation = 0;       // bumped by every shape switch
   std::uint64_t bound_generation = 0; // the generation the zero-copy bindings were made for
@@ -87,7 +90,15 @@ struct ContextState {
   std::optional<ShapeSet<>> shapes;  // the model's shape set; nullopt for static shapes
   bool shapes_probed = false;        // shapes was read (on first use: Context::shape_set)
   std::optional<std::size_t> group;  // the group of the last set_input_shapes
-  std::vector<std::string> dropped;  // tensors whose bound memory went away with its IoBinding
+  // What IoBinding bound last to each tensor (by label, e.g. `input 0 "data"`): the runtime keeps
+  // using that memory, so a run after it was destroyed (with its IoBinding, or by the
+  // application's Mem) is refused instead of reading freed memory.
+  struct BoundMem {
+    std::string label;
+    std::shared_ptr<MemLife> life;
+    bool app_owned = false;
+  };
+  std::vector<BoundMem> bound;
 
   [[nodiscard]] const ApiTable& api() const noexcept { return runtime->api(); }
 
@@ -108,6 +119,9 @@ struct ContextState {
   }
 
   void check_alive(std::string_view call, std::string_view what) const {
+    if (released)
+      throw Error(Errc::ctx_invalid, std::string(call),
+                  fmt::format("{} outlived its Context's ownership: Context::release() handed the handle to C code", what));
     if (!alive)
       throw Error(Errc::ctx_invalid, std::string(call),
                   fmt::format("{} outlived its Context: the context was destroyed, and its memory with it", what));

@@ -16,6 +16,15 @@
 //
 // A binding made for an older shape is stale: write/read/run refuse it (and so does
 // Context::run) until IoBinding::set_input_shapes or rebind() brings it up to date.
+//
+// Memory the application owns (a Mem from Context::create_mem or Context::wrap_fd, e.g. a dma-buf
+// shared with a camera or a display) binds with bind_input(t, mem) / bind_output(t, mem): it must
+// hold the tensor's largest size, is rebound on every shape switch, and is used through the Mem's
+// access windows (with its CPU-access hook). The binding keeps a view of it: the Mem stays the
+// application's, may move, and once it is destroyed the binding refuses to use it.
+//
+// IoBinding holds a ContextRef: it follows the Context when that moves, and refuses every use
+// once the Context is destroyed, reset or released.
 
 #include <rknnxx/core/error.hpp>
 #include <rknnxx/runtime/context.hpp>
@@ -70,26 +79,39 @@ private:
 class IoBinding {
 public:
   // Nothing bound yet: bind_input / bind_output choose.
-  explicit IoBinding(Context& ctx) : ctx_(Context::Borrow{}, ctx.state_) { ctx_.use("rknnxx::IoBinding"); }
+  explicit IoBinding(ContextRef ctx) : ctx_(std::move(ctx)) { ctx_.use("rknnxx::IoBinding"); }
   // Every input and every output, with one choice for each side.
-  IoBinding(Context& ctx, BindAs inputs, BindAs outputs) : IoBinding(ctx) {
+  IoBinding(ContextRef ctx, BindAs inputs, BindAs outputs) : IoBinding(std::move(ctx)) {
     for (std::uint32_t i = 0; i < ctx_.num_inputs(); ++i) bind_input(i, inputs);
     for (std::uint32_t o = 0; o < ctx_.num_outputs(); ++o) bind_output(o, outputs);
   }
+  // A temporary Context would be destroyed at the end of the statement, and the binding with it.
+  explicit IoBinding(Context&&) = delete;
+  IoBinding(Context&&, BindAs, BindAs) = delete;
+
+  // Moving keeps every binding (the runtime's memory does not move). Move assignment first drops
+  // this object's bindings: the runtime keeps using that memory, so a run on their tensors is
+  // refused until they are bound again (the destructor does the same).
   IoBinding(IoBinding&&) noexcept = default;
-  IoBinding& operator=(IoBinding&&) = delete;
+  IoBinding& operator=(IoBinding&& o) noexcept {
+    if (this != &o) {
+      slots_.clear();
+      ctx_ = std::move(o.ctx_);
+      slots_ = std::move(o.slots_);
+      generation_ = std::exchange(o.generation_, 0);
+    }
+    return *this;
+  }
   IoBinding(const IoBinding&) = delete;
   IoBinding& operator=(const IoBinding&) = delete;
-  ~IoBinding() {
-    // The runtime keeps using the memory bound to it; record which tensors lost theirs, so that
-    // the next run is refused instead of reading freed memory.
-    const auto& s = ctx_.state_;
-    if (!s || !s->alive) return;
-    for (const Slot& slot : slots_) s->dropped.push_back(slot.label);
-  }
+  ~IoBinding() = default;
 
-  void bind_input(TensorRef t, BindAs as = {}) { bind(true, ctx_.input_index(t), as); }
-  void bind_output(TensorRef t, BindAs as = {}) { bind(false, ctx_.output_index(t), as); }
+  // Binds runtime memory the binding allocates (and owns).
+  void bind_input(TensorRef t, BindAs as = {}) { bind(true, ctx_.input_index(t), as, nullptr); }
+  void bind_output(TensorRef t, BindAs as = {}) { bind(false, ctx_.output_index(t), as, nullptr); }
+  // Binds memory the application owns, made through the same context (see the top of this file).
+  void bind_input(TensorRef t, Mem& mem, BindAs as = {}) { bind(true, ctx_.input_index(t), as, &mem); }
+  void bind_output(TensorRef t, Mem& mem, BindAs as = {}) { bind(false, ctx_.output_index(t), as, &mem); }
 
   // Switches the context's shapes and rebinds every tensor with the attributes of the new shape.
   ShapeChange set_input_shapes(std::size_t group) {
@@ -113,7 +135,7 @@ public:
     Slot& slot = fresh(true, ctx_.input_index(input), "rknnxx::IoBinding::write");
     auto w = slot.mem.write();
     copy(erase(src), ErasedView::of(w.data(), w.size(), slot.info, true));
-    w.release();
+    w.reset();
   }
   // Copies (and converts) a bound output into a view: unblocking, type, dequantization.
   template <class T, class L> void read(TensorRef output, const TensorView<T, L>& dst) {
@@ -150,6 +172,7 @@ private:
     Mem mem;
     TensorInfo info;
     std::string label;
+    bool app_owned = false;  // mem is a view of memory the application owns
   };
 
   TensorInfo attr_for(const Slot& slot, bool current) const {
@@ -161,42 +184,73 @@ private:
     return info;
   }
 
-  void bind(bool input, std::uint32_t index, BindAs as) {
+  // (Re)binds one tensor. The new slot is bound before the old one goes, so that a refused bind
+  // (memory too small, another context's) leaves the old binding in place.
+  void bind(bool input, std::uint32_t index, BindAs as, Mem* app_mem) {
     auto& s = ctx_.use("rknn_set_io_mem");
-    for (Slot& slot : slots_)
-      if (slot.input == input && slot.index == index) {
-        slot.as = as;
-        slot.mem.reset();
-        attach(slot);
+    const TensorInfo& named = (input ? s.current_inputs : s.current_outputs).at(index);
+    Slot slot{input, index, as, {}, {}, fmt::format("{} {} \"{}\"", input ? "input" : "output", index, named.name()), false};
+    if (app_mem != nullptr) {
+      (void)ctx_.own(*app_mem, input ? "rknnxx::IoBinding::bind_input" : "rknnxx::IoBinding::bind_output");
+      slot.mem = app_mem->view();
+      slot.app_owned = true;
+      // The largest shape of the set first, so that every later shape switch rebinds it.
+      slot.info = attr_for(slot, false);
+      require_fits(slot, slot.info.alloc_size(), " (the largest shape of the model's shape set)");
+    }
+    attach(slot);
+    for (Slot& old : slots_)
+      if (old.input == input && old.index == index) {
+        old = std::move(slot);
         return;
       }
-    Slot slot{input, index, as, {}, {}, {}};
-    const TensorInfo& named = (input ? s.current_inputs : s.current_outputs).at(index);
-    slot.label = fmt::format("{} {} \"{}\"", input ? "input" : "output", index, named.name());
-    attach(slot);
     slots_.push_back(std::move(slot));
   }
 
-  // (Re)binds a slot with the current attributes, allocating once at the largest size: the
-  // attributes queried before any shape switch describe the model's largest shape (reference
-  // 4.3); where a later shape needs more (multi-input models), the buffer grows.
+  void require_fits(const Slot& slot, std::uint64_t need, std::string_view which) const {
+    const std::uint32_t given = slot.mem.size();
+    if (given < need)
+      throw Error(Errc::param_invalid, "rknn_set_io_mem",
+                  fmt::format("the application's memory bound to {} holds {} bytes; the tensor needs {} bytes{}",
+                              slot.label, given, need, which),
+                  slot.info.id());
+  }
+
+  // (Re)binds a slot with the current attributes. Memory the binding owns is allocated once at
+  // the largest size: the attributes queried before any shape switch describe the model's
+  // largest shape (docs/c-interface.md); where a later shape needs more (multi-input models), the
+  // buffer grows. The application's memory must hold the current size.
   void attach(Slot& slot) {
     auto& s = ctx_.use("rknn_set_io_mem");
     const bool shapes_chosen = s.group.has_value();
+    if (slot.app_owned) require_alive(slot, "rknn_set_io_mem");
     slot.info = attr_for(slot, shapes_chosen);
     std::uint64_t need = slot.info.alloc_size();
-    if (!slot.mem) {
+    if (slot.app_owned) {
+      require_fits(slot, need, shapes_chosen ? fmt::format(" (shape group {})", *s.group) : std::string());
+    } else if (!slot.mem) {
       if (shapes_chosen) need = std::max<std::uint64_t>(need, attr_for(slot, false).alloc_size());
       slot.mem = ctx_.create_mem(need);
     } else if (slot.mem.size() < need) {
       slot.mem = ctx_.create_mem(need);
     }
     ctx_.set_io_mem(slot.mem, slot.info);
-    auto& dropped = s.dropped;
-    dropped.erase(std::remove(dropped.begin(), dropped.end(), slot.label), dropped.end());
+    auto entry = std::find_if(s.bound.begin(), s.bound.end(), [&](const auto& b) { return b.label == slot.label; });
+    if (entry == s.bound.end()) entry = s.bound.insert(s.bound.end(), {slot.label, {}, false});
+    entry->life = slot.mem.life();
+    entry->app_owned = slot.app_owned;
     s.has_bindings = true;
     s.bound_generation = s.generation;
     generation_ = s.generation;
+  }
+
+  void require_alive(const Slot& slot, std::string_view call) const {
+    if (slot.mem.destroyed())
+      throw Error(Errc::param_invalid, std::string(call),
+                  fmt::format("the application's memory bound to {} was destroyed (or released to C code) by its Mem; "
+                              "bind new memory to it",
+                              slot.label),
+                  slot.info.id());
   }
 
   Slot& find(bool input, std::uint32_t index, std::string_view call) {
@@ -210,6 +264,7 @@ private:
     return const_cast<IoBinding*>(this)->find(input, index, call);
   }
   const Slot& fresh_slot(const Slot& slot, std::string_view call) const {
+    if (slot.app_owned) require_alive(slot, call);
     if (generation_ != ctx_.shape_generation())
       throw Error(Errc::param_invalid, std::string(call),
                   fmt::format("stale binding of {}: the input shapes changed after it was bound (bound for shape "
@@ -224,7 +279,7 @@ private:
     return slot;
   }
 
-  Context ctx_; // borrowed: the application's Context owns the runtime context
+  ContextRef ctx_;
   std::vector<Slot> slots_;
   std::uint64_t generation_ = 0;
 };

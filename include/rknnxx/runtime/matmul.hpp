@@ -110,6 +110,14 @@ public:
     return handle;
   }
 
+  // Destroys the context now (with the memory made here); the MatMul becomes empty.
+  void reset() noexcept {
+    destroy();
+    shapes_.clear();
+    attrs_.clear();
+    current_ = 0;
+  }
+
   [[nodiscard]] std::span<const MatmulShape> shapes() const noexcept { return shapes_; }
   [[nodiscard]] MatmulShape shape() const noexcept { return shapes_.empty() ? MatmulShape{} : shapes_[current_]; }
   // The runtime's attributes of one operand for the current shape (dims, byte size, layout).
@@ -277,7 +285,7 @@ private:
   }
 
   detail::ContextState& state(std::string_view call) const {
-    if (!state_) throw Error(Errc::ctx_invalid, std::string(call), "the MatMul is empty (moved from or released)");
+    if (!state_) throw Error(Errc::ctx_invalid, std::string(call), "the MatMul is empty (moved from, reset or released)");
     return *state_;
   }
 

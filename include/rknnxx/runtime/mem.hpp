@@ -4,12 +4,18 @@
 //
 //   Mem m = ctx.create_mem(attr.alloc_size());          // or create_mem(size, MemAlloc::non_cacheable),
 //   Mem f = ctx.wrap_fd(fd, virt, size, offset);        //    wrap_phys(phys, virt, size)
-//   { auto w = m.write(); std::memcpy(w.data(), src, n); }   // on release: rknn_mem_sync(TO_DEVICE)
+//   { auto w = m.write(); std::memcpy(w.data(), src, n); }   // on closing: rknn_mem_sync(TO_DEVICE)
 //   { auto r = m.read(); use(r.as<float>()); }                // on acquire: rknn_mem_sync(FROM_DEVICE)
 //   m.native_handle()                                   // the rknn_tensor_mem*, for interop
+//   rknn_tensor_mem* c = m.release();                   // hands it to C code (rknn_destroy_mem is theirs)
+//   m.reset();                                          // destroys it now
 //
 // If the Context goes first, it destroys the memory with it; the Mem then refuses every use with
 // an Error ("memory outlived its Context") and its destructor does nothing.
+//
+// Memory imported from a dma-buf fd (Context::wrap_fd) may need the kernel's dma-buf sync around
+// CPU access as well as the runtime's: set_cpu_access_hook installs it, and every access window
+// calls it (begin before the runtime's sync on opening, end after it on closing).
 
 #include <rknnxx/core/error.hpp>
 #include <rknnxx/core/element_type.hpp>
@@ -17,8 +23,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <utility>
 
 namespace rknnxx {
@@ -44,29 +52,57 @@ enum class MemOrigin : std::uint32_t {
 
 enum class CpuAccess : std::uint8_t { read, write, read_write };
 
+// What runs around the runtime's sync when the CPU opens (begin) and closes (end) an access window
+// on a Mem, e.g. DMA_BUF_IOCTL_SYNC with DMA_BUF_SYNC_START / DMA_BUF_SYNC_END for a dma-buf.
+// An exception thrown by begin refuses the window; one thrown by end reaches MemAccess::reset().
+struct CpuAccessHook {
+  std::function<void(CpuAccess)> begin;
+  std::function<void(CpuAccess)> end;
+};
+
 class Mem;
 namespace detail {
 struct MemFactory;  // for owners of memory other than Context (runtime/matmul.hpp)
+class ContextOps;   // context.hpp
+
+// What every view of one runtime buffer shares: whether the buffer still exists (an IoBinding may
+// hold a view of memory the application owns, and must notice when it is destroyed) and the
+// CPU-access hook.
+struct MemLife {
+  bool alive = true;
+  std::shared_ptr<const CpuAccessHook> hook;
+};
 } // namespace detail
 
-// The CPU-access window: acquiring it for reading syncs from the device, releasing a window
+// The CPU-access window: acquiring it for reading syncs from the device, closing a window
 // opened for writing syncs to the device. Move-only; the last sync error, if any, is thrown by
-// release() (the destructor cannot throw and ignores it).
+// reset() (the destructor cannot throw and ignores it).
 template <CpuAccess A> class MemAccess {
 public:
   using byte_type = std::conditional_t<A == CpuAccess::read, const std::byte, std::byte>;
 
-  MemAccess(MemAccess&& o) noexcept : state_(std::move(o.state_)), mem_(std::exchange(o.mem_, nullptr)) {}
-  MemAccess& operator=(MemAccess&&) = delete;
-  MemAccess(const MemAccess&) = delete;
-  ~MemAccess() {
-    try {
-      release();
-    } catch (...) { // NOLINT: a destructor must not throw; call release() to see the error
+  MemAccess(MemAccess&& o) noexcept
+      : state_(std::move(o.state_)), hook_(std::move(o.hook_)), mem_(std::exchange(o.mem_, nullptr)) {}
+  // Closes this window (as the destructor does, ignoring a sync error) and takes over `o`'s.
+  MemAccess& operator=(MemAccess&& o) noexcept {
+    if (this != &o) {
+      close_quietly();
+      state_ = std::move(o.state_);
+      hook_ = std::move(o.hook_);
+      mem_ = std::exchange(o.mem_, nullptr);
     }
+    return *this;
   }
+  MemAccess(const MemAccess&) = delete;
+  MemAccess& operator=(const MemAccess&) = delete;
+  ~MemAccess() { close_quietly(); }
 
-  [[nodiscard]] byte_type* data() const { return static_cast<byte_type*>(checked()->virt_addr); }
+  // The tensor's first byte: virt_addr is the start of the buffer's mapping, and memory imported
+  // from an fd starts `offset` bytes into it (docs/c-interface.md#memory).
+  [[nodiscard]] byte_type* data() const {
+    rknn_tensor_mem* m = checked();
+    return static_cast<byte_type*>(m->virt_addr) + m->offset;
+  }
   [[nodiscard]] std::size_t size() const { return checked()->size; }
   [[nodiscard]] std::span<byte_type> bytes() const { return {data(), size()}; }
   // The memory as elements of T (its size rounded down to whole elements).
@@ -75,47 +111,68 @@ public:
     return std::span<E>(reinterpret_cast<E*>(data()), size() / sizeof(T));
   }
 
-  // Ends the window now (syncing to the device for write access); idempotent.
-  void release() {
+  // Ends the window now (syncing to the device for write access, then the hook's end);
+  // idempotent.
+  void reset() {
     if (mem_ == nullptr) return;
     auto* m = std::exchange(mem_, nullptr);
+    auto hook = std::move(hook_);
+    if (!state_->alive) return;  // the memory went with its context: nothing to sync
     if constexpr (A != CpuAccess::read) {
-      if (state_->alive && !state_->unbound)
+      if (!state_->unbound)
         state_->check(state_->api().rknn_mem_sync(state_->handle, m, RKNN_MEMORY_SYNC_TO_DEVICE),
                       "rknn_mem_sync(RKNN_MEMORY_SYNC_TO_DEVICE)");
     }
+    if (hook && hook->end) hook->end(A);
   }
 
 private:
   friend class Mem;
-  MemAccess(std::shared_ptr<detail::ContextState> state, rknn_tensor_mem* mem)
-      : state_(std::move(state)), mem_(mem) {
+  MemAccess(std::shared_ptr<detail::ContextState> state, std::shared_ptr<const CpuAccessHook> hook, rknn_tensor_mem* mem)
+      : state_(std::move(state)), hook_(std::move(hook)) {
+    if (hook_ && hook_->begin) hook_->begin(A);
     // Memory made without a context has no context to sync through: the runtime reads it at
     // rknn_init (a zero-copy model buffer), after the application wrote it.
     if constexpr (A != CpuAccess::write)
-      if (!state_->unbound)
-        state_->check(state_->api().rknn_mem_sync(state_->handle, mem_, RKNN_MEMORY_SYNC_FROM_DEVICE),
-                      "rknn_mem_sync(RKNN_MEMORY_SYNC_FROM_DEVICE)");
+      if (!state_->unbound) {
+        const int rc = state_->api().rknn_mem_sync(state_->handle, mem, RKNN_MEMORY_SYNC_FROM_DEVICE);
+        if (rc < 0) {
+          if (hook_ && hook_->end) hook_->end(A);  // the window is refused: close what begin opened
+          state_->check(rc, "rknn_mem_sync(RKNN_MEMORY_SYNC_FROM_DEVICE)");
+        }
+      }
+    mem_ = mem;
+  }
+  void close_quietly() noexcept {
+    try {
+      reset();
+    } catch (...) { // NOLINT: a destructor must not throw; call reset() to see the error
+    }
   }
   rknn_tensor_mem* checked() const {
-    if (mem_ == nullptr) throw Error(Errc::param_invalid, "rknnxx::MemAccess", "the access window was released or moved from");
+    if (mem_ == nullptr) throw Error(Errc::param_invalid, "rknnxx::MemAccess", "the access window was closed (reset) or moved from");
     state_->check_alive("rknnxx::MemAccess", "a memory access window");
     return mem_;
   }
 
   std::shared_ptr<detail::ContextState> state_;
+  std::shared_ptr<const CpuAccessHook> hook_;
   rknn_tensor_mem* mem_ = nullptr;
 };
 
 class Mem {
 public:
   Mem() noexcept = default;
-  Mem(Mem&& o) noexcept : state_(std::move(o.state_)), mem_(std::exchange(o.mem_, nullptr)) {}
+  Mem(Mem&& o) noexcept
+      : state_(std::move(o.state_)), life_(std::move(o.life_)), mem_(std::exchange(o.mem_, nullptr)),
+        owns_(std::exchange(o.owns_, true)) {}
   Mem& operator=(Mem&& o) noexcept {
     if (this != &o) {
       reset();
       state_ = std::move(o.state_);
+      life_ = std::move(o.life_);
       mem_ = std::exchange(o.mem_, nullptr);
+      owns_ = std::exchange(o.owns_, true);
     }
     return *this;
   }
@@ -138,6 +195,9 @@ public:
     return Mem(std::move(state), m);
   }
 
+  // True while the Mem holds memory (false when empty: default-made, moved from, reset or
+  // released; a view an IoBinding holds of memory the application owns stays true after that
+  // memory is destroyed, and refuses every use).
   [[nodiscard]] explicit operator bool() const noexcept { return mem_ != nullptr; }
   [[nodiscard]] std::uint32_t size() const { return checked("rknnxx::Mem::size")->size; }
   [[nodiscard]] std::int32_t fd() const { return checked("rknnxx::Mem::fd")->fd; }
@@ -148,35 +208,94 @@ public:
   [[nodiscard]] rknn_tensor_mem* native_handle() const { return checked("rknnxx::Mem::native_handle"); }
 
   // Scoped CPU access with the cache maintenance done for the caller.
-  [[nodiscard]] MemAccess<CpuAccess::read> read() const { return {state_, checked("rknnxx::Mem::read")}; }
-  [[nodiscard]] MemAccess<CpuAccess::write> write() { return {state_, checked("rknnxx::Mem::write")}; }
-  [[nodiscard]] MemAccess<CpuAccess::read_write> read_write() { return {state_, checked("rknnxx::Mem::read_write")}; }
+  [[nodiscard]] MemAccess<CpuAccess::read> read() const {
+    auto* m = checked("rknnxx::Mem::read");
+    return {state_, life_->hook, m};
+  }
+  [[nodiscard]] MemAccess<CpuAccess::write> write() {
+    auto* m = checked("rknnxx::Mem::write");
+    return {state_, life_->hook, m};
+  }
+  [[nodiscard]] MemAccess<CpuAccess::read_write> read_write() {
+    auto* m = checked("rknnxx::Mem::read_write");
+    return {state_, life_->hook, m};
+  }
 
-  // Destroys the memory now (rknn_destroy_mem); the Mem becomes empty.
+  // Installs what runs around the runtime's sync on every later access window (see the top of
+  // this file), for every view of this memory (an IoBinding's included); an empty hook removes it.
+  void set_cpu_access_hook(CpuAccessHook hook) {
+    (void)checked("rknnxx::Mem::set_cpu_access_hook");
+    life_->hook = hook.begin || hook.end ? std::make_shared<const CpuAccessHook>(std::move(hook)) : nullptr;
+  }
+
+  // Destroys the memory now (rknn_destroy_mem); the Mem becomes empty. On a view of memory the
+  // application owns, only the view goes.
   void reset() {
     if (mem_ == nullptr) return;
     auto* m = std::exchange(mem_, nullptr);
-    if (state_->alive) {
-      state_->forget_mem(m);
-      (void)state_->api().rknn_destroy_mem(state_->handle, m);
+    if (owns_) {
+      life_->alive = false;
+      if (state_->alive) {
+        state_->forget_mem(m);
+        (void)state_->api().rknn_destroy_mem(state_->handle, m);
+      }
     }
     state_.reset();
+    life_.reset();
+    owns_ = true;
+  }
+  // Gives up ownership: the caller destroys the memory (rknn_destroy_mem with the context that
+  // made it, before that context goes). The Mem becomes empty; an IoBinding still holding it
+  // refuses to use it from now on.
+  [[nodiscard]] rknn_tensor_mem* release() {
+    auto* m = checked("rknnxx::Mem::release");
+    if (!owns_)
+      throw Error(Errc::param_invalid, "rknnxx::Mem::release",
+                  "this Mem is an IoBinding's view of memory the application owns: release the application's Mem");
+    life_->alive = false;
+    state_->forget_mem(m);
+    mem_ = nullptr;
+    state_.reset();
+    life_.reset();
+    return m;
   }
 
 private:
-  friend class Context;
+  friend class detail::ContextOps;
+  friend class IoBinding;
   friend struct detail::MemFactory;
-  Mem(std::shared_ptr<detail::ContextState> state, rknn_tensor_mem* m) : state_(std::move(state)), mem_(m) {}
+  Mem(std::shared_ptr<detail::ContextState> state, rknn_tensor_mem* m)
+      : state_(std::move(state)), life_(std::make_shared<detail::MemLife>()), mem_(m) {}
+
+  // A non-owning view of the same memory (IoBinding's hold on memory the application owns):
+  // destroying the view leaves the memory alone; using it after the owner destroyed the memory
+  // throws.
+  [[nodiscard]] Mem view() const {
+    Mem v;
+    v.state_ = state_;
+    v.life_ = life_;
+    v.mem_ = checked("rknnxx::Mem::view");
+    v.owns_ = false;
+    return v;
+  }
+  [[nodiscard]] bool owns() const noexcept { return owns_; }
+  [[nodiscard]] bool destroyed() const noexcept { return mem_ != nullptr && !life_->alive; }
+  [[nodiscard]] const std::shared_ptr<detail::MemLife>& life() const noexcept { return life_; }
 
   rknn_tensor_mem* checked(std::string_view call) const {
-    if (mem_ == nullptr) throw Error(Errc::param_invalid, std::string(call), "the Mem is empty (moved from or reset)");
+    if (mem_ == nullptr) throw Error(Errc::param_invalid, std::string(call), "the Mem is empty (moved from, reset or released)");
     state_->check_alive(call, "the memory");
+    if (!life_->alive)
+      throw Error(Errc::param_invalid, std::string(call),
+                  "the memory was destroyed (or released to C code) by the Mem that owns it");
     return mem_;
   }
   [[nodiscard]] const std::shared_ptr<detail::ContextState>& state() const noexcept { return state_; }
 
   std::shared_ptr<detail::ContextState> state_;
+  std::shared_ptr<detail::MemLife> life_;
   rknn_tensor_mem* mem_ = nullptr;
+  bool owns_ = true;
 };
 
 } // namespace rknnxx

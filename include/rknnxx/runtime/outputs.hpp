@@ -1,6 +1,6 @@
 #pragma once
-// Outputs: the results of rknn_outputs_get as an RAII object, released (rknn_outputs_release)
-// when it goes out of scope. Made by Context::outputs().
+// Outputs: the results of rknn_outputs_get as an RAII object, given back (rknn_outputs_release)
+// when it goes out of scope or by reset(). Made by Context::outputs().
 //
 //   auto out = ctx.outputs();                  // float32 (want_float), or OutputType::native
 //   std::span<const float> logits = out[0].as<float>();
@@ -19,6 +19,10 @@
 #include <vector>
 
 namespace rknnxx {
+
+namespace detail {
+class ContextOps;  // context.hpp
+} // namespace detail
 
 // What rknn_outputs_get returns: float32 (want_float = 1: dequantized, NCHW) or the model's type.
 enum class OutputType : std::uint8_t { float32, native };
@@ -56,7 +60,7 @@ public:
       : state_(std::move(o.state_)), outputs_(std::move(o.outputs_)), infos_(std::move(o.infos_)) {}
   Outputs& operator=(Outputs&& o) noexcept {
     if (this != &o) {
-      release();
+      reset();
       state_ = std::move(o.state_);
       outputs_ = std::move(o.outputs_);
       infos_ = std::move(o.infos_);
@@ -65,7 +69,7 @@ public:
   }
   Outputs(const Outputs&) = delete;
   Outputs& operator=(const Outputs&) = delete;
-  ~Outputs() { release(); }
+  ~Outputs() { reset(); }
 
   [[nodiscard]] std::size_t size() const noexcept { return outputs_.size(); }
   // An OutputData points into the buffers this object owns, so it is taken only from an Outputs
@@ -90,8 +94,8 @@ public:
   OutputData operator[](std::size_t) const&& = delete;
   OutputData operator[](std::string_view) const&& = delete;
 
-  // Gives the buffers back to the runtime now; idempotent.
-  void release() noexcept {
+  // Gives the buffers back to the runtime now (rknn_outputs_release); idempotent.
+  void reset() noexcept {
     if (!state_) return;
     if (state_->alive && !outputs_.empty() && state_->api().rknn_outputs_release != nullptr) {
       state_->forget_outputs(outputs_);
@@ -102,13 +106,13 @@ public:
   }
 
 private:
-  friend class Context;
+  friend class detail::ContextOps;
   Outputs(std::shared_ptr<detail::ContextState> state, std::vector<rknn_output> outputs, std::vector<TensorInfo> infos)
       : state_(std::move(state)), outputs_(std::move(outputs)), infos_(std::move(infos)) {
     state_->outputs.insert(state_->outputs.end(), outputs_.begin(), outputs_.end());
   }
   void check(std::string_view call) const {
-    if (!state_) throw Error(Errc::output_invalid, std::string(call), "the outputs were released or moved from");
+    if (!state_) throw Error(Errc::output_invalid, std::string(call), "the outputs were reset or moved from");
     state_->check_alive(call, "the outputs");
   }
 

@@ -21,7 +21,7 @@
 //
 // Children: ContextRef, Mem, Outputs and IoBinding share the context's state; when the Context is
 // destroyed it destroys their memory first, and any later use of them throws instead of touching
-// freed memory. After release() they refuse every use the same way.
+// freed memory. After release() (refused while they hold memory) they refuse every use the same way.
 
 #include <rknnxx/core/dims.hpp>
 #include <rknnxx/core/element_type.hpp>

@@ -313,3 +313,43 @@ TEST_CASE("real: a dma-heap allocation, mapped and synced") {
   r.finish();
   CHECK(DmaBuf::adopt(buf.release()).size() >= (1u << 16));
 }
+
+#if __has_include(<linux/udmabuf.h>)
+#include <linux/udmabuf.h>
+
+TEST_CASE("real: a dma-buf made by /dev/udmabuf from a memfd, mapped and synced") {
+  const int dev = ::open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
+  if (dev < 0) {
+    MESSAGE("skipped: /dev/udmabuf: " << std::error_code(errno, std::system_category()).message());
+    return;
+  }
+  const UniqueFd device(linux_syscalls(), dev);
+  // udmabuf wants a memfd that cannot shrink; MemfdBuffer's memfd is not sealable, so this one is made here.
+  const int memfd = ::memfd_create("udmabuf-test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  REQUIRE(memfd >= 0);
+  const UniqueFd backing(linux_syscalls(), memfd);
+  constexpr std::size_t size = 1 << 16;
+  REQUIRE(::ftruncate(memfd, size) == 0);
+  REQUIRE(::fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK) == 0);
+  udmabuf_create create{};
+  create.memfd = static_cast<std::uint32_t>(memfd);
+  create.flags = UDMABUF_FLAGS_CLOEXEC;
+  create.size = size;
+  const int fd = ::ioctl(dev, UDMABUF_CREATE, &create);
+  if (fd < 0) {
+    MESSAGE("skipped: UDMABUF_CREATE: " << std::error_code(errno, std::system_category()).message());
+    return;
+  }
+  auto buf = DmaBuf::adopt(fd);
+  CHECK(buf.size() == size);
+  auto map = buf.map();
+  {
+    auto w = buf.cpu_access(map, cpu_write);
+    w.bytes()[size - 1] = std::byte{0x33};
+    w.finish();
+  }
+  auto r = buf.cpu_access(map, cpu_read);
+  CHECK(r.bytes()[size - 1] == std::byte{0x33});
+  r.finish();
+}
+#endif

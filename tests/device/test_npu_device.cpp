@@ -206,6 +206,11 @@ TEST_CASE("rocket: create, PREP_BO before and FINI_BO after a write, export, GEM
 
     auto buf = npu.allocate_rocket(100);
     auto map = buf.map();
+    {
+      auto other = npu.allocate_rocket(100);
+      auto other_map = other.map();
+      CHECK(contains(what_of([&] { (void)buf.cpu_access(other_map, cpu_write); }), "not made from this buffer"));
+    }
     { auto w = buf.cpu_access(map, cpu_write); }
     { auto r = buf.cpu_access(map, cpu_read); }
     auto exported = buf.export_dma_buf();
@@ -213,7 +218,7 @@ TEST_CASE("rocket: create, PREP_BO before and FINI_BO after a write, export, GEM
     k.fail("DRM_IOCTL_ROCKET_PREP_BO", ETIMEDOUT);
     CHECK(contains(what_of([&] { (void)buf.cpu_access(map, cpu_read); }), "ioctl DRM_IOCTL_ROCKET_PREP_BO"));
   }
-  CHECK(k.rocket_calls == std::vector<std::string>{"create", "prep", "fini", "prep", "close"});
+  CHECK(k.rocket_calls == std::vector<std::string>{"create", "create", "close", "prep", "fini", "prep", "close"});
   CHECK(k.live_gems() == 0);
   CHECK(k.open_files() == 0);
   CHECK(k.violations.empty());
@@ -227,6 +232,12 @@ TEST_CASE("rknpu allocation failure: ENOMEM named, nothing leaked") {
   const auto w = what_of([&] { (void)npu.allocate_rknpu(1 << 20); });
   CHECK(contains(w, "ioctl DRM_IOCTL_RKNPU_MEM_CREATE: /dev/dri/renderD129: "));
   CHECK(k.live_gems() == 0);
+  k.fail("DRM_IOCTL_RKNPU_MEM_MAP", EINVAL); // created, then MEM_MAP fails: the object is destroyed again
+  CHECK(contains(what_of([&] { (void)npu.allocate_rknpu(4096); }), "ioctl DRM_IOCTL_RKNPU_MEM_MAP"));
+  CHECK(k.live_gems() == 0);
+  const auto calls = k.calls();
+  CHECK(contains(what_of([&] { (void)npu.allocate_rknpu(0); }), "0 bytes"));
+  CHECK(k.calls() == calls);
 }
 
 // ---- through the real /dev ----

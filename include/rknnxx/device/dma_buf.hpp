@@ -101,11 +101,11 @@ struct PendingIoctl {
 class Mapping {
 public:
   Mapping() noexcept = default;
-  Mapping(Syscalls& sys, void* address, std::size_t size, int source_fd) noexcept
-      : sys_(&sys), address_(address), size_(size), source_fd_(source_fd) {}
+  Mapping(Syscalls& sys, void* address, std::size_t size, int source_fd, std::uint64_t source_offset) noexcept
+      : sys_(&sys), address_(address), size_(size), source_fd_(source_fd), source_offset_(source_offset) {}
   Mapping(Mapping&& o) noexcept
       : sys_(o.sys_), address_(std::exchange(o.address_, nullptr)), size_(std::exchange(o.size_, 0)),
-        source_fd_(std::exchange(o.source_fd_, -1)) {}
+        source_fd_(std::exchange(o.source_fd_, -1)), source_offset_(std::exchange(o.source_offset_, 0)) {}
   Mapping& operator=(Mapping&& o) noexcept {
     if (this != &o) {
       reset();
@@ -113,6 +113,7 @@ public:
       address_ = std::exchange(o.address_, nullptr);
       size_ = std::exchange(o.size_, 0);
       source_fd_ = std::exchange(o.source_fd_, -1);
+      source_offset_ = std::exchange(o.source_offset_, 0);
     }
     return *this;
   }
@@ -122,7 +123,12 @@ public:
 
   [[nodiscard]] void* address() const noexcept { return address_; }
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  // Which fd, at which offset, this maps: a DRM node maps many buffers at different offsets of one fd.
   [[nodiscard]] int source_fd() const noexcept { return source_fd_; }
+  [[nodiscard]] std::uint64_t source_offset() const noexcept { return source_offset_; }
+  [[nodiscard]] bool maps(int fd, std::uint64_t offset) const noexcept {
+    return address_ != nullptr && source_fd_ == fd && source_offset_ == offset;
+  }
   [[nodiscard]] explicit operator bool() const noexcept { return address_ != nullptr; }
 
   void reset() noexcept {
@@ -130,6 +136,7 @@ public:
     address_ = nullptr;
     size_ = 0;
     source_fd_ = -1;
+    source_offset_ = 0;
   }
 
   // Maps size bytes of fd at offset, read and write, shared.
@@ -140,7 +147,7 @@ public:
     const int rc = detail::retrying(
         [&] { return sys.mmap(length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, offset, &address); });
     if (rc < 0) throw device_error(-rc, "mmap", node);
-    return {sys, address, length, fd};
+    return {sys, address, length, fd, offset};
   }
 
 private:
@@ -148,6 +155,7 @@ private:
   void* address_ = nullptr;
   std::size_t size_ = 0;
   int source_fd_ = -1;
+  std::uint64_t source_offset_ = 0;
 };
 
 // A scoped CPU access to a mapping. Construction has done the "before" sync (if the buffer needs one); the
@@ -242,7 +250,7 @@ public:
   template <CpuDirection Direction>
   [[nodiscard]] CpuAccess<typename Direction::byte> cpu_access(Mapping& mapping, Direction) const {
     require_valid("cpu_access");
-    if (!mapping || mapping.source_fd() != fd())
+    if (!mapping.maps(fd(), 0))
       fail("cpu_access", "the mapping was not made from this {} (fd {})", kind_name(Kind), fd());
     const std::span<typename Direction::byte> bytes(static_cast<typename Direction::byte*>(mapping.address()),
                                                     mapping.size());

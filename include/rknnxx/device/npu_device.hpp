@@ -150,6 +150,7 @@ public:
       node_ = std::move(o.node_);
       created_ = std::exchange(o.created_, {});
       misc_fd_ = std::move(o.misc_fd_);
+      map_offset_ = std::exchange(o.map_offset_, 0);
     }
     return *this;
   }
@@ -166,14 +167,11 @@ public:
   [[nodiscard]] bool valid() const noexcept { return node_ != nullptr; }
   [[nodiscard]] explicit operator bool() const noexcept { return valid(); }
 
-  // The buffer in this process. DRM: MEM_MAP gives the offset to mmap on the node; misc: the dma-buf itself.
+  // The buffer in this process. DRM: mmap of the node at the offset MEM_MAP gave; misc: the dma-buf itself.
   [[nodiscard]] Mapping map() const {
     require_valid("RknpuBuffer::map");
     if (node_->misc()) return Mapping::map(node_->sys(), misc_fd_.get(), created_.size, 0, node_->path);
-    abi::RknpuMemMap m{};
-    m.handle = created_.handle;
-    node_->ioctl(requests::rknpu_mem_map, &m);
-    return Mapping::map(node_->sys(), node_->fd.get(), created_.size, m.offset, node_->path);
+    return Mapping::map(node_->sys(), node_->fd.get(), created_.size, map_offset_, node_->path);
   }
 
   // A window of CPU access. A cacheable buffer is synced with MEM_SYNC: from the device before reading, to the
@@ -181,7 +179,9 @@ public:
   template <CpuDirection Direction>
   [[nodiscard]] CpuAccess<typename Direction::byte> cpu_access(Mapping& mapping, Direction) const {
     require_valid("RknpuBuffer::cpu_access");
-    if (!mapping || mapping.source_fd() != mapped_fd())
+    const bool ours = node_->misc() ? mapping.maps(misc_fd_.get(), 0)
+                                    : mapping.maps(node_->fd.get(), map_offset_);
+    if (!ours)
       rknnxx::detail::fail("RknpuBuffer::cpu_access", "the mapping was not made from this buffer ({})", node_->path);
     const std::span<typename Direction::byte> bytes(static_cast<typename Direction::byte*>(mapping.address()),
                                                     mapping.size());
@@ -215,6 +215,7 @@ public:
     d.handle = created_.handle;
     d.obj_addr = created_.obj_addr;
     created_ = {};
+    map_offset_ = 0;
     UniqueFd misc_fd = std::move(misc_fd_);
     node->ioctl(node->misc() ? requests::rknpu_misc_mem_destroy : requests::rknpu_mem_destroy, &d);
   }
@@ -228,7 +229,6 @@ public:
 private:
   friend class NpuDevice;
 
-  [[nodiscard]] int mapped_fd() const noexcept { return node_->misc() ? misc_fd_.get() : node_->fd.get(); }
   void require_valid(std::string_view call) const {
     if (!node_) rknnxx::detail::fail(call, "the buffer was moved from or destroyed");
   }
@@ -247,6 +247,7 @@ private:
   std::shared_ptr<const detail::NpuNodeHandle> node_;
   abi::RknpuMemCreate created_{};
   UniqueFd misc_fd_;
+  std::uint64_t map_offset_ = 0; // DRM node: the object's mmap offset (MEM_MAP), fixed for its life
 };
 
 // Memory the rocket driver allocated (CREATE_BO), released with GEM_CLOSE when destroyed.
@@ -283,7 +284,7 @@ public:
   [[nodiscard]] CpuAccess<typename Direction::byte> cpu_access(Mapping& mapping, Direction,
                                                                std::chrono::nanoseconds timeout = std::chrono::seconds(10)) const {
     require_valid("RocketBuffer::cpu_access");
-    if (!mapping || mapping.source_fd() != node_->fd.get())
+    if (!mapping.maps(node_->fd.get(), created_.offset))
       rknnxx::detail::fail("RocketBuffer::cpu_access", "the mapping was not made from this buffer ({})", node_->path);
     const std::span<typename Direction::byte> bytes(static_cast<typename Direction::byte*>(mapping.address()),
                                                     mapping.size());
@@ -425,7 +426,13 @@ public:
                                      : (legacy ? requests::rknpu_mem_create_legacy : requests::rknpu_mem_create);
     node_->ioctl(r, &b.created_);
     if (node_->misc()) b.misc_fd_ = UniqueFd(node_->sys(), static_cast<int>(b.created_.handle));
-    b.node_ = node_;
+    b.node_ = node_; // from here on, b destroys the object if what follows fails
+    if (!node_->misc()) {
+      abi::RknpuMemMap m{};
+      m.handle = b.created_.handle;
+      node_->ioctl(requests::rknpu_mem_map, &m);
+      b.map_offset_ = m.offset;
+    }
     return b;
   }
 

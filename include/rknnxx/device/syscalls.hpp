@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -68,7 +69,7 @@ public:
     return result(::ioctl(fd, request, arg));
   }
   int mmap(std::size_t length, int prot, int flags, int fd, std::uint64_t offset, void** address) noexcept override {
-    if (offset > static_cast<std::uint64_t>(INT64_MAX)) return -EOVERFLOW;
+    if (offset > static_cast<std::uint64_t>(std::numeric_limits<off_t>::max())) return -EOVERFLOW; // 32-bit off_t
     void* p = ::mmap(nullptr, length, prot, flags, fd, static_cast<off_t>(offset));
     if (p == MAP_FAILED) return -errno;
     *address = p;
@@ -80,7 +81,7 @@ public:
     return result(static_cast<int>(::syscall(SYS_memfd_create, name, flags)));
   }
   int ftruncate(int fd, std::uint64_t length) noexcept override {
-    if (length > static_cast<std::uint64_t>(INT64_MAX)) return -EFBIG;
+    if (length > static_cast<std::uint64_t>(std::numeric_limits<off_t>::max())) return -EFBIG;
     return result(::ftruncate(fd, static_cast<off_t>(length)));
   }
   int size_of(int fd, std::uint64_t* size) noexcept override {

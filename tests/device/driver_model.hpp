@@ -414,4 +414,15 @@ private:
   std::uint32_t next_handle_ = 1;
 };
 
+// The what() of the rknnxx::Error f throws, or "no error".
+inline std::string what_of(auto&& f) {
+  try {
+    f();
+  } catch (const rknnxx::Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+inline bool contains(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
+
 } // namespace model

@@ -20,15 +20,8 @@
 using namespace rknnxx::device;
 
 namespace {
-std::string what_of(auto&& f) {
-  try {
-    f();
-  } catch (const rknnxx::Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
-bool contains(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
+using model::contains;
+using model::what_of;
 } // namespace
 
 #ifdef RKNNXX_HAVE_KERNEL_UAPI

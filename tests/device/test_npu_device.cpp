@@ -13,15 +13,8 @@
 using namespace rknnxx::device;
 
 namespace {
-std::string what_of(auto&& f) {
-  try {
-    f();
-  } catch (const rknnxx::Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
-bool contains(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
+using model::contains;
+using model::what_of;
 
 // A board with a GPU render node first and the NPU after it, as on an RK3588.
 void rk3588(model::Kernel& k) {

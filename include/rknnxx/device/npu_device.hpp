@@ -137,10 +137,33 @@ inline std::int64_t monotonic_deadline_ns(std::chrono::nanoseconds timeout) {
                        .count();
   return timeout.count() > INT64_MAX - now ? INT64_MAX : now + timeout.count();
 }
+// What the two driver buffers share: the node they keep open, and destroy() (the derived class's) as reset().
+template <class Derived> class DriverBuffer {
+public:
+  [[nodiscard]] bool valid() const noexcept { return node_ != nullptr; }
+  [[nodiscard]] explicit operator bool() const noexcept { return valid(); }
+  void reset() noexcept {
+    try {
+      static_cast<Derived*>(this)->destroy();
+    } catch (...) { // reset() cannot report; destroy() does
+    }
+  }
+
+protected:
+  DriverBuffer() noexcept = default;
+  ~DriverBuffer() = default;
+  DriverBuffer(DriverBuffer&&) noexcept = default;
+  DriverBuffer& operator=(DriverBuffer&&) noexcept = default;
+  void require_valid(std::string_view call) const {
+    if (!node_) rknnxx::detail::fail(call, "the buffer was moved from or destroyed");
+  }
+
+  std::shared_ptr<const NpuNodeHandle> node_;
+};
 } // namespace detail
 
 // Memory the rknpu driver allocated (MEM_CREATE), freed with MEM_DESTROY when destroyed.
-class RknpuBuffer {
+class RknpuBuffer : public detail::DriverBuffer<RknpuBuffer> {
 public:
   RknpuBuffer() noexcept = default;
   RknpuBuffer(RknpuBuffer&& o) noexcept { *this = std::move(o); }
@@ -164,8 +187,6 @@ public:
   [[nodiscard]] std::uint32_t flags() const noexcept { return created_.flags; }
   [[nodiscard]] std::uint64_t dma_address() const noexcept { return created_.dma_addr; } // what the NPU sees
   [[nodiscard]] std::uint64_t object_address() const noexcept { return created_.obj_addr; } // driver's token
-  [[nodiscard]] bool valid() const noexcept { return node_ != nullptr; }
-  [[nodiscard]] explicit operator bool() const noexcept { return valid(); }
 
   // The buffer in this process. DRM: mmap of the node at the offset MEM_MAP gave; misc: the dma-buf itself.
   [[nodiscard]] Mapping map() const {
@@ -219,19 +240,10 @@ public:
     UniqueFd misc_fd = std::move(misc_fd_);
     node->ioctl(node->misc() ? requests::rknpu_misc_mem_destroy : requests::rknpu_mem_destroy, &d);
   }
-  void reset() noexcept {
-    try {
-      destroy();
-    } catch (...) { // reset() cannot report; destroy() does
-    }
-  }
 
 private:
   friend class NpuDevice;
 
-  void require_valid(std::string_view call) const {
-    if (!node_) rknnxx::detail::fail(call, "the buffer was moved from or destroyed");
-  }
   [[nodiscard]] detail::PendingIoctl sync(std::uint32_t direction) const {
     if (direction == 0) return {};
     abi::RknpuMemSync s{};
@@ -244,14 +256,13 @@ private:
                                       node_->path);
   }
 
-  std::shared_ptr<const detail::NpuNodeHandle> node_;
   abi::RknpuMemCreate created_{};
   UniqueFd misc_fd_;
   std::uint64_t map_offset_ = 0; // DRM node: the object's mmap offset (MEM_MAP), fixed for its life
 };
 
 // Memory the rocket driver allocated (CREATE_BO), released with GEM_CLOSE when destroyed.
-class RocketBuffer {
+class RocketBuffer : public detail::DriverBuffer<RocketBuffer> {
 public:
   RocketBuffer() noexcept = default;
   RocketBuffer(RocketBuffer&& o) noexcept { *this = std::move(o); }
@@ -270,8 +281,6 @@ public:
   [[nodiscard]] std::uint32_t handle() const noexcept { return created_.handle; }
   [[nodiscard]] std::uint64_t size() const noexcept { return created_.size; }
   [[nodiscard]] std::uint64_t dma_address() const noexcept { return created_.dma_address; } // private to the open node
-  [[nodiscard]] bool valid() const noexcept { return node_ != nullptr; }
-  [[nodiscard]] explicit operator bool() const noexcept { return valid(); }
 
   [[nodiscard]] Mapping map() const {
     require_valid("RocketBuffer::map");
@@ -316,20 +325,10 @@ public:
     created_ = {};
     node->ioctl(requests::drm_gem_close, &c);
   }
-  void reset() noexcept {
-    try {
-      destroy();
-    } catch (...) { // reset() cannot report; destroy() does
-    }
-  }
 
 private:
   friend class NpuDevice;
-  void require_valid(std::string_view call) const {
-    if (!node_) rknnxx::detail::fail(call, "the buffer was moved from or destroyed");
-  }
 
-  std::shared_ptr<const detail::NpuNodeHandle> node_;
   abi::RocketCreateBo created_{};
 };
 

@@ -206,7 +206,7 @@ private:
   }
 
   int new_memfd(std::uint64_t size) {
-    const int fd = linux_syscalls().memfd_create("model", MFD_CLOEXEC);
+    const int fd = linux_syscalls().memfd_create("model", memfd_cloexec);
     if (fd < 0) return fd;
     if (const int rc = linux_syscalls().ftruncate(fd, size); rc < 0) {
       linux_syscalls().close(fd);

@@ -33,6 +33,7 @@ TEST_CASE("our request numbers equal this machine's kernel headers") {
   CHECK(abi::dma_buf_sync_start == DMA_BUF_SYNC_START);
   CHECK(abi::dma_buf_sync_end == DMA_BUF_SYNC_END);
   CHECK(sizeof(abi::DmaHeapAllocationData) == sizeof(dma_heap_allocation_data));
+  CHECK(memfd_cloexec == MFD_CLOEXEC);
 }
 #endif
 

@@ -217,7 +217,7 @@ public:
     requires(Kind == BufferKind::memfd)
   {
     detail::mappable_size(bytes, "MemfdBuffer::allocate");
-    const int fd = detail::retrying([&] { return sys.memfd_create("rknnxx", MFD_CLOEXEC); });
+    const int fd = detail::retrying([&] { return sys.memfd_create("rknnxx", memfd_cloexec); });
     if (fd < 0) throw device_error(-fd, "memfd_create", "rknnxx");
     UniqueFd owned(sys, fd);
     const int rc = detail::retrying([&] { return sys.ftruncate(fd, bytes); });

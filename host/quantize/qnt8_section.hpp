@@ -2,7 +2,7 @@
 // The activation table as a model file stores it, in the "qnt8" section (docs/quantization.md): the
 // converter writes a calibrated table there; the runtime and the Python accuracy analysis read it back.
 
-#include "../model_file.hpp"
+#include "../convert/model_file.hpp"
 #include "calibrate.hpp"
 #include "settings.hpp"
 

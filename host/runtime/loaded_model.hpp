@@ -9,7 +9,7 @@
 
 #include "../engine/onnx_model.hpp"
 #include "../engine/tensor.hpp"
-#include "../model_file.hpp"
+#include "../convert/model_file.hpp"
 #include "../quantize/calibrate.hpp"
 #include "tensor_codec.hpp"
 

@@ -6,9 +6,9 @@
 
 #include <rknnxx/core/fmt_core.hpp>  // first: see docs/building.md
 
-#include "converter.hpp"
+#include "convert/converter.hpp"
 #include "convert/config_json.hpp"
-#include "model_file.hpp"
+#include "convert/model_file.hpp"
 
 #include "accuracy.hpp"
 #include "calibrate.hpp"

@@ -9,7 +9,7 @@
 // seed also goes through the checks above, so a seed that breaks a property fails before fuzzing).
 
 #include "convert/config_json.hpp"
-#include "model_file.hpp"
+#include "convert/model_file.hpp"
 
 #include <cstdint>
 #include <cstdio>

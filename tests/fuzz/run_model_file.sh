@@ -13,7 +13,7 @@ mkdir -p "$work/corpus" "$work/artifacts"
 fail() { echo "$1"; echo "fuzz-model-file: 0 passed, 1 failed"; exit 1; }
 
 command -v clang++-16 >/dev/null || fail "fuzz-model-file: clang++-16 not found (apt-get install clang-16 libclang-rt-16-dev)"
-sources=("$root/host/model_file.cpp" "$root/host/convert/config_json.cpp")
+sources=("$root/host/convert/model_file.cpp" "$root/host/convert/config_json.cpp")
 flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -I "$root/include" -I "$root/host")
 bin=$work/model_file_fuzz
 clang++-16 "${flags[@]}" -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \

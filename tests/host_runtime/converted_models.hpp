@@ -1,9 +1,9 @@
 #pragma once
 // Test models converted once per process from the ONNX models tests/models/fetch.sh makes.
 
-#include "converter.hpp"
+#include "convert/converter.hpp"
 #include "convert/config_json.hpp"
-#include "model_file.hpp"
+#include "convert/model_file.hpp"
 
 #include <doctest/doctest.h>
 

@@ -9,7 +9,7 @@
 #include "engine/session.hpp"
 #include "engine/float16.hpp"
 #include "engine/onnx_reader.hpp"
-#include "model_file.hpp"
+#include "convert/model_file.hpp"
 
 #include "c_api_test_helpers.hpp"
 

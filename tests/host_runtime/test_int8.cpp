@@ -4,9 +4,9 @@
 // want_float and raw int8 outputs), zero-copy with int8 memory and NC1HWC2 outputs, the weight
 // memory, and every shape of a dynamic set (docs/quantization.md).
 
-#include "converter.hpp"
+#include "convert/converter.hpp"
 #include "convert/config_json.hpp"
-#include "model_file.hpp"
+#include "convert/model_file.hpp"
 #include "quantize/affine.hpp"
 #include "quantize/dataset.hpp"
 

@@ -1,8 +1,10 @@
-// w8a8 on real networks (issue 11): resnet18 and mobilenet_v2 (tests/models, seeded weights, inputs
-// drawn like their calibration batches, N(0, 1)) calibrated on 20 samples, then run quantized and in
-// float32 on 10 other samples. Prints the calibration time, the cosine of the logits and the top-1
-// agreement for normal, mmse and kl_divergence and checks bounds below what was measured
-// (docs/quantization.md lists the numbers). Exits 77 (skipped) when the models were not fetched.
+// w8a8 on a real network inside the engine, under the sanitizers (issue 11): mobilenet_v2 (tests/models,
+// seeded weights, inputs drawn like its calibration batches, N(0, 1)) calibrated on a few samples, then
+// run quantized and in float32 for normal, mmse and kl_divergence: every quantized kernel meets real
+// shapes (depthwise, pointwise, residual adds, the classifier). The accuracy figures (20 calibration
+// samples, 10 test samples, resnet18 too, through `rknnxx convert` and `rknnxx run`) are measured by
+// tests/quantize/vision_int8_test.py with the release build, where they take seconds instead of minutes.
+// Exits 77 (skipped) when the models were not fetched.
 #include "reference_case.hpp"
 
 #include "calibrate.hpp"
@@ -48,15 +50,15 @@ std::size_t argmax(std::span<const float> v) {
 
 } // namespace
 
-TEST_CASE("w8a8 resnet18 and mobilenet_v2 against float32") {
+TEST_CASE("w8a8 mobilenet_v2 against float32") {
   const auto dir = rknnxx::test_models::models_dir() / "vision";
-  if (!std::filesystem::exists(dir / "resnet18.onnx")) {
+  if (!std::filesystem::exists(dir / "mobilenet_v2.onnx")) {
     std::printf("quantize_models_test: no models in %s: run tests/models/fetch.sh; skipped\n", dir.c_str());
     std::_Exit(77);
   }
-  constexpr std::size_t calibration_samples = 20;
-  constexpr std::size_t test_samples = 10;
-  for (const char* name : {"resnet18", "mobilenet_v2"}) {
+  constexpr std::size_t calibration_samples = 4;
+  constexpr std::size_t test_samples = 3;
+  for (const char* name : {"mobilenet_v2"}) {
     CAPTURE(std::string(name));
     const Graph graph = inference_graph(onnx::read_model_file(dir / (std::string(name) + ".onnx")));
     const auto started = std::chrono::steady_clock::now();
@@ -90,8 +92,7 @@ TEST_CASE("w8a8 resnet18 and mobilenet_v2 against float32") {
       std::printf("%s w8a8 %-13.*s: ranges chosen in %.2f s; logits cosine mean %.5f, min %.5f; top-1 agreement %zu/%zu\n",
                   name, static_cast<int>(algo.size()), algo.data(), choosing.count(), sum / test_samples, worst, agree,
                   test_samples);
-      CHECK(worst > 0.95);
-      CHECK(agree * 10 >= test_samples * 6);
+      CHECK(worst > 0.95);  // top-1 agreement over 3 samples says little: vision_int8_test.py checks it
     }
   }
 }

@@ -4,7 +4,7 @@
 
 #include "convert/config_json.hpp"
 #include "convert/host_model.hpp"
-#include "model_file.hpp"
+#include "convert/model_file.hpp"
 
 #include <algorithm>
 #include <bit>

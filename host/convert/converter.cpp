@@ -1,6 +1,6 @@
 #include "converter.hpp"
 
-#include "convert/host_model.hpp"
+#include "host_model.hpp"
 #include "engine/engine_error.hpp"
 #include "engine/session.hpp"
 #include "engine/onnx_reader.hpp"

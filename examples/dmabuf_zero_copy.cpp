@@ -1,4 +1,4 @@
-// Zero-copy I/O in memory the application owns (docs/device.md#from-a-buffer-to-the-npu): the input and
+// Zero-copy I/O in memory the application owns (docs/device.md#a-camera-rga-or-mpp-buffer-reaching-the-npu): the input and
 // output buffers come from a dma-heap where the machine has one (a board) and from memfd where it does not
 // (a PC), are imported into the runtime with rknn_create_mem_from_fd, and are bound with IoBinding for every
 // shape of a dynamic-shape model. Each write and read goes through an access window that does the kernel's

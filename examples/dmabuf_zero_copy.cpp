@@ -1,7 +1,7 @@
-// Zero-copy I/O in memory the application owns (docs/device.md#a-camera-rga-or-mpp-buffer-reaching-the-npu): the input and
-// output buffers come from a dma-heap where the machine has one (a board) and from memfd where it does not
-// (a PC), are imported into the runtime with rknn_create_mem_from_fd, and are bound with IoBinding for every
-// shape of a dynamic-shape model. Each write and read goes through an access window that does the kernel's
+// Zero-copy I/O in memory the application owns (docs/device.md#a-camera-rga-or-mpp-buffer-reaching-the-npu):
+// the input and output buffers come from a dma-heap where the machine has one (a board) and from memfd
+// where it does not (a PC), are imported into the runtime with rknn_create_mem_from_fd, and are bound with
+// IoBinding for every shape of a dynamic-shape model. Each write and read goes through an access window that does the kernel's
 // dma-buf sync and the runtime's cache sync. A camera, RGA or decoder buffer (a dma-buf fd) takes the place
 // of the allocation: DmaBuf::adopt(fd).
 //

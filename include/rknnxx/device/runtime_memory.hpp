@@ -1,7 +1,8 @@
 #pragma once
-// A device buffer as runtime memory (docs/device.md#a-camera-rga-or-mpp-buffer-reaching-the-npu): rknn_create_mem_from_fd over
-// a mapped DmaBuf or MemfdBuffer, with the buffer's own cache maintenance added to every CPU-access window of
-// the Mem, so that IoBinding's writes and reads through it bracket the runtime's sync with the kernel's:
+// A device buffer as runtime memory: rknn_create_mem_from_fd over a mapped DmaBuf or MemfdBuffer, with the
+// buffer's own cache maintenance added to every CPU-access window of the Mem, so that IoBinding's writes and
+// reads through it bracket the runtime's sync with the kernel's
+// (docs/device.md#a-camera-rga-or-mpp-buffer-reaching-the-npu):
 //
 //   auto buffer = device::MemfdBuffer::allocate(bytes);       // or DmaHeap::open("system").allocate(bytes)
 //   auto mapping = buffer.map();

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Compiles the ABI headers with a cross compiler (syntax only) with their layout assertions
-active, in C11 and C++20, and proves that the assertions really use that target's numbers: a
+"""Compiles the ABI headers (and the device layer's ioctl declarations) with a cross compiler
+(syntax only) with their layout assertions active, in C11 and C++20, and proves that the assertions really use that target's numbers: a
 probe with a wrong 32-bit ARM size must fail and the right one must pass.
 Prints 'abi_<abi>: N passed, M failed'."""
 import argparse, pathlib, subprocess, sys, tempfile
@@ -50,6 +50,10 @@ for lang in ('c', 'cxx'):
     compile(lang, f'#include <rknnxx/abi/c_api.h>\nRKNNXX_ABI_SIZE(rknn_input, {wrong});\n', False,
             'a probe with a wrong size fails')
 compile('c', (pathlib.Path(a.tests) / 'abi_c_check.c').read_text(), True, 'the C program and its signature checks')
+# The device layer's ioctl structs and request numbers (include/rknnxx/device/ioctl.hpp) are pinned for both
+# ABIs by their static assertions: the 32-bit ARM ones are proven only here.
+compile('cxx', '#include <rknnxx/device/dma_buf.hpp>\n#include <rknnxx/device/npu_device.hpp>\n', True,
+        'the device layer with its ioctl layout assertions')
 
 print(f'abi_{a.abi}: {passed} passed, {failed} failed')
 sys.exit(1 if failed else 0)

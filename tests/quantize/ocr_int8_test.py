@@ -9,26 +9,13 @@ fetched (tests/models/fetch.sh).
 """
 import argparse
 import os
-import subprocess
 import sys
-import time
 from pathlib import Path
+
+from script_checks import check, finish, run
 
 REPO = Path(__file__).resolve().parents[2]
 EXPECTED = ["Rockchip NPU 2026", "rknnxx runs on any PC", "OCR on the host runtime"]
-results = {"passed": 0, "failed": 0}
-
-
-def check(name, ok, detail=""):
-    results["passed" if ok else "failed"] += 1
-    print(f"{'ok  ' if ok else 'FAIL'} {name}" + ("" if ok or not detail else f": {detail}"), flush=True)
-    return ok
-
-
-def run(cmd, timeout=900):
-    started = time.monotonic()
-    p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=timeout)
-    return p.returncode, p.stdout, p.stderr, time.monotonic() - started
 
 
 def main():
@@ -68,8 +55,7 @@ def main():
     texts = [l.split("] ", 1)[1].split("  ", 1)[1] for l in out.splitlines() if l.startswith("  [") and "] " in l]
     check(f"w8a8 OCR reads the demo image's three lines exactly ({seconds:.1f} s)", rc == 0 and texts == EXPECTED,
           f"read {texts}, stderr {err.strip()!r}")
-    print(f"{results['passed']} passed, {results['failed']} failed")
-    sys.exit(1 if results["failed"] else 0)
+    finish()
 
 
 if __name__ == "__main__":

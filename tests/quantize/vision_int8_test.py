@@ -11,12 +11,12 @@ Prints one line per check and `N passed, N failed`; exits 77 (skipped) when the 
 import argparse
 import json
 import os
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
+
+from script_checks import check, finish, run
 
 REPO = Path(__file__).resolve().parents[2]
 NETWORKS = ("resnet18", "mobilenet_v2")
@@ -26,19 +26,6 @@ ALGORITHMS = ("normal", "mmse", "kl_divergence")
 # check is that every input whose float top-1 leads the runner-up by more than twice the largest logit error
 # of the w8a8 model (a lead that rounding cannot overturn) keeps its class.
 MIN_COSINE = 0.95
-results = {"passed": 0, "failed": 0}
-
-
-def check(name, ok, detail=""):
-    results["passed" if ok else "failed"] += 1
-    print(f"{'ok  ' if ok else 'FAIL'} {name}" + ("" if ok or not detail else f": {detail}"), flush=True)
-    return ok
-
-
-def run(cmd, timeout=900):
-    started = time.monotonic()
-    p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=timeout)
-    return p.returncode, p.stdout, p.stderr, time.monotonic() - started
 
 
 def gaussian_arrays(folder, seed, count):
@@ -118,8 +105,7 @@ def main():
                   f"top-1 agreement {agree}/{len(tests)} ({kept}/{len(decisive)} with a decisive lead)",
                   min(cos) > MIN_COSINE and kept == len(decisive),
                   f"bounds: cosine > {MIN_COSINE}, every decisive top-1 kept")
-    print(f"{results['passed']} passed, {results['failed']} failed")
-    sys.exit(1 if results["failed"] else 0)
+    finish()
 
 
 if __name__ == "__main__":

@@ -210,6 +210,10 @@ fs::path output_directory(const std::string& dir) {
 int accuracy(const AccuracyOptions& o) {
   const toolkit::Config config = rknnxx::host::load_config_json(o.config);
   const quantize::Settings settings = quantize::settings_for(config);
+  if (quantize::weight_only(settings.dtype))
+    throw toolkit::ConfigError("quantized_dtype",
+                               fmt::format("config: quantized_dtype '{}': the analysis measures w8a8 activations, which "
+                                           "a weight-only model does not have", toolkit::spelling(settings.dtype)));
   const auto graph = quantize::inference_graph(rknnxx::host::onnx::read_model_file(o.model));
   const auto model_inputs = quantize::model_inputs(graph);
   config.validate_against(model_inputs);

@@ -1,5 +1,5 @@
 // rknnxx convert MODEL.onnx -c CONFIG.json [--dataset DATASET.txt] [-o OUTPUT.hrknn] [--json]: ONNX + the
-// toolkit's config() -> host model (w8a8 with --dataset, float otherwise), and a summary of what was converted
+// toolkit's config() -> host model (quantized with --dataset, float otherwise), and a summary of what was converted
 // (inputs and outputs as the host runtime reports them).
 
 #include "commands.hpp"
@@ -32,6 +32,14 @@ std::vector<std::byte> read_bytes(const std::string& path) {
   std::vector<std::byte> bytes(chars.size());
   for (size_t i = 0; i < chars.size(); ++i) bytes[i] = static_cast<std::byte>(chars[i]);
   return bytes;
+}
+
+// "w8a8 normal calibrated on 16 samples, weights per channel", "w4a16 gdq on 16 samples, weights per group64".
+std::string quantization_summary(const rknnxx::host::ModelQuantization& q) {
+  const bool weight_only = q.dtype != rknnxx::toolkit::QuantizedDtype::w8a8;  // no activations to calibrate
+  return fmt::format("{} {} {} {} samples, weights per {}", rknnxx::toolkit::spelling(q.dtype),
+                     rknnxx::toolkit::spelling(q.algorithm), weight_only ? "on" : "calibrated on", q.samples,
+                     q.method.name());
 }
 
 } // namespace
@@ -87,9 +95,7 @@ int convert(const ConvertOptions& o) {
   }
   const auto count = [](std::size_t n, const char* what) { return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s"); };
   fmt::print("converted {} -> {} ({}, {}, {}, {}{})\n", o.model, output, j["target_platform"].get<std::string>(),
-             file.quantization ? fmt::format("w8a8 {} calibrated on {} samples, weights per {}",
-                                             rknnxx::toolkit::spelling(file.quantization->algorithm),
-                                             file.quantization->samples, file.quantization->method.name())
+             file.quantization ? quantization_summary(*file.quantization)
                                : j["float_dtype"].get<std::string>(), count(j["inputs"].size(), "input"), count(j["outputs"].size(), "output"),
              file.dynamic_input ? fmt::format(", {} dynamic shapes", file.dynamic_input->size()) : "");
   return 0;

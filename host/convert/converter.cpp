@@ -72,14 +72,33 @@ void check_memory(std::string_view what, std::string_view field, std::size_t byt
 
 // Calibrates the float graph on the dataset and returns the "qnt8" section. Every float input and
 // output must get parameters: the runtime reports them as INT8 tensors with their zero point and scale.
+// The weight-only types (w8a16, w4a16) keep float16 activations: the dataset is read and every sample
+// loaded (a bad one is refused as for w8a8), and the section records their number and no tensors;
+// with gdq the float graph runs over them to choose the weights' clip ratios.
 ModelQuantization quantize_model(const onnx::ModelProto& model, std::span<const toolkit::ModelInput> inputs,
                                  const toolkit::Config& config, const std::filesystem::path& dataset,
                                  const std::function<void(std::size_t, std::size_t)>& on_sample) {
   const quantize::Settings settings = quantize::settings_for(config);
   const auto calibration_inputs = quantize::calibration_inputs(inputs, config);
   const auto samples = quantize::read_dataset(dataset, inputs.size());
-  const Graph graph = quantize::inference_graph(model);
   on_sample(0, samples.size());
+  const Graph graph = quantize::inference_graph(model);
+  if (quantize::weight_only(settings.dtype)) {
+    quantize::ActivationTable table;
+    table.algorithm = settings.algorithm;
+    table.samples = samples.size();
+    if (settings.algorithm == toolkit::QuantizedAlgorithm::gdq)  // runs the float graph over the samples
+      return quantize::qnt8_section(
+          table, settings,
+          quantize::choose_gdq_clips(graph, calibration_inputs, samples, settings.method,
+                                     quantize::weight_range(settings.dtype),
+                                     {.progress = false, .on_sample = on_sample}, dataset.string()));
+    for (std::size_t done = 0; done < samples.size(); ++done) {
+      (void)quantize::load_sample(samples[done], calibration_inputs, dataset.string());
+      on_sample(done + 1, samples.size());
+    }
+    return quantize::qnt8_section(table, settings);
+  }
   const quantize::ActivationTable table =
       quantize::calibrate(graph, calibration_inputs, samples,
                           {.algorithm = settings.algorithm, .progress = false, .on_sample = on_sample},

@@ -277,11 +277,22 @@ void decode_dyns(std::span<const std::byte> payload, ModelFile& m) {
 
 // The rules of a valid "qnt8" section, for the writer and the reader alike; names the first problem.
 std::optional<std::string> quantization_problem(const ModelQuantization& q) {
-  if (q.dtype != toolkit::QuantizedDtype::w8a8)
-    return fmt::format("quantized dtype '{}'; only w8a8 is stored in this section", toolkit::spelling(q.dtype));
-  if (q.algorithm == toolkit::QuantizedAlgorithm::gdq) return std::string("algorithm 'gdq' does not calibrate activations");
+  using toolkit::QuantizedDtype;
+  const bool weight_only = q.dtype == QuantizedDtype::w8a16 || q.dtype == QuantizedDtype::w4a16;
+  if (q.dtype != QuantizedDtype::w8a8 && !weight_only)
+    return fmt::format("quantized dtype '{}'; only w8a8, w8a16 and w4a16 are stored in this section",
+                       toolkit::spelling(q.dtype));
+  if (q.algorithm == toolkit::QuantizedAlgorithm::gdq && !weight_only)
+    return fmt::format("algorithm 'gdq' with dtype '{}'; gdq rounds the weights of w8a16 and w4a16 only",
+                       toolkit::spelling(q.dtype));
   if (!q.method.group_size_valid()) return fmt::format("weight method '{}' has an invalid group size", q.method.name());
+  if (q.method.kind == toolkit::QuantizedMethod::Kind::group && q.dtype != QuantizedDtype::w4a16)
+    return fmt::format("weight method '{}' with dtype '{}'; groups are for w4a16 only", q.method.name(),
+                       toolkit::spelling(q.dtype));
   if (q.samples == 0) return std::string("0 calibration samples");
+  if (weight_only && !q.tensors.empty())
+    return fmt::format("{} activation tensors with dtype '{}', whose activations stay float16", q.tensors.size(),
+                       toolkit::spelling(q.dtype));
   std::vector<std::string_view> names;
   for (const QuantizedTensor& t : q.tensors) {
     if (t.name.empty()) return std::string("a tensor without a name");
@@ -294,6 +305,20 @@ std::optional<std::string> quantization_problem(const ModelQuantization& q) {
   std::sort(names.begin(), names.end());
   if (auto twice = std::adjacent_find(names.begin(), names.end()); twice != names.end())
     return fmt::format("tensor '{}' is listed twice", *twice);
+  if (!q.clipped.empty() && q.algorithm != toolkit::QuantizedAlgorithm::gdq)
+    return fmt::format("clip ratios with algorithm '{}'; only gdq clips weights", toolkit::spelling(q.algorithm));
+  names.clear();
+  for (const ClippedWeight& c : q.clipped) {
+    if (c.name.empty()) return std::string("a clipped weight without a name");
+    if (c.ratios.empty()) return fmt::format("weight '{}' has no clip ratios", c.name);
+    for (float ratio : c.ratios)
+      if (!(ratio >= 0.5f && ratio <= 1.0f))
+        return fmt::format("weight '{}' has clip ratio {}; expected 0.5..1", c.name, ratio);
+    names.push_back(c.name);
+  }
+  std::sort(names.begin(), names.end());
+  if (auto twice = std::adjacent_find(names.begin(), names.end()); twice != names.end())
+    return fmt::format("weight '{}' is clipped twice", *twice);
   return std::nullopt;
 }
 
@@ -309,6 +334,14 @@ std::vector<std::byte> encode_qnt8(const ModelQuantization& q) {
     w.str(t.name);
     w.f32(t.scale);
     w.u32(static_cast<std::uint32_t>(t.zero_point));
+  }
+  if (q.algorithm == toolkit::QuantizedAlgorithm::gdq) {
+    w.u32(static_cast<std::uint32_t>(q.clipped.size()));
+    for (const ClippedWeight& c : q.clipped) {
+      w.str(c.name);
+      w.u32(static_cast<std::uint32_t>(c.ratios.size()));
+      for (float ratio : c.ratios) w.f32(ratio);
+    }
   }
   return std::move(w.bytes());
 }
@@ -341,6 +374,19 @@ void decode_qnt8(std::span<const std::byte> payload, ModelFile& m) {
     t.name = r.str("tensor name");
     t.scale = r.f32("scale");
     t.zero_point = static_cast<std::int32_t>(r.u32("zero point"));
+  }
+  if (q.algorithm == toolkit::QuantizedAlgorithm::gdq) {
+    const std::uint32_t weights = r.u32("clipped weight count");
+    // Each takes at least 4 + 4 bytes (a name's length and a ratio count).
+    r.need(std::uint64_t{weights} * 8, fmt::format("{} clipped weights", weights));
+    q.clipped.resize(weights);
+    for (ClippedWeight& c : q.clipped) {
+      c.name = r.str("weight name");
+      const std::uint32_t ratios = r.u32("clip ratio count");
+      r.need(std::uint64_t{ratios} * 4, fmt::format("{} clip ratios", ratios));
+      c.ratios.resize(ratios);
+      for (float& ratio : c.ratios) ratio = r.f32("clip ratio");
+    }
   }
   r.expect_end();
   if (auto problem = quantization_problem(q)) r.bad(*problem);

@@ -27,14 +27,18 @@
 //                    (absent: no preprocessing, i.e. means 0 and stds 1)
 //   "dyns" optional  dynamic shape set: u32 groups, u32 inputs, u32 rank per input, then i64 dims
 //                    group by group, input by input (absent: a static model)
-//   "qnt8" required  w8a8 quantization (docs/quantization.md); absent: a float model. Present, the runtime
-//                    runs the model with int8 semantics, so a reader that does not know it must refuse:
-//                      str dtype ("w8a8"), str activation algorithm ("normal", "kl_divergence", "mmse"),
-//                      str weight method ("layer", "channel", "group{SIZE}"), u32 calibration samples (>= 1),
+//   "qnt8" required  quantization (docs/quantization.md); absent: a float model. Present, the runtime
+//                    runs the model with quantized semantics, so a reader that does not know it must refuse:
+//                      str dtype ("w8a8", "w8a16", "w4a16"), str algorithm ("normal", "kl_divergence",
+//                      "mmse"; "gdq" with w8a16 and w4a16 only), str weight method ("layer", "channel",
+//                      "group{SIZE}" with w4a16 only), u32 calibration samples (>= 1),
 //                      u32 tensors; per tensor: str name (non-empty, unique), f32 scale (finite, > 0),
 //                      i32 zero point (-128..127)
 //                    where str is a u32 length and that many bytes. The tensors are the graph inputs and
-//                    every float value of the graph the quantizer rounds (by ONNX value name).
+//                    every float value of the graph the quantizer rounds (by ONNX value name); none for
+//                    the weight-only types w8a16 and w4a16, whose activations stay float16.
+//                    With algorithm "gdq" the tensors are followed by u32 weights; per weight: str name
+//                    (non-empty, unique), u32 ratios (>= 1), f32 ratio each (in [0.5, 1]): gdq's clip ratios.
 //   "onnx" required  the ONNX model bytes the engine loads
 // Later versions add sections without breaking this reader: an unknown section
 // without the required flag is skipped and kept verbatim; one with it makes this reader refuse the file
@@ -81,13 +85,23 @@ struct QuantizedTensor {
   friend bool operator==(const QuantizedTensor&, const QuantizedTensor&) = default;
 };
 
-// The "qnt8" section: how the model was quantized and every activation's parameters.
+// gdq's choice for one weight (docs/quantization.md): the ratio its range was scaled by, one per set
+// of weight parameters (per layer, channel or group), each in [0.5, 1].
+struct ClippedWeight {
+  std::string name;
+  std::vector<float> ratios;
+  friend bool operator==(const ClippedWeight&, const ClippedWeight&) = default;
+};
+
+// The "qnt8" section: how the model was quantized and every activation's parameters (none for the
+// weight-only types w8a16 and w4a16).
 struct ModelQuantization {
   toolkit::QuantizedDtype dtype = toolkit::QuantizedDtype::w8a8;
   toolkit::QuantizedAlgorithm algorithm = toolkit::QuantizedAlgorithm::normal;
   toolkit::QuantizedMethod method = toolkit::QuantizedMethod::channel();
   std::uint32_t samples = 0;
   std::vector<QuantizedTensor> tensors;
+  std::vector<ClippedWeight> clipped;  // gdq only; a weight not listed keeps its minimum and maximum
   friend bool operator==(const ModelQuantization&, const ModelQuantization&) = default;
 };
 

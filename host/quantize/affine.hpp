@@ -18,6 +18,7 @@ struct IntRange {
   friend constexpr bool operator==(const IntRange&, const IntRange&) = default;
 };
 inline constexpr IntRange int8_range{};
+inline constexpr IntRange int4_range{-8, 7};  // w4a16's weights
 
 struct AffineParams {
   float scale = 1.0f;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <functional>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string_view>
@@ -196,33 +198,203 @@ ActivationTable calibrate(const Graph& graph, std::span<const CalibrationInput> 
   return calibrator.finish();
 }
 
-std::map<std::string, WeightQuantization> quantize_graph_weights(Graph& graph, Method method) {
-  std::map<std::string, WeightQuantization> out;
-  auto quantize = [&](ValueId id, std::size_t channel_axis, std::size_t group_axis) {
+namespace {
+
+// Every weight quantize_graph_weights quantizes, once each (a constant several nodes share is
+// visited with the first): f(node, weight, channel axis, group axis, tensor).
+template <class F>
+void for_each_weight(const Graph& graph, F&& f) {
+  std::vector<ValueId> seen;
+  auto visit = [&](const Node& node, ValueId id, std::size_t channel_axis, std::size_t group_axis) {
     const Tensor* constant = graph.constant(id);
     if (constant == nullptr || constant->dtype() != DataType::float32 || constant->rank() < 2) return;
-    const std::string& name = graph.value(id).name;
-    if (out.contains(name)) return;  // shared by several nodes: quantized once
-    Tensor weights = constant->clone();
-    out.emplace(name, quantize_weights(weights.values<float>(), weights.shape(), method, channel_axis, group_axis));
-    graph.replace_constant(id, std::move(weights));
+    if (std::find(seen.begin(), seen.end(), id) != seen.end()) return;
+    seen.push_back(id);
+    f(node, id, channel_axis, group_axis, *constant);
   };
   for (const Node& node : graph.nodes()) {
     if (!node.domain.empty() || node.inputs.size() < 2 || node.inputs[1] == no_value) continue;
     if (node.op_type == "Conv") {
-      quantize(node.inputs[1], 0, 1);  // [out, in / groups, kh, kw]
+      visit(node, node.inputs[1], 0, 1);  // [out, in / groups, kh, kw]
     } else if (node.op_type == "ConvTranspose") {
-      quantize(node.inputs[1], 1, 0);  // [in, out / groups, kh, kw]
+      visit(node, node.inputs[1], 1, 0);  // [in, out / groups, kh, kw]
     } else if (node.op_type == "Gemm") {
       const auto* trans_b = node.attribute("transB");
       const bool transposed = trans_b != nullptr && trans_b->i != 0;
-      quantize(node.inputs[1], transposed ? 0 : 1, transposed ? 1 : 0);
+      visit(node, node.inputs[1], transposed ? 0 : 1, transposed ? 1 : 0);
     } else if (node.op_type == "MatMul") {
       const Tensor* b = graph.constant(node.inputs[1]);
-      if (b != nullptr && b->rank() == 2) quantize(node.inputs[1], 1, 0);  // [K, N]: a channel per column
+      if (b != nullptr && b->rank() == 2) visit(node, node.inputs[1], 1, 0);  // [K, N]: a channel per column
     }
   }
+}
+
+std::int64_t int_attribute(const Node& node, const char* name, std::int64_t otherwise) {
+  const auto* a = node.attribute(name);
+  return a != nullptr ? a->i : otherwise;
+}
+
+constexpr std::size_t last_axis = std::numeric_limits<std::size_t>::max();
+
+// Where a weight node reads its input features: the axis of its data input, their count, and the
+// feature each weight element multiplies.
+struct FeatureMap {
+  std::size_t axis = 1;  // last_axis: the data's last (MatMul)
+  std::size_t features = 0;
+  std::function<std::size_t(std::size_t)> of_element;
+};
+
+std::optional<FeatureMap> feature_map(const Node& node, const Tensor& weight) {
+  const auto& shape = weight.shape();
+  const auto dim = [&](std::size_t a) { return static_cast<std::size_t>(shape[a]); };
+  std::size_t inner = 1;  // kernel elements of a convolution weight
+  for (std::size_t a = 2; a < shape.size(); ++a) inner *= dim(a);
+  if (node.op_type == "Conv") {
+    const auto groups = static_cast<std::size_t>(std::max<std::int64_t>(1, int_attribute(node, "group", 1)));
+    const std::size_t per_group_out = std::max<std::size_t>(1, dim(0) / groups);
+    const std::size_t per_group_in = dim(1);
+    return FeatureMap{1, per_group_in * groups, [=](std::size_t i) {
+                        const std::size_t out = i / (per_group_in * inner);
+                        return out / per_group_out * per_group_in + i / inner % per_group_in;
+                      }};
+  }
+  if (node.op_type == "ConvTranspose") {
+    const std::size_t per_in = dim(1) * inner;
+    return FeatureMap{1, dim(0), [=](std::size_t i) { return i / per_in; }};
+  }
+  if (shape.size() != 2) return std::nullopt;
+  if (node.op_type == "Gemm") {
+    const bool trans_a = int_attribute(node, "transA", 0) != 0;
+    if (int_attribute(node, "transB", 0) != 0) {  // B [N, K]
+      const std::size_t k = dim(1);
+      return FeatureMap{trans_a ? 0U : 1U, k, [=](std::size_t i) { return i % k; }};
+    }
+    const std::size_t n = dim(1);  // B [K, N]
+    return FeatureMap{trans_a ? 0U : 1U, dim(0), [=](std::size_t i) { return i / n; }};
+  }
+  const std::size_t n = dim(1);  // MatMul B [K, N]; A [..., K]: the last axis (set by the caller)
+  return FeatureMap{last_axis, dim(0), [=](std::size_t i) { return i / n; }};
+}
+
+// Sums of one tensor's values, per feature along an axis (last_axis: the tensor's last).
+struct FeatureSums {
+  std::size_t axis = 0;
+  std::vector<double> sum, square;
+  double count = 0;  // values per feature
+  bool mismatched = false;
+  void add(const Tensor& t) {
+    const auto& shape = t.shape();
+    const std::size_t axis_here = axis == last_axis && !shape.empty() ? shape.size() - 1 : axis;
+    if (t.dtype() != DataType::float32 || axis_here >= shape.size() ||
+        static_cast<std::size_t>(shape[axis_here]) != sum.size()) {
+      mismatched = true;
+      return;
+    }
+    std::size_t inner = 1;
+    for (std::size_t a = axis_here + 1; a < shape.size(); ++a) inner *= static_cast<std::size_t>(shape[a]);
+    const auto values = t.values<float>();
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const std::size_t f = i / inner % sum.size();
+      sum[f] += values[i];
+      square[f] += double{values[i]} * values[i];
+    }
+    count += static_cast<double>(values.size()) / static_cast<double>(sum.size());
+  }
+};
+
+} // namespace
+
+std::map<std::string, WeightQuantization> quantize_graph_weights(Graph& graph, Method method, IntRange ints,
+                                                                 const ClipRatios& clips) {
+  std::map<std::string, WeightQuantization> out;
+  std::vector<std::pair<ValueId, Tensor>> replaced;
+  for_each_weight(graph, [&](const Node&, ValueId id, std::size_t channel_axis, std::size_t group_axis,
+                             const Tensor& constant) {
+    const std::string& name = graph.value(id).name;
+    Tensor weights = constant.clone();
+    const auto clip = clips.find(name);
+    out.emplace(name, quantize_weights(weights.values<float>(), weights.shape(), method, channel_axis, group_axis, ints,
+                                       clip == clips.end() ? std::span<const float>() : std::span(clip->second)));
+    replaced.emplace_back(id, std::move(weights));
+  });
+  for (const auto& [name, ratios] : clips)
+    if (!out.contains(name))
+      throw std::invalid_argument(fmt::format("gdq: clip ratios for '{}', which is not a quantized weight of the graph",
+                                              name));
+  for (auto& [id, weights] : replaced) graph.replace_constant(id, std::move(weights));
   return out;
+}
+
+ClipRatios choose_gdq_clips(const Graph& graph, std::span<const CalibrationInput> inputs,
+                            std::span<const DatasetSample> samples, Method method, IntRange ints,
+                            const CalibrationOptions& options, std::string_view source) {
+  // The input features each weight's node reads, gathered over the float runs.
+  struct Wanted {
+    ValueId weight;
+    ValueId data;
+    std::size_t channel_axis, group_axis;
+    FeatureMap map;
+  };
+  std::vector<Wanted> wanted;
+  std::map<std::pair<ValueId, std::size_t>, FeatureSums> sums;  // by (value, axis)
+  std::map<ValueId, std::vector<FeatureSums*>> by_value;
+  for_each_weight(graph, [&](const Node& node, ValueId id, std::size_t channel_axis, std::size_t group_axis,
+                             const Tensor& weight) {
+    auto map = feature_map(node, weight);
+    const ValueId data = node.inputs[0];
+    if (!map || data == no_value || map->features == 0) return;
+    auto [it, added] = sums.try_emplace({data, map->axis});
+    if (added) {
+      it->second.axis = map->axis;
+      it->second.sum.assign(map->features, 0.0);
+      it->second.square.assign(map->features, 0.0);
+      by_value[data].push_back(&it->second);
+    } else if (it->second.sum.size() != map->features) {
+      return;
+    }
+    wanted.push_back({id, data, channel_axis, group_axis, std::move(*map)});
+  });
+
+  Session session(Graph(graph), SessionOptions{.threads = options.threads, .fuse = false});
+  session.set_step_observer([&](const Node& node, std::span<Tensor* const> outputs) {
+    for (std::size_t k = 0; k < outputs.size() && k < node.outputs.size(); ++k)
+      if (const auto found = by_value.find(node.outputs[k]); found != by_value.end() && outputs[k] != nullptr)
+        for (FeatureSums* s : found->second) s->add(*outputs[k]);
+  });
+  const auto graph_inputs = session.graph().inputs();
+  Progress progress("gdq", samples.size(), options.progress && !options.on_sample);
+  for (const DatasetSample& sample : samples) {
+    const std::vector<Tensor> tensors = load_sample(sample, inputs, source);
+    for (std::size_t i = 0; i < tensors.size() && i < graph_inputs.size(); ++i)
+      if (const auto found = by_value.find(graph_inputs[i]); found != by_value.end())
+        for (FeatureSums* s : found->second) s->add(tensors[i]);
+    try {
+      (void)session.run(tensors);
+    } catch (const EngineError& e) {
+      throw DatasetError(fmt::format("{}:{}: {}", source, sample.line, e.what()));
+    }
+    progress.advance();
+    if (options.on_sample) options.on_sample(static_cast<std::size_t>(&sample - samples.data()) + 1, samples.size());
+  }
+
+  ClipRatios clips;
+  for (const Wanted& w : wanted) {
+    const FeatureSums& s = sums.at({w.data, w.map.axis});
+    if (s.mismatched || s.count == 0) continue;  // min/max for a weight whose inputs were not seen as expected
+    const Tensor& weight = *graph.constant(w.weight);
+    WeightInputMoments moments;
+    moments.mean.resize(static_cast<std::size_t>(weight.elements()));
+    moments.variance.resize(moments.mean.size());
+    for (std::size_t i = 0; i < moments.mean.size(); ++i) {
+      const std::size_t f = w.map.of_element(i);
+      const double mean = s.sum[f] / s.count;
+      moments.mean[i] = mean;
+      moments.variance[i] = std::max(0.0, s.square[f] / s.count - mean * mean);
+    }
+    clips[graph.value(w.weight).name] = gdq_clip_ratios(weight.values<float>(), weight.shape(), method, w.channel_axis,
+                                                        w.group_axis, ints, moments);
+  }
+  return clips;
 }
 
 struct QuantizedSession::State {
@@ -234,13 +406,15 @@ struct QuantizedSession::State {
   Session::StepObserver after_rounding;               // set_step_observer()
 };
 
-QuantizedSession::QuantizedSession(Graph graph, ActivationTable table, Method method, SessionOptions options)
+QuantizedSession::QuantizedSession(Graph graph, ActivationTable table, Method method, SessionOptions options,
+                                   IntRange weight_ints, const ClipRatios& clips)
     : state_(std::make_unique<State>()) {
   State& s = *state_;
-  s.weights = quantize_graph_weights(graph, method);
+  s.weights = quantize_graph_weights(graph, method, weight_ints, clips);
   s.table = std::move(table);
-  options.fuse = false;                 // inference_graph() fused it; the table names its values
-  options.float16_activations = false;  // the activations are int8 values, exact in float32
+  options.fuse = false;  // inference_graph() fused it; the table names its values
+  // w8a8: the activations are int8 values, exact in float32. A weight-only type keeps them float.
+  if (!s.table.params.empty()) options.float16_activations = false;
   s.session.emplace(std::move(graph), options);
   const Graph& g = s.session->graph();
   s.by_value.resize(g.values().size());

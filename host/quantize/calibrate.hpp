@@ -81,16 +81,33 @@ ActivationTable calibrate(const Graph& graph, std::span<const CalibrationInput> 
                           std::string_view source = "dataset");
 
 // The weights of Conv, ConvTranspose, Gemm and MatMul (float constants) quantized in place in
-// `graph` with `method`; returns their parameters by constant name. Biases stay float: on the NPU
-// they are int32 with scale input_scale * weight_scale, finer than any activation step.
-std::map<std::string, WeightQuantization> quantize_graph_weights(Graph& graph, Method method);
+// `graph` with `method` to the integers `ints` (int8, or int4 for w4a16); returns their parameters
+// by constant name. Biases stay float: on the NPU they are int32 with scale input_scale *
+// weight_scale, finer than any activation step.
+// `clips` gives gdq's clip ratios by constant name (choose_gdq_clips); a weight without them gets
+// its exact minimum and maximum. Throws std::invalid_argument for ratios of a name that is not such a
+// weight, or of another count than the weight's sets of parameters.
+using ClipRatios = std::map<std::string, std::vector<float>>;
+std::map<std::string, WeightQuantization> quantize_graph_weights(Graph& graph, Method method,
+                                                                 IntRange ints = int8_range,
+                                                                 const ClipRatios& clips = {});
 
-// The graph run with w8a8 semantics: weights quantized with `method`; the graph inputs and every
-// calibrated tensor replaced by scale * (q - zero_point) right after the step producing it.
+// gdq (quantized_algorithm 'gdq', w8a16 and w4a16; docs/quantization.md): runs the float graph over
+// the samples, gathers the mean and variance of every input feature each weight multiplies, and
+// chooses each weight's clip ratios (gdq_clip_ratios, weights.hpp). Throws DatasetError for a bad sample.
+ClipRatios choose_gdq_clips(const Graph& graph, std::span<const CalibrationInput> inputs,
+                            std::span<const DatasetSample> samples, Method method, IntRange ints,
+                            const CalibrationOptions& options = {}, std::string_view source = "dataset");
+
+// The graph run with quantized semantics: weights quantized with `method` to `weight_ints`; the
+// graph inputs and every calibrated tensor replaced by scale * (q - zero_point) right after the
+// step producing it. With w8a8 (a table with parameters) the activations are int8 values, exact in
+// float32, whatever `options` says; a table without parameters is a weight-only type (w8a16,
+// w4a16): the activations stay as `options` has them (float16 for those types).
 class QuantizedSession {
 public:
   QuantizedSession(Graph graph, ActivationTable table, Method method = Method::channel(),
-                   SessionOptions options = {});
+                   SessionOptions options = {}, IntRange weight_ints = int8_range, const ClipRatios& clips = {});
   ~QuantizedSession();
   QuantizedSession(QuantizedSession&&) noexcept;
   QuantizedSession& operator=(QuantizedSession&&) noexcept;

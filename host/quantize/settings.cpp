@@ -17,11 +17,12 @@ Settings settings_for(const rknnxx::toolkit::Config& config) {
     throw ConfigError("quantized_dtype",
                       "config: quantized_dtype 'w8a8' (the default) is not supported on rk2118; it has no quantized type "
                       "the host implements");
-  if (dtype != QuantizedDtype::w8a8)
+  if (dtype != QuantizedDtype::w8a8 && !weight_only(dtype))
     throw ConfigError("quantized_dtype",
-                      fmt::format("config: quantized_dtype '{}' is not quantized by the host runtime yet (w8a8 is)",
+                      fmt::format("config: quantized_dtype '{}' is not quantized by the host runtime yet (w8a8, "
+                                  "w8a16 and w4a16 are)",
                                   rknnxx::toolkit::spelling(dtype)));
-  return {config.effective_quantized_algorithm(), config.effective_quantized_method()};
+  return {dtype, config.effective_quantized_algorithm(), config.effective_quantized_method()};
 }
 
 } // namespace rknnxx::host::quantize

@@ -6,6 +6,7 @@
 #include "../engine/engine_error.hpp"
 #include "../engine/float16.hpp"
 #include "../engine/thread_pool.hpp"
+#include "../quantize/qnt8_section.hpp"
 
 #include <rknnxx/core/layout.hpp>
 #include <rknnxx/version.hpp>
@@ -98,11 +99,16 @@ std::vector<Tensor> ContextSession::run(std::span<const Tensor> inputs) {
 size_t ContextSession::board_weight_bytes() const {
   size_t bytes = session_->weight_bytes();
   if (!quantized_) return bytes;
-  // The engine keeps the quantized weights as float32 grid values; the board keeps one byte each.
+  // The engine keeps the quantized weights as float32 grid values; the board keeps one byte each
+  // (int8), or half a byte (int4, w4a16; two to a byte, a tensor of odd size rounded up).
   const Graph& graph = session_->graph();
   for (const auto& [name, weights] : quantized_->weights())
     if (const auto id = graph.find(name))
-      if (const Tensor* constant = graph.constant(*id)) bytes -= constant->bytes() - static_cast<size_t>(constant->elements());
+      if (const Tensor* constant = graph.constant(*id)) {
+        const auto elements = static_cast<size_t>(constant->elements());
+        const bool int4 = !weights.params.empty() && weights.params.front().range == quantize::int4_range;
+        bytes -= constant->bytes() - (int4 ? (elements + 1) / 2 : elements);
+      }
   return bytes;
 }
 
@@ -167,7 +173,8 @@ std::shared_ptr<HostContext> HostContext::create(void* model, uint32_t size, uin
   }
   auto context = std::make_shared<HostContext>(std::move(loaded), flags);
   log_info("rknn_init: {} model for {}, {} inputs, {} outputs{}",
-           context->model_->quantized() ? "w8a8" : context->model_->float16_model() ? "float16" : "float32",
+           context->model_->quantized() ? toolkit::spelling(context->model_->file().quantization->dtype)
+           : context->model_->float16_model() ? "float16" : "float32",
            context->model_->platform_info().name, context->model_->inputs().size(),
            context->model_->outputs().size(), context->model_->dynamic() ? ", dynamic shapes" : "");
   return context;
@@ -195,7 +202,9 @@ ContextSession HostContext::make_session() const {
     ContextSession session = model_->file().quantization
         ? ContextSession(std::make_unique<quantize::QuantizedSession>(
               quantize::inference_graph(model_->onnx()), model_->activation_table(),
-              model_->file().quantization->method, options))
+              model_->file().quantization->method, options,
+              quantize::weight_range(model_->file().quantization->dtype),
+              quantize::clip_ratios(*model_->file().quantization)))
         : ContextSession(std::make_unique<Session>(Graph(model_->onnx(), model_->custom_ops()), options));
     session->limit_threads(thread_share(default_thread_count()));
     session->set_custom_op_runner([ops = custom_ops_.get(), graph = &session->graph()](const Node& node,
@@ -347,7 +356,7 @@ void HostContext::query(rknn_query_cmd cmd, void* info, uint32_t size) {
       auto& out = info_as<rknn_mem_size>(info, size, cmd);
       out = {};
       // What the engine keeps: float32 weights also for a float16 model, so twice the board's figure there;
-      // a quantized model's weights one byte each, as on the board.
+      // a quantized model's weights one byte each (half a byte for w4a16), as on the board.
       out.total_weight_size = static_cast<uint32_t>(session_.board_weight_bytes());
       out.total_internal_size = static_cast<uint32_t>(internal_bytes());
       out.total_dma_allocated_size = uint64_t{out.total_weight_size} + out.total_internal_size;

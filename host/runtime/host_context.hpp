@@ -41,8 +41,8 @@ class ContextSession {
 
   Session* operator->() const noexcept { return session_; }
   [[nodiscard]] std::vector<Tensor> run(std::span<const Tensor> inputs);
-  // The weights as the board holds them: int8 (1 byte an element) where quantized, as the engine
-  // keeps them elsewhere.
+  // The weights as the board holds them: int8 (1 byte an element) or int4 (half a byte) where
+  // quantized, as the engine keeps them elsewhere.
   [[nodiscard]] size_t board_weight_bytes() const;
 
  private:

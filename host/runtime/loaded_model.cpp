@@ -116,6 +116,7 @@ void LoadedModel::load_quantization() {
   output_params_.resize(outputs_.size());
   if (!file_.quantization) return;
   activations_ = quantize::activation_table(*file_.quantization);
+  if (!int8_activations()) return;  // weight-only: float16 inputs and outputs, no parameters
   // Every float input and output is an INT8 tensor: it needs its parameters.
   auto find = [&](const char* role, size_t index, const IoTensor& tensor) -> std::optional<quantize::AffineParams> {
     if (tensor.dtype != DataType::float32 && tensor.dtype != DataType::float16) return std::nullopt;
@@ -157,12 +158,12 @@ void LoadedModel::check_shapes() const {
 }
 
 bool LoadedModel::float16_model() const noexcept {
-  return !quantized() && file_.float_dtype == toolkit::FloatDtype::float16;
+  return !int8_activations() && file_.float_dtype == toolkit::FloatDtype::float16;
 }
 
 rknn_tensor_type LoadedModel::runtime_type(DataType dtype) const {
   if (dtype == DataType::float32 || dtype == DataType::float16) {
-    if (quantized()) return RKNN_TENSOR_INT8;
+    if (int8_activations()) return RKNN_TENSOR_INT8;
     return float16_model() ? RKNN_TENSOR_FLOAT16 : RKNN_TENSOR_FLOAT32;
   }
   if (const auto type = rknn_type_of(dtype)) return *type;

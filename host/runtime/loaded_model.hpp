@@ -46,11 +46,15 @@ class LoadedModel {
   [[nodiscard]] const std::vector<IoTensor>& outputs() const noexcept { return outputs_; }
   // The operators the converter kept for rknn_register_custom_ops (the config's custom_ops).
   [[nodiscard]] const std::vector<toolkit::CustomOpType>& custom_ops() const noexcept { return custom_ops_; }
-  // A float model whose activations the board holds as float16 (not a quantized one).
+  // A model whose activations the board holds as float16: a float model, or a weight-only quantized
+  // one (w8a16, w4a16).
   [[nodiscard]] bool float16_model() const noexcept;
-  // A w8a8 model (the file's "qnt8" section, docs/quantization.md): every float input and output is
-  // INT8 with the affine parameters of quantization().
+  // A quantized model (the file's "qnt8" section, docs/quantization.md): its weights are integers.
   [[nodiscard]] bool quantized() const noexcept { return file_.quantization.has_value(); }
+  // A w8a8 model: every float input and output is INT8 with the affine parameters of quantization().
+  [[nodiscard]] bool int8_activations() const noexcept {
+    return quantized() && file_.quantization->dtype == toolkit::QuantizedDtype::w8a8;
+  }
   [[nodiscard]] const quantize::ActivationTable& activation_table() const noexcept { return activations_; }
   // The parameters of a quantized model's float input or output; nullopt otherwise.
   [[nodiscard]] const std::optional<quantize::AffineParams>& quantization(bool input, size_t index) const {
@@ -58,7 +62,7 @@ class LoadedModel {
   }
 
   // The element type the board reports for a tensor of this ONNX type (float32 is float16
-  // in a model converted with float_dtype float16, int8 in a quantized one).
+  // in a model converted with float_dtype float16 or weight-only quantized, int8 in a w8a8 one).
   [[nodiscard]] rknn_tensor_type runtime_type(DataType dtype) const;
   [[nodiscard]] const Normalization& normalization(size_t input) const { return normalization_.at(input); }
 

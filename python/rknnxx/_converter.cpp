@@ -57,6 +57,10 @@ AccuracyResult analyze(std::span<const std::byte> model_bytes, const std::string
   namespace quantize = host::quantize;
   const host::ModelFile file = host::parse_model_file(model_bytes);
   if (!file.quantization) throw std::invalid_argument("the model is not quantized");
+  if (quantize::weight_only(file.quantization->dtype))
+    throw std::invalid_argument(fmt::format("the model is {}: the analysis measures w8a8 activations, which a "
+                                            "weight-only model does not have",
+                                            toolkit::spelling(file.quantization->dtype)));
   const toolkit::Config config = host::config_from_json(config_json);
   const host::Graph graph = quantize::inference_graph(host::onnx::read_model(file.onnx));
   const auto inputs = quantize::calibration_inputs(quantize::model_inputs(graph), config);

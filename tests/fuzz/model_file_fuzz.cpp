@@ -106,8 +106,14 @@ int main(int argc, char** argv) {
   m.quantization = rknnxx::host::ModelQuantization{rknnxx::toolkit::QuantizedDtype::w8a8,
                                                    rknnxx::toolkit::QuantizedAlgorithm::kl_divergence,
                                                    rknnxx::toolkit::QuantizedMethod::channel(), 20,
-                                                   {{"x", 0.02f, -3}, {"y", 0.5f, -128}}};
+                                                   {{"x", 0.02f, -3}, {"y", 0.5f, -128}}, {}};
   write_model("model_full", m);
+  rknnxx::host::ModelFile weight_only = m;
+  weight_only.quantization = rknnxx::host::ModelQuantization{rknnxx::toolkit::QuantizedDtype::w4a16,
+                                                             rknnxx::toolkit::QuantizedAlgorithm::gdq,
+                                                             rknnxx::toolkit::QuantizedMethod::group(64), 8, {},
+                                                             {{"w", {1.0f, 0.5f}}}};
+  write_model("model_w4a16", weight_only);
 
   // Crafted files an attack on rknn_init used (issue 12): each parses, and the runtime refuses it at load.
   rknnxx::host::ModelFile crafted = m;

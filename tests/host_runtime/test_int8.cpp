@@ -27,6 +27,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -427,4 +428,164 @@ TEST_CASE("conversion with a dataset: the config's quantization keys, refusals w
   CHECK_THROWS_WITH_AS((void)host::convert_onnx(onnx, host::config_from_json(static_config()), {}, dir / "bad.txt"),
                        doctest::Contains("bad.txt:2"), host::quantize::DatasetError);
   std::filesystem::remove_all(dir);
+}
+
+// ---- weight-only types (w8a16, w4a16) ------------------------------------------------------
+
+namespace {
+
+std::string config_on(const std::string& platform, const std::string& extra = "") {
+  return R"({"target_platform": ")" + platform + R"(", )" + normalization + extra + "}";
+}
+
+// Cosine similarity and the largest difference of two outputs.
+std::pair<double, double> compare(const std::vector<float>& a, const std::vector<float>& b) {
+  REQUIRE(a.size() == b.size());
+  double dot = 0, aa = 0, bb = 0, worst = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    dot += double{a[i]} * b[i];
+    aa += double{a[i]} * a[i];
+    bb += double{b[i]} * b[i];
+    worst = std::max(worst, std::fabs(double{a[i]} - b[i]));
+  }
+  return {dot / std::sqrt(aa * bb), worst};
+}
+
+} // namespace
+
+TEST_CASE("weight-only models (w8a16, w4a16): float16 inputs and outputs, weights on their integer grid") {
+  const std::string w8 = converted("small_cnn.onnx", config_on("rk3562", R"(, "quantized_dtype": "w8a16")"), true);
+  const std::string w4 = converted("small_cnn.onnx", config_on("rk3576", R"(, "quantized_dtype": "w4a16")"), true);
+  const std::string w4_group =
+      converted("small_cnn.onnx", config_on("rk3576", R"(, "quantized_dtype": "w4a16", "quantized_method": "group32")"), true);
+  const std::string w4_layer =
+      converted("small_cnn.onnx", config_on("rk3576", R"(, "quantized_dtype": "w4a16", "quantized_method": "layer")"), true);
+
+  // The section records the type, the method and the samples, and no activation parameters.
+  const auto file = host::load_model_file(w4_group);
+  REQUIRE(file.quantization.has_value());
+  CHECK(file.quantization->dtype == toolkit::QuantizedDtype::w4a16);
+  CHECK(file.quantization->method == toolkit::QuantizedMethod::group(32));
+  CHECK(file.quantization->samples == 16);
+  CHECK(file.quantization->tensors.empty());
+
+  for (const std::string& platform : {std::string("rk3562"), std::string("rk3576")}) {
+    CAPTURE(platform);
+    const std::string path = platform == "rk3562" ? w8 : w4;
+    const std::string plain_path = converted("small_cnn.onnx", config_on(platform), false);
+    Ctx ctx(path);
+    Ctx plain(plain_path);
+    // As a float model shows them: FLOAT16, no quantization, two bytes an element.
+    for (const auto& [query, index] : {std::pair(RKNN_QUERY_INPUT_ATTR, 0U), std::pair(RKNN_QUERY_OUTPUT_ATTR, 0U),
+                                       std::pair(RKNN_QUERY_OUTPUT_ATTR, 1U)}) {
+      const rknn_tensor_attr attr = query_attr(ctx, query, index);
+      const rknn_tensor_attr float_attr = query_attr(plain, query, index);
+      CHECK(attr.type == RKNN_TENSOR_FLOAT16);
+      CHECK(attr.qnt_type == RKNN_TENSOR_QNT_NONE);
+      CHECK(attr.size == 2 * attr.n_elems);
+      CHECK(attr.scale == 1.0f);
+      CHECK(attr.zp == 0);
+      CHECK(attr.size == float_attr.size);
+    }
+    // The weights as the board stores them: one byte each (w8a16) or half a byte (w4a16) for the
+    // two convolutions' 216 + 32 weights; the engine's figure for a float model is float32.
+    rknn_mem_size mem{}, float_mem{};
+    REQUIRE(rknn_query(ctx, RKNN_QUERY_MEM_SIZE, &mem, sizeof mem) == RKNN_SUCC);
+    REQUIRE(rknn_query(plain, RKNN_QUERY_MEM_SIZE, &float_mem, sizeof float_mem) == RKNN_SUCC);
+    const uint32_t board_bytes = platform == "rk3562" ? 216 + 32 : 108 + 16;
+    CHECK(mem.total_weight_size + 4 * 248 - board_bytes == float_mem.total_weight_size);
+  }
+
+  // The outputs differ from the float16 model's by the weight rounding only: close, not equal, and
+  // further with 4 bits than with 8.
+  Ctx w8_ctx(w8), w4_ctx(w4), w4_group_ctx(w4_group), w4_layer_ctx(w4_layer);
+  Ctx f_rk3562(converted("small_cnn.onnx", config_on("rk3562"), false));
+  Ctx f_rk3576(converted("small_cnn.onnx", config_on("rk3576"), false));
+  for (uint32_t seed = 0; seed < 3; ++seed) {
+    const auto img = image(8, 8, seed);
+    const auto reference = run_uint8(f_rk3562, img);
+    CHECK(run_uint8(f_rk3576, img) == reference);
+    const auto w8_out = run_uint8(w8_ctx, img);
+    const auto w4_out = run_uint8(w4_ctx, img);
+    const auto [w8_cos, w8_worst] = compare(w8_out[0], reference[0]);
+    const auto [w4_cos, w4_worst] = compare(w4_out[0], reference[0]);
+    const auto [w4_layer_cos, w4_layer_worst] = compare(run_uint8(w4_layer_ctx, img)[0], reference[0]);
+    MESSAGE("seed " << seed << ": cosine against float16, w8a16 " << w8_cos << " (max diff " << w8_worst
+                    << "), w4a16 " << w4_cos << " (" << w4_worst << "), w4a16 per layer " << w4_layer_cos << " ("
+                    << w4_layer_worst << ")");
+    CHECK(w8_worst > 0);
+    CHECK(w8_cos > 0.9999);
+    CHECK(w4_cos > 0.99);
+    CHECK(w4_worst > w8_worst);
+    CHECK(w4_layer_cos > 0.98);
+    // Every weight has at most 32 input channels: one group per output channel, the per-channel grid.
+    CHECK(run_uint8(w4_group_ctx, img) == w4_out);
+  }
+}
+
+TEST_CASE("weight-only and platform refusals name the key and both sides") {
+  const auto onnx = read_bytes(data_dir() / "small_cnn.onnx");
+  const auto dataset = data_dir() / "dataset.txt";
+  auto refusal = [&](const std::string& platform, const std::string& extra) -> std::string {
+    try {
+      (void)host::convert_onnx(onnx, host::config_from_json(config_on(platform, extra)), {}, dataset);
+    } catch (const toolkit::ConfigError& e) {
+      return e.key() + ": " + e.what();
+    }
+    return "";
+  };
+  CHECK(refusal("rk3588", R"(, "quantized_dtype": "w8a16")")
+            .find("quantized_dtype: config: quantized_dtype 'w8a16' is supported only on rk3562, not on rk3588") == 0);
+  CHECK(refusal("rk3562", R"(, "quantized_dtype": "w4a16")").find("'w4a16' is supported only on rk3576") !=
+        std::string::npos);
+  CHECK(refusal("rk3562", R"(, "quantized_dtype": "w8a16", "quantized_method": "group64")")
+            .starts_with("quantized_method: config: quantized_method 'group64' is valid only with quantized_dtype w4a16"));
+  CHECK(refusal("rk3576", R"(, "quantized_dtype": "w4a16", "quantized_method": "group48")").find("multiple of 32") !=
+        std::string::npos);
+  CHECK(refusal("rk3588", R"(, "quantized_algorithm": "gdq")").starts_with("quantized_algorithm:"));
+}
+
+TEST_CASE("gdq (w4a16, w8a16): clip ratios chosen on the dataset, recorded, and applied by the runtime") {
+  const std::string gdq = converted(
+      "small_cnn.onnx", config_on("rk3576", R"(, "quantized_dtype": "w4a16", "quantized_algorithm": "gdq")"), true);
+  const std::string minmax = converted("small_cnn.onnx", config_on("rk3576", R"(, "quantized_dtype": "w4a16")"), true);
+  const auto file = host::load_model_file(gdq);
+  REQUIRE(file.quantization.has_value());
+  CHECK(file.quantization->algorithm == toolkit::QuantizedAlgorithm::gdq);
+  CHECK(file.quantization->samples == 16);
+  // One ratio per output channel of each convolution.
+  REQUIRE(file.quantization->clipped.size() == 2);
+  CHECK(file.quantization->clipped[0].name == "w1");
+  CHECK(file.quantization->clipped[0].ratios.size() == 8);
+  CHECK(file.quantization->clipped[1].name == "w2");
+  CHECK(file.quantization->clipped[1].ratios.size() == 4);
+  std::size_t clipped = 0;
+  for (const auto& weight : file.quantization->clipped)
+    for (float r : weight.ratios) clipped += r < 1.0f ? 1 : 0;
+  MESSAGE(clipped << " of 12 channels clipped by gdq");
+
+  // Measured on images drawn like the dataset's (uniform random pixels, which gdq's moments describe).
+  Ctx gdq_ctx(gdq), minmax_ctx(minmax);
+  Ctx plain(converted("small_cnn.onnx", config_on("rk3576"), false));
+  std::mt19937 rng(17);
+  double gdq_error = 0, minmax_error = 0;
+  for (uint32_t sample = 0; sample < 32; ++sample) {
+    std::vector<uint8_t> img(8 * 8 * 3);
+    for (auto& pixel : img) pixel = static_cast<uint8_t>(rng() % 256);
+    const auto reference = run_uint8(plain, img)[0];
+    const auto a = run_uint8(gdq_ctx, img)[0];
+    const auto b = run_uint8(minmax_ctx, img)[0];
+    CHECK(compare(a, reference).first > 0.99);
+    for (size_t i = 0; i < reference.size(); ++i) {
+      gdq_error += (a[i] - reference[i]) * (a[i] - reference[i]);
+      minmax_error += (b[i] - reference[i]) * (b[i] - reference[i]);
+    }
+  }
+  MESSAGE("w4a16 output error against float16 over 32 images, gdq / min-max: " << gdq_error / minmax_error);
+  CHECK(gdq_error < minmax_error);
+  if (clipped > 0) CHECK(run_uint8(gdq_ctx, image(8, 8, 1)) != run_uint8(minmax_ctx, image(8, 8, 1)));
+
+  // w8a16 with gdq converts and runs too; w8a8 with gdq is refused (above).
+  Ctx w8(converted("small_cnn.onnx", config_on("rk3562", R"(, "quantized_dtype": "w8a16", "quantized_algorithm": "gdq", "quantized_method": "layer")"), true));
+  CHECK(run_uint8(w8, image(8, 8, 2))[0].size() == 256);
 }

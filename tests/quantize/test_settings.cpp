@@ -59,12 +59,31 @@ TEST_CASE("platform and key rules, with the toolkit's names") {
   CHECK(refusal(config).find("multiple of 32") != std::string::npos);
 }
 
-TEST_CASE("valid on their platform, the weight-only and dfp types are refused as not implemented yet") {
+TEST_CASE("the weight-only types and gdq on their platforms; w16a16i_dfp not yet") {
   Config config;
   config.target_platform = rknnxx::Platform::rk3562;
   config.quantized_dtype = QuantizedDtype::w8a16;
-  CHECK(refusal(config) == "quantized_dtype: config: quantized_dtype 'w8a16' is not quantized by the host runtime yet (w8a8 is)");
+  Settings s = settings_for(config);
+  CHECK(s.dtype == QuantizedDtype::w8a16);
+  CHECK(weight_only(s.dtype));
+  CHECK(weight_range(s.dtype) == int8_range);
   config.target_platform = rknnxx::Platform::rk3576;
   config.quantized_dtype = QuantizedDtype::w4a16;
-  CHECK(refusal(config).find("'w4a16' is not quantized by the host runtime yet") != std::string::npos);
+  config.quantized_method = QuantizedMethod::group(128);
+  s = settings_for(config);
+  CHECK(s.dtype == QuantizedDtype::w4a16);
+  CHECK(s.method == QuantizedMethod::group(128));
+  CHECK(weight_range(s.dtype) == IntRange{-8, 7});
+  CHECK_FALSE(weight_only(QuantizedDtype::w8a8));
+  config.quantized_algorithm = QuantizedAlgorithm::gdq;
+  CHECK(settings_for(config).algorithm == QuantizedAlgorithm::gdq);
+  config.quantized_dtype = QuantizedDtype::w8a8;
+  config.target_platform = rknnxx::Platform::rk3588;
+  config.quantized_method = std::nullopt;
+  CHECK(refusal(config).starts_with("quantized_algorithm: config: quantized_algorithm 'gdq' is valid only with "
+                                    "quantized_dtype w4a16 or w8a16, not w8a8"));
+  config = Config{};
+  config.target_platform = rknnxx::Platform::rv1106;
+  config.quantized_dtype = QuantizedDtype::w16a16i_dfp;
+  CHECK(refusal(config).find("'w16a16i_dfp' is not quantized by the host runtime yet") != std::string::npos);
 }

@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -79,4 +80,86 @@ TEST_CASE("a MatMul weight [K, N] is quantized per column (axis 1)") {
   REQUIRE(q.params.size() == 2);
   CHECK(q.params[0].scale == doctest::Approx(2.0 / 255));
   CHECK(q.params[1].scale == doctest::Approx(200.0 / 255));
+}
+
+TEST_CASE("int4 weights (w4a16): 16 levels per channel or group, 0 exact, coarser than int8") {
+  std::vector<std::int64_t> shape;
+  const std::vector<float> original = conv_weight(shape);
+  std::vector<float> int4 = original;
+  std::vector<float> int8 = original;
+  const auto q4 = quantize_weights(int4, shape, Method::group(32), 0, 1, int4_range);
+  (void)quantize_weights(int8, shape, Method::channel(), 0, 1, int8_range);
+  REQUIRE(q4.params.size() == 4);  // 8 input channels: one group of 32 per output channel
+  for (std::size_t c = 0; c < 4; ++c) {
+    const AffineParams& p = q4.params[c];
+    CHECK(p.range == int4_range);
+    CHECK(p.fake_quantize(0.0f) == 0.0f);
+    std::vector<float> levels(int4.begin() + static_cast<std::ptrdiff_t>(c * 72),
+                              int4.begin() + static_cast<std::ptrdiff_t>((c + 1) * 72));
+    std::sort(levels.begin(), levels.end());
+    levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
+    CHECK(levels.size() <= 16);
+    CHECK(levels.size() >= 12);  // 72 uniform values fill nearly every level
+    for (float v : levels) {
+      const std::int32_t q = p.quantize(v);
+      CHECK(q >= -8);
+      CHECK(q <= 7);
+      CHECK(p.dequantize(q) == v);
+    }
+    const double e4 = relative_error(int4, original, c * 72, (c + 1) * 72);
+    const double e8 = relative_error(int8, original, c * 72, (c + 1) * 72);
+    CHECK(e4 > 8 * e8);  // 15 steps against 255
+    CHECK(e4 < 0.2);
+  }
+}
+
+TEST_CASE("gdq clips a weight whose outliers meet inputs that hardly vary, and lowers the output error") {
+  // A linear layer [4 outputs, 16 inputs]: uniform weights, and in every channel an outlier (20) on
+  // input 0, which is constant 0 (it never changes the output). Min/max spends the int4 range on it.
+  const std::vector<std::int64_t> shape{4, 16};
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> w(64);
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = i % 16 == 0 ? 20.0f : u(rng);
+  WeightInputMoments moments;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    moments.mean.push_back(i % 16 == 0 ? 0.0 : 0.5);
+    moments.variance.push_back(i % 16 == 0 ? 0.0 : 1.0);
+  }
+  const auto ratios = gdq_clip_ratios(w, shape, Method::channel(), 0, 1, int4_range, moments);
+  REQUIRE(ratios.size() == 4);
+  std::vector<float> minmax = w, clipped = w;
+  (void)quantize_weights(minmax, shape, Method::channel(), 0, 1, int4_range);
+  const auto q = quantize_weights(clipped, shape, Method::channel(), 0, 1, int4_range, ratios);
+  for (std::size_t c = 0; c < 4; ++c) {
+    CHECK(ratios[c] < 0.9f);
+    CHECK(ratios[c] >= 0.5f);
+    CHECK(q.params[c].highest() <= 20.0f * ratios[c] + q.params[c].scale);  // the range was scaled
+  }
+  // The output error on inputs of those moments: sum over samples of |(W - Q(W)) x|^2.
+  std::normal_distribution<double> n(0.5, 1.0);
+  double e_minmax = 0, e_gdq = 0;
+  for (int sample = 0; sample < 2000; ++sample) {
+    std::vector<double> x(16);
+    for (std::size_t k = 1; k < 16; ++k) x[k] = n(rng);
+    for (std::size_t c = 0; c < 4; ++c) {
+      double d_minmax = 0, d_gdq = 0;
+      for (std::size_t k = 0; k < 16; ++k) {
+        d_minmax += (w[c * 16 + k] - minmax[c * 16 + k]) * x[k];
+        d_gdq += (w[c * 16 + k] - clipped[c * 16 + k]) * x[k];
+      }
+      e_minmax += d_minmax * d_minmax;
+      e_gdq += d_gdq * d_gdq;
+    }
+  }
+  MESSAGE("output error, gdq against min/max: " << e_gdq / e_minmax);
+  CHECK(e_gdq < 0.5 * e_minmax);
+
+  // Given ratios of another count are refused, naming the count.
+  std::vector<float> again = w;
+  const std::vector<float> three(3, 1.0f);
+  CHECK_THROWS_WITH_AS((void)quantize_weights(again, shape, Method::channel(), 0, 1, int4_range, three),
+                       doctest::Contains("3 clip ratios"), std::invalid_argument);
+  CHECK_THROWS_AS((void)gdq_clip_ratios(w, shape, Method::channel(), 0, 1, int4_range, WeightInputMoments{}),
+                  std::invalid_argument);
 }

@@ -306,7 +306,8 @@ TEST_CASE("the quantization section: round trip, required, and every bad value r
   ModelFile m = sample();
   m.quantization = host::ModelQuantization{toolkit::QuantizedDtype::w8a8, toolkit::QuantizedAlgorithm::mmse,
                                            toolkit::QuantizedMethod::layer(), 20,
-                                           {{"images", 0.0187f, -3}, {"conv_out", 0.5f, -128}, {"logits", 1e-3f, 127}}};
+                                           {{"images", 0.0187f, -3}, {"conv_out", 0.5f, -128}, {"logits", 1e-3f, 127}},
+                                           {}};
   const std::vector<std::byte> bytes = host::serialize_model_file(m);
   CHECK(host::parse_model_file(bytes) == m);
   const auto where = sections(bytes);
@@ -341,9 +342,45 @@ TEST_CASE("the quantization section: round trip, required, and every bad value r
   CHECK(refused(Payload{}.head(2).tensor("x", 1.0f, 0).tensor("x", 2.0f, 0)) ==
         "model file: section 'qnt8': tensor 'x' is listed twice");
   CHECK(refused(Payload{}.head(1, "w8a8", 0).tensor("x", 1.0f, 0)) == "model file: section 'qnt8': 0 calibration samples");
-  CHECK(contains(refused(Payload{}.head(0, "w4a16")), "quantized dtype 'w4a16'; only w8a8"));
+  CHECK(contains(refused(Payload{}.head(0, "w16a16i_dfp")), "quantized dtype 'w16a16i_dfp'; only w8a8, w8a16 and w4a16"));
   CHECK(contains(refused(Payload{}.head(0, "int8")), "unknown quantized dtype 'int8'"));
-  CHECK(contains(refused(Payload{}.str("w8a8").str("gdq").str("channel").u32(1).u32(0)), "'gdq' does not calibrate"));
+  CHECK(contains(refused(Payload{}.str("w8a8").str("gdq").str("channel").u32(1).u32(0).u32(0)),
+                 "algorithm 'gdq' with dtype 'w8a8'; gdq rounds the weights of w8a16 and w4a16 only"));
+  // The weight-only types: no activation tensors; groups with w4a16 only.
+  CHECK(contains(refused(Payload{}.head(1, "w8a16").tensor("x", 1.0f, 0)),
+                 "1 activation tensors with dtype 'w8a16', whose activations stay float16"));
+  CHECK(contains(refused(Payload{}.str("w8a16").str("normal").str("group64").u32(1).u32(0)),
+                 "weight method 'group64' with dtype 'w8a16'; groups are for w4a16 only"));
+  CHECK(contains(refused(Payload{}.str("w8a8").str("normal").str("group64").u32(1).u32(0)), "groups are for w4a16"));
+  // gdq: the clip ratios follow the (empty) tensors, by weight.
+  auto gdq = [] { return Payload{}.str("w4a16").str("gdq").str("group64").u32(3).u32(0); };
+  const host::ModelFile w4 = host::parse_model_file(
+      with_section("qnt8", true, gdq().u32(2).str("w1").u32(2).f32(1.0f).f32(0.75f).str("w2").u32(1).f32(0.5f).bytes));
+  REQUIRE(w4.quantization.has_value());
+  CHECK(w4.quantization->dtype == toolkit::QuantizedDtype::w4a16);
+  CHECK(w4.quantization->algorithm == toolkit::QuantizedAlgorithm::gdq);
+  CHECK(w4.quantization->method == toolkit::QuantizedMethod::group(64));
+  CHECK(w4.quantization->tensors.empty());
+  CHECK(w4.quantization->clipped ==
+        std::vector<host::ClippedWeight>{{"w1", {1.0f, 0.75f}}, {"w2", {0.5f}}});
+  ModelFile clipped = sample();
+  clipped.quantization = w4.quantization;
+  CHECK(host::parse_model_file(host::serialize_model_file(clipped)) == clipped);
+  CHECK(contains(refused(gdq()), "clipped weight count needs 4 bytes, 0 left"));
+  CHECK(contains(refused(gdq().u32(1).str("w").u32(1).f32(0.25f)), "weight 'w' has clip ratio 0.25; expected 0.5..1"));
+  CHECK(contains(refused(gdq().u32(1).str("w").u32(1).f32(std::nanf(""))), "expected 0.5..1"));
+  CHECK(contains(refused(gdq().u32(1).str("w").u32(0)), "weight 'w' has no clip ratios"));
+  CHECK(contains(refused(gdq().u32(1).str("").u32(1).f32(1.0f)), "a clipped weight without a name"));
+  CHECK(contains(refused(gdq().u32(2).str("w").u32(1).f32(1.0f).str("w").u32(1).f32(1.0f)), "weight 'w' is clipped twice"));
+  CHECK(contains(refused(gdq().u32(0xFFFFFFFFU)), "4294967295 clipped weights needs 34359738360 bytes"));
+  CHECK(contains(refused(gdq().u32(1).str("w").u32(0x40000000U)), "1073741824 clip ratios needs 4294967296 bytes"));
+  clipped.quantization->algorithm = toolkit::QuantizedAlgorithm::normal;
+  CHECK_THROWS_WITH_AS((void)host::serialize_model_file(clipped),
+                       doctest::Contains("clip ratios with algorithm 'normal'; only gdq clips weights"), ModelFileError);
+  ModelFile weight_only = sample();
+  weight_only.quantization = host::ModelQuantization{toolkit::QuantizedDtype::w8a16, toolkit::QuantizedAlgorithm::normal,
+                                                     toolkit::QuantizedMethod::layer(), 2, {}, {}};
+  CHECK(host::parse_model_file(host::serialize_model_file(weight_only)) == weight_only);
   CHECK(contains(refused(Payload{}.str("w8a8").str("normal").str("row").u32(1).u32(0)), "unknown weight method 'row'"));
   CHECK(contains(refused(Payload{}.str("w8a8").str("normal").str("group33").u32(1).u32(0)), "invalid group size"));
   // Counts and lengths beyond the payload are refused before anything is allocated.
@@ -360,7 +397,11 @@ TEST_CASE("the quantization section: round trip, required, and every bad value r
                        "model file: cannot write quantization: tensor 'images' is listed twice", ModelFileError);
   bad = m;
   bad.quantization->dtype = toolkit::QuantizedDtype::w8a16;
-  CHECK_THROWS_WITH_AS((void)host::serialize_model_file(bad), doctest::Contains("only w8a8"), ModelFileError);
+  CHECK_THROWS_WITH_AS((void)host::serialize_model_file(bad), doctest::Contains("whose activations stay float16"),
+                       ModelFileError);
+  bad.quantization->dtype = toolkit::QuantizedDtype::w16a16i_dfp;
+  CHECK_THROWS_WITH_AS((void)host::serialize_model_file(bad), doctest::Contains("only w8a8, w8a16 and w4a16"),
+                       ModelFileError);
 }
 
 TEST_CASE("values that cannot be written are refused when writing") {

@@ -1,5 +1,6 @@
 #include "graph.hpp"
 
+#include "legacy_opsets.hpp"
 #include "op_registry.hpp"
 
 #include <fmt/format.h>
@@ -240,6 +241,11 @@ Graph::Graph(const onnx::ModelProto& model, std::span<const CustomOpType> custom
           excluded.empty() ? std::string_view("; to run it with rknn_register_custom_ops, list it in the conversion "
                                               "config's \"custom_ops\" (docs/custom-operators.md)")
                            : excluded));
+    }
+    if (op != nullptr && is_default_domain(n.domain)) {
+      if (const auto refusal = legacy_form_refusal(n, opset_); !refusal.empty()) {
+        throw EngineError(fmt::format("{}: {}", node_label(n), refusal));
+      }
     }
     Node node;
     node.name = n.name;

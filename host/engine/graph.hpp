@@ -23,7 +23,9 @@ struct OpDefinition;
 using ValueId = int32_t;
 inline constexpr ValueId no_value = -1;  // an omitted optional input
 
-inline constexpr int64_t min_opset = 9;
+// Opsets before 9 are accepted where the engine implements the operators' forms of that opset
+// (legacy_opsets.hpp).
+inline constexpr int64_t min_opset = 1;
 inline constexpr int64_t max_opset = 17;
 
 struct Value {
@@ -57,7 +59,8 @@ struct Node {
 
 class Graph {
 public:
-  // Throws EngineError for an opset outside [min_opset, max_opset], unsupported operators,
+  // Throws EngineError for an opset outside [min_opset, max_opset], unsupported operators or
+  // operator forms of an older opset (legacy_opsets.hpp),
   // dangling names, duplicate outputs and cycles, naming the node and operator. Nodes of the
   // `custom_ops` types are kept as custom nodes (Node::custom); a listed type the engine implements
   // is refused, as its nodes would be ambiguous.

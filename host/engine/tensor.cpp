@@ -16,11 +16,15 @@ bool is_supported(DataType type) noexcept {
   switch (type) {
     case DataType::float32:
     case DataType::float16:
+    case DataType::float64:
     case DataType::int8:
     case DataType::uint8:
     case DataType::int16:
+    case DataType::uint16:
     case DataType::int32:
+    case DataType::uint32:
     case DataType::int64:
+    case DataType::uint64:
     case DataType::boolean: return true;
     default: return false;
   }
@@ -29,13 +33,17 @@ bool is_supported(DataType type) noexcept {
 std::size_t element_size(DataType type) {
   switch (type) {
     case DataType::float32:
-    case DataType::int32: return 4;
+    case DataType::int32:
+    case DataType::uint32: return 4;
     case DataType::float16:
-    case DataType::int16: return 2;
+    case DataType::int16:
+    case DataType::uint16: return 2;
     case DataType::int8:
     case DataType::uint8:
     case DataType::boolean: return 1;
-    case DataType::int64: return 8;
+    case DataType::int64:
+    case DataType::uint64:
+    case DataType::float64: return 8;
     default: break;
   }
   throw EngineError(fmt::format("element type {} is not supported by the host engine", dtype_name(type)));
@@ -204,6 +212,9 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto) {
     switch (proto.data_type) {
       case DataType::float32: check_count(proto.float_data.size(), "float_data"); break;
       case DataType::int64: check_count(proto.int64_data.size(), "int64_data"); break;
+      case DataType::float64: check_count(proto.double_data.size(), "double_data"); break;
+      case DataType::uint32:
+      case DataType::uint64: check_count(proto.uint64_data.size(), "uint64_data"); break;
       default: check_count(proto.int32_data.size(), "int32_data"); break;
     }
   }
@@ -217,10 +228,14 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto) {
   switch (proto.data_type) {
     case DataType::float32: std::memcpy(t.raw(), proto.float_data.data(), bytes); break;
     case DataType::int64: std::memcpy(t.raw(), proto.int64_data.data(), bytes); break;
+    case DataType::float64: std::memcpy(t.raw(), proto.double_data.data(), bytes); break;
+    case DataType::uint32: convert_into<uint32_t>(t, proto.uint64_data); break;
+    case DataType::uint64: std::memcpy(t.raw(), proto.uint64_data.data(), bytes); break;
     default:
       visit_dtype(proto.data_type, [&]<class T>() {
-        if constexpr (!std::is_same_v<T, float> && !std::is_same_v<T, int64_t>) {
-          convert_into<T>(t, proto.int32_data);
+        if constexpr (!std::is_floating_point_v<T> && !std::is_same_v<T, int64_t> && !std::is_same_v<T, uint32_t> &&
+                      !std::is_same_v<T, uint64_t>) {
+          convert_into<T>(t, proto.int32_data);  // the types ONNX stores in int32_data
         }
       });
       break;

@@ -35,7 +35,7 @@ constexpr std::size_t align_up(std::size_t n, std::size_t alignment) noexcept {
 // multiple of `alignment` (memory a caller hands the engine to keep tensors in).
 void require_aligned(const void* memory, std::size_t alignment, std::string_view what);
 
-// float32, float16, int8, uint8, int16, int32, int64 and bool.
+// float32, float16, float64, int8, uint8, int16, uint16, int32, uint32, int64, uint64 and bool.
 bool is_supported(DataType type) noexcept;
 // Bytes of one element; throws EngineError for a type outside the supported subset.
 std::size_t element_size(DataType type);
@@ -44,9 +44,13 @@ std::string_view dtype_name(DataType type) noexcept;
 template <class T> struct dtype_of_t;
 template <> struct dtype_of_t<float> { static constexpr DataType value = DataType::float32; };
 template <> struct dtype_of_t<half> { static constexpr DataType value = DataType::float16; };
+template <> struct dtype_of_t<double> { static constexpr DataType value = DataType::float64; };
 template <> struct dtype_of_t<int8_t> { static constexpr DataType value = DataType::int8; };
 template <> struct dtype_of_t<uint8_t> { static constexpr DataType value = DataType::uint8; };
 template <> struct dtype_of_t<int16_t> { static constexpr DataType value = DataType::int16; };
+template <> struct dtype_of_t<uint16_t> { static constexpr DataType value = DataType::uint16; };
+template <> struct dtype_of_t<uint32_t> { static constexpr DataType value = DataType::uint32; };
+template <> struct dtype_of_t<uint64_t> { static constexpr DataType value = DataType::uint64; };
 template <> struct dtype_of_t<int32_t> { static constexpr DataType value = DataType::int32; };
 template <> struct dtype_of_t<int64_t> { static constexpr DataType value = DataType::int64; };
 template <> struct dtype_of_t<bool> { static constexpr DataType value = DataType::boolean; };
@@ -57,9 +61,13 @@ template <class F> decltype(auto) visit_dtype(DataType type, F&& f) {
   switch (type) {
     case DataType::float32: return f.template operator()<float>();
     case DataType::float16: return f.template operator()<half>();
+    case DataType::float64: return f.template operator()<double>();
     case DataType::int8: return f.template operator()<int8_t>();
     case DataType::uint8: return f.template operator()<uint8_t>();
     case DataType::int16: return f.template operator()<int16_t>();
+    case DataType::uint16: return f.template operator()<uint16_t>();
+    case DataType::uint32: return f.template operator()<uint32_t>();
+    case DataType::uint64: return f.template operator()<uint64_t>();
     case DataType::int32: return f.template operator()<int32_t>();
     case DataType::int64: return f.template operator()<int64_t>();
     case DataType::boolean: return f.template operator()<bool>();

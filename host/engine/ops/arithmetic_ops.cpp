@@ -54,8 +54,9 @@ template <Variadic kind> PreparedOp prepare_variadic(OpContext& ctx) {
   }
   for (std::size_t i = 0; i < ctx.input_count(); ++i) {
     if constexpr (kind == Variadic::min || kind == Variadic::max) {
-      ctx.expect_dtype(i, {DataType::float32, DataType::float16, DataType::int8, DataType::uint8, DataType::int16,
-                           DataType::int32, DataType::int64});
+      ctx.expect_dtype(i, {DataType::float32, DataType::float16, DataType::float64, DataType::int8, DataType::uint8,
+                           DataType::int16, DataType::uint16, DataType::int32, DataType::uint32, DataType::int64,
+                           DataType::uint64});
     } else {
       ctx.expect_dtype(i, {DataType::float32, DataType::float16});
     }
@@ -112,14 +113,15 @@ template <class T> T integer_mod(T a, T b, bool c_fmod) {
 
 PreparedOp prepare_mod(OpContext& ctx) {
   ctx.expect_inputs(2, 2);
-  ctx.expect_dtype(0, {DataType::float32, DataType::float16, DataType::int8, DataType::uint8, DataType::int16,
-                       DataType::int32, DataType::int64});
+  ctx.expect_dtype(0, {DataType::float32, DataType::float16, DataType::float64, DataType::int8, DataType::uint8,
+                       DataType::int16, DataType::uint16, DataType::int32, DataType::uint32, DataType::int64,
+                       DataType::uint64});
   const DataType dtype = same_dtype(ctx, 0, 1);
   const int64_t fmod = ctx.attr_int("fmod", 0);
   if (fmod != 0 && fmod != 1) {
     ctx.fail("attribute 'fmod' is {}, expected 0 or 1", fmod);
   }
-  if (fmod == 0 && (dtype == DataType::float32 || dtype == DataType::float16)) {
+  if (fmod == 0 && (dtype == DataType::float32 || dtype == DataType::float16 || dtype == DataType::float64)) {
     ctx.fail("floating-point inputs need attribute fmod=1 (C fmod); fmod=0 is for integers");
   }
   Broadcast bc = prepare_broadcast(ctx, {0, 1});
@@ -147,8 +149,8 @@ PreparedOp prepare_mod(OpContext& ctx) {
 // BitShift on unsigned integers; a shift by the type's width or more gives 0.
 PreparedOp prepare_bit_shift(OpContext& ctx) {
   ctx.expect_inputs(2, 2);
-  ctx.expect_dtype(0, {DataType::uint8});
-  same_dtype(ctx, 0, 1);
+  ctx.expect_dtype(0, {DataType::uint8, DataType::uint16, DataType::uint32, DataType::uint64});
+  const DataType dtype = same_dtype(ctx, 0, 1);
   const std::string direction = ctx.attr_string("direction", "");
   if (direction != "LEFT" && direction != "RIGHT") {
     ctx.fail("attribute 'direction' is '{}', expected LEFT or RIGHT", direction);
@@ -156,13 +158,16 @@ PreparedOp prepare_bit_shift(OpContext& ctx) {
   Broadcast bc = prepare_broadcast(ctx, {0, 1});
   PreparedOp op;
   op.outputs = {TensorInfo{ctx.input(0).dtype, bc.shape()}};
-  op.kernel = [bc, left = direction == "LEFT"](KernelContext& k) {
-    using T = uint8_t;
-    broadcast_binary(bc, k.pool, k.input(0).data<T>(), k.input(1).data<T>(), k.output(0).data<T>(),
-                     [left](T x, T s) {
-                       if (s >= 8 * sizeof(T)) return T{0};
-                       return static_cast<T>(left ? x << s : x >> s);
-                     });
+  op.kernel = [bc, dtype, left = direction == "LEFT"](KernelContext& k) {
+    visit_dtype(dtype, [&]<class T>() {
+      if constexpr (std::is_unsigned_v<T> && !std::is_same_v<T, bool>) {
+        broadcast_binary(bc, k.pool, k.input(0).data<T>(), k.input(1).data<T>(), k.output(0).data<T>(),
+                         [left](T x, T s) {
+                           if (s >= 8 * sizeof(T)) return T{0};
+                           return static_cast<T>(left ? x << s : x >> s);
+                         });
+      }
+    });
   };
   return op;
 }

@@ -139,7 +139,7 @@ PreparedOp prepare_einsum(OpContext& ctx) {
   }
   const DataType dtype = ctx.input(0).dtype;
   for (std::size_t i = 0; i < ctx.input_count(); ++i) {
-    ctx.expect_dtype(i, {DataType::float32, DataType::int32, DataType::int64});
+    ctx.expect_dtype(i, {DataType::float32, DataType::float64, DataType::int32, DataType::int64});
     ctx.expect_dtype(i, {dtype});
   }
   EinsumPlan plan = plan_einsum(ctx);
@@ -147,9 +147,9 @@ PreparedOp prepare_einsum(OpContext& ctx) {
   op.outputs = {TensorInfo{dtype, plan.output_shape}};
   op.kernel = [plan = std::move(plan), dtype](KernelContext& k) {
     visit_dtype(dtype, [&]<class T>() {
-      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
+      if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
         // Integers wrap on overflow (in unsigned arithmetic) instead of being undefined.
-        using Acc = typename std::conditional_t<std::is_same_v<T, float>, std::type_identity<double>,
+        using Acc = typename std::conditional_t<std::is_floating_point_v<T>, std::type_identity<double>,
                                                 std::make_unsigned<T>>::type;
         const std::size_t operands = plan.out_strides.size();
         std::vector<const T*> in;

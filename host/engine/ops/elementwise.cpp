@@ -73,6 +73,8 @@ template <class T> T integer_power(T base, T exponent) {
 
 template <class T> constexpr bool is_pow_type = std::is_same_v<T, float> || std::is_same_v<T, int32_t> ||
                                                 std::is_same_v<T, int64_t>;
+template <class E> constexpr bool is_pow_exponent = is_pow_type<E> || std::is_same_v<E, uint32_t> ||
+                                                    std::is_same_v<E, uint64_t>;
 
 // Base and exponent types are independent (opset 12+); the result has the base's type.
 template <class T, class E> T power(T x, E y) {
@@ -92,7 +94,7 @@ template <class T, class E> T power(T x, E y) {
 PreparedOp prepare_pow(OpContext& ctx) {
   ctx.expect_inputs(2, 2);
   ctx.expect_dtype(0, {DataType::float32, DataType::int32, DataType::int64});
-  ctx.expect_dtype(1, {DataType::float32, DataType::int32, DataType::int64});
+  ctx.expect_dtype(1, {DataType::float32, DataType::int32, DataType::int64, DataType::uint32, DataType::uint64});
   const DataType base = ctx.input(0).dtype;
   const DataType exponent = ctx.input(1).dtype;
   Broadcast bc = prepare_broadcast(ctx, {0, 1});
@@ -101,7 +103,7 @@ PreparedOp prepare_pow(OpContext& ctx) {
   op.kernel = [bc, base, exponent](KernelContext& k) {
     visit_dtype(base, [&]<class T>() {
       visit_dtype(exponent, [&]<class E>() {
-        if constexpr (is_pow_type<T> && is_pow_type<E>) {
+        if constexpr (is_pow_type<T> && is_pow_exponent<E>) {
           broadcast_binary(bc, k.pool, k.input(0).data<T>(), k.input(1).data<E>(), k.output(0).data<T>(),
                            [](T x, E y) { return power<T, E>(x, y); });
         }

@@ -4,18 +4,12 @@
 #include "../broadcast.hpp"
 #include "../gemm.hpp"
 #include "../op_registry.hpp"
+#include "matmul_plan.hpp"
 
 #include <algorithm>
 
 namespace rknnxx::host {
 namespace {
-
-struct MatMulPlan {
-  int64_t m = 0, n = 0, k = 0;
-  std::vector<int64_t> a_batch, b_batch;  // batch shapes (without the matrix dimensions)
-  Broadcast batches{std::vector<std::vector<int64_t>>{{}, {}}};
-  bool fold_batch_into_m = false;  // B has no batch: A's batches are rows of one big product
-};
 
 void run_matmul(const MatMulPlan& p, KernelContext& k) {
   const float* a = k.input(0).data<float>();
@@ -59,46 +53,8 @@ PreparedOp prepare_matmul(OpContext& ctx) {
   ctx.expect_inputs(2, 2);
   ctx.expect_dtype(0, {DataType::float32});
   ctx.expect_dtype(1, {DataType::float32});
-  std::vector<int64_t> as = ctx.input(0).shape;
-  std::vector<int64_t> bs = ctx.input(1).shape;
-  if (as.empty() || bs.empty()) {
-    ctx.fail("inputs must have rank 1 or more, given {} and {}", shape_string(as), shape_string(bs));
-  }
-  const bool a_vector = as.size() == 1;
-  const bool b_vector = bs.size() == 1;
-  if (a_vector) {
-    as.insert(as.begin(), 1);
-  }
-  if (b_vector) {
-    bs.push_back(1);
-  }
-  MatMulPlan p;
-  p.m = as[as.size() - 2];
-  p.k = as.back();
-  p.n = bs.back();
-  if (bs[bs.size() - 2] != p.k) {
-    ctx.fail("inputs '{}' {} and '{}' {} cannot be multiplied: {} columns against {} rows", ctx.input_name(0),
-             shape_string(ctx.input(0).shape), ctx.input_name(1), shape_string(ctx.input(1).shape), p.k,
-             bs[bs.size() - 2]);
-  }
-  p.a_batch.assign(as.begin(), as.end() - 2);
-  p.b_batch.assign(bs.begin(), bs.end() - 2);
-  std::string error;
-  const std::vector<std::vector<int64_t>> batch_shapes{p.a_batch, p.b_batch};
-  std::vector<int64_t> batch = broadcast_shape(batch_shapes, error);
-  if (!error.empty()) {
-    ctx.fail("batch dimensions of '{}' and '{}': {}", ctx.input_name(0), ctx.input_name(1), error);
-  }
-  p.batches = Broadcast(batch_shapes);
-  p.fold_batch_into_m = element_count(p.b_batch) == 1 && batch.size() >= p.a_batch.size() &&
-                        element_count(batch) == element_count(p.a_batch);
-  std::vector<int64_t> out = batch;
-  if (!a_vector) {
-    out.push_back(p.m);
-  }
-  if (!b_vector) {
-    out.push_back(p.n);
-  }
+  std::vector<int64_t> out;
+  const MatMulPlan p = plan_matmul(ctx, 0, 1, out);
   PreparedOp op;
   op.outputs = {TensorInfo{DataType::float32, out}};
   op.kernel = [p](KernelContext& k) { run_matmul(p, k); };

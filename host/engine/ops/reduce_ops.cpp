@@ -1,6 +1,6 @@
 // The Reduce* operators: Mean, Sum, Max, Min, Prod, L1, L2, LogSum, LogSumExp, SumSquare,
 // over any set of axes, with keepdims and (from the opset that moves axes to an input)
-// noop_with_empty_axes. float32 accumulates in double; int32 and int64 in int64.
+// noop_with_empty_axes. float32 and float64 accumulate in double; int32 and int64 in int64.
 // Also ArgMax and ArgMin.
 
 #include "../op_registry.hpp"
@@ -60,9 +60,9 @@ template <Reduction R> PreparedOp prepare_reduce(OpContext& ctx) {
                               R == Reduction::min || R == Reduction::prod || R == Reduction::l1 ||
                               R == Reduction::sum_square;
   if constexpr (integer_ok) {
-    ctx.expect_dtype(0, {DataType::float32, DataType::int32, DataType::int64});
+    ctx.expect_dtype(0, {DataType::float32, DataType::float64, DataType::int32, DataType::int64});
   } else {
-    ctx.expect_dtype(0, {DataType::float32});
+    ctx.expect_dtype(0, {DataType::float32, DataType::float64});
   }
   const TensorInfo in = ctx.input(0);
   const auto rank = static_cast<int64_t>(in.shape.size());
@@ -156,6 +156,7 @@ template <Reduction R> PreparedOp prepare_reduce(OpContext& ctx) {
     switch (k.input(0).dtype()) {
       case DataType::int32: run.template operator()<int32_t, int64_t>(); break;
       case DataType::int64: run.template operator()<int64_t, int64_t>(); break;
+      case DataType::float64: run.template operator()<double, double>(); break;
       default: run.template operator()<float, double>(); break;
     }
   };

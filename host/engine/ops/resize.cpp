@@ -1,5 +1,6 @@
-// Resize (opsets 10 to 17) and Upsample (opset 9): nearest, linear and cubic interpolation
-// with every coordinate_transformation_mode and nearest_mode, from scales or sizes.
+// Resize (opsets 10 to 17) and Upsample (opsets 7 to 9; scales an attribute before opset 9):
+// nearest, linear and cubic interpolation with every coordinate_transformation_mode and
+// nearest_mode, from scales or sizes.
 //
 // All three modes are separable: resizing axis by axis gives the same result as the N-D
 // formula (n-linear and n-cubic are products of 1-D weights; tf_crop_and_resize
@@ -176,7 +177,8 @@ template <class T> void run_pass(ThreadPool& pool, const AxisPass& pass, const T
 PreparedOp prepare_resize(OpContext& ctx) {
   const bool upsample = ctx.node().op_type == "Upsample";
   const bool legacy = upsample || ctx.opset() < 11;  // X, scales; asymmetric coordinates
-  ctx.expect_inputs(legacy ? 2 : 1, legacy ? 2 : 4);
+  const bool scales_attribute = upsample && ctx.opset() < 9;  // Upsample-7
+  ctx.expect_inputs(scales_attribute ? 1 : legacy ? 2 : 1, scales_attribute ? 1 : legacy ? 2 : 4);
   const TensorInfo in = ctx.input(0);
   const auto rank = in.shape.size();
   Settings s;
@@ -221,11 +223,14 @@ PreparedOp prepare_resize(OpContext& ctx) {
   const std::size_t scales_input = legacy ? 1 : 2;
   std::vector<double> scales(rank, 1.0);
   std::vector<int64_t> shape(rank);
-  if (present(scales_input)) {
+  if (scales_attribute || present(scales_input)) {
     if (!legacy && present(3)) {
       ctx.fail("give scales or sizes, not both");
     }
-    const auto given = constant_floats(ctx, scales_input, "scales");
+    if (scales_attribute && ctx.attribute("scales") == nullptr) {
+      ctx.fail("attribute 'scales' is required before opset 9");
+    }
+    const auto given = scales_attribute ? ctx.attr_floats("scales") : constant_floats(ctx, scales_input, "scales");
     if (given.size() != rank) {
       ctx.fail("scales has {} entries for an input of rank {}", given.size(), rank);
     }

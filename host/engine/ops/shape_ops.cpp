@@ -251,6 +251,9 @@ template <class T> float to_float(T v) {
   }
 }
 
+// float64 keeps its precision; float16 and float32 widen to float.
+template <class T> using widened_float = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
 // Float to integer truncates toward zero as C does; values out of range (and NaN) saturate
 // instead of being undefined behaviour (ONNX leaves them unspecified).
 template <class To, class From> To cast_value(From v) {
@@ -266,14 +269,26 @@ template <class To, class From> To cast_value(From v) {
     return half{float_to_half_bits(to_float(v))};
   } else if constexpr (std::is_same_v<To, float>) {
     return to_float(v);
-  } else if constexpr (std::is_same_v<From, float> || std::is_same_v<From, half>) {
-    const float f = to_float(v);
+  } else if constexpr (std::is_same_v<To, double>) {
+    if constexpr (std::is_same_v<From, half>) {
+      return static_cast<double>(to_float(v));
+    } else {
+      return static_cast<double>(v);
+    }
+  } else if constexpr (std::is_floating_point_v<From> || std::is_same_v<From, half>) {
+    using F = widened_float<From>;
+    F f{};
+    if constexpr (std::is_same_v<From, half>) {
+      f = to_float(v);
+    } else {
+      f = static_cast<F>(v);
+    }
     if (std::isnan(f)) {
       return To{0};
     }
-    // The bounds as floats: the largest float below 2^63 etc. keeps the conversion defined.
-    constexpr float lo = static_cast<float>(std::numeric_limits<To>::min());
-    constexpr float hi = static_cast<float>(std::numeric_limits<To>::max());
+    // The bounds in the float type: the largest float below 2^63 etc. keeps the conversion defined.
+    constexpr F lo = static_cast<F>(std::numeric_limits<To>::min());
+    constexpr F hi = static_cast<F>(std::numeric_limits<To>::max());
     if (f <= lo) {
       return std::numeric_limits<To>::min();
     }

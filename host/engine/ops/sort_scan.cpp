@@ -88,7 +88,7 @@ PreparedOp prepare_top_k(OpContext& ctx) {
 
 PreparedOp prepare_cum_sum(OpContext& ctx) {
   ctx.expect_inputs(2, 2);
-  ctx.expect_dtype(0, {DataType::float32, DataType::int32, DataType::int64});
+  ctx.expect_dtype(0, {DataType::float32, DataType::float64, DataType::int32, DataType::int64});
   ctx.expect_dtype(1, {DataType::int32, DataType::int64});
   if (ctx.input(1).elements() != 1) {
     ctx.fail("axis '{}' must hold one value, given shape {}", ctx.input_name(1), shape_string(ctx.input(1).shape));
@@ -111,9 +111,9 @@ PreparedOp prepare_cum_sum(OpContext& ctx) {
     axis = axis < 0 ? axis + rank : axis;
     const AxisLines lines = axis_lines(in.shape, static_cast<std::size_t>(axis));
     visit_dtype(in.dtype, [&]<class T>() {
-      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
+      if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
         // Integers wrap on overflow (in unsigned arithmetic) instead of being undefined.
-        using Acc = typename std::conditional_t<std::is_same_v<T, float>, std::type_identity<double>,
+        using Acc = typename std::conditional_t<std::is_floating_point_v<T>, std::type_identity<double>,
                                                 std::make_unsigned<T>>::type;
         const T* src = k.input(0).data<T>();
         T* dst = k.output(0).data<T>();

@@ -1,0 +1,51 @@
+// NonZero (opsets 9 and 13): the indices [rank, count] (int64) of the non-zero elements, in
+// row-major order. The count decides the output shape, so the input must be a constant, as for
+// NonMaxSuppression and Compress (docs/conformance.md): the indices are computed while planning.
+
+#include "../op_registry.hpp"
+#include "constant_inputs.hpp"
+
+#include <vector>
+
+namespace rknnxx::host {
+namespace {
+
+PreparedOp prepare_non_zero(OpContext& ctx) {
+  ctx.expect_inputs(1, 1);
+  const Tensor& x = plan_time_constant(ctx, 0, "tensor whose non-zero count decides the output shape");
+  const auto rank = static_cast<int64_t>(x.rank());
+  std::vector<int64_t> positions;  // flat indices of the non-zero elements
+  visit_dtype(x.dtype(), [&]<class T>() {
+    const auto values = x.values<T>();
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      bool non_zero = false;
+      if constexpr (std::is_same_v<T, half>) {
+        non_zero = half_bits_to_float(values[i].bits) != 0.0f;
+      } else {
+        non_zero = values[i] != T{0};
+      }
+      if (non_zero) {
+        positions.push_back(static_cast<int64_t>(i));
+      }
+    }
+  });
+  const auto count = static_cast<int64_t>(positions.size());
+  Tensor out(DataType::int64, {rank, count});
+  int64_t* indices = out.data<int64_t>();
+  for (int64_t j = 0; j < count; ++j) {
+    int64_t rest = positions[static_cast<std::size_t>(j)];
+    for (int64_t a = rank; a-- > 0;) {
+      indices[a * count + j] = rest % x.dim(static_cast<std::size_t>(a));
+      rest /= x.dim(static_cast<std::size_t>(a));
+    }
+  }
+  PreparedOp op;
+  op.outputs = {out.info()};
+  op.constant_outputs.push_back(std::move(out));
+  return op;
+}
+
+const OpRegistrar non_zero_op{"NonZero", prepare_non_zero};
+
+} // namespace
+} // namespace rknnxx::host

@@ -71,7 +71,8 @@ step "test models (tests/models/fetch.sh)" tests/models/fetch.sh
 # Debug information is most of the compile and link time: the sanitizer build keeps line tables (-g1,
 # enough for its reports' stack traces), the clang and aarch64 builds, there for their compilers and
 # their tests, keep none.
-step "configure gcc+asan+ubsan" configure build/gcc-san -Dwerror=true -Dtests=true -Dbenchmarks=true -Db_sanitize=address,undefined -Db_lundef=false \
+# The benchmarks are built once, by the release build they are meant for (none runs as a test).
+step "configure gcc+asan+ubsan" configure build/gcc-san -Dwerror=true -Dtests=true -Db_sanitize=address,undefined -Db_lundef=false \
   -Dcpp_args=-g1 -Dc_args=-g1
 step "gcc+asan+ubsan" build_and_test build/gcc-san
 step "configure clang-16" configure build/clang --native-file cross/clang-16.ini -Dwerror=true -Dtests=true -Dheavy_tests=false -Ddebug=false

@@ -361,3 +361,18 @@ TEST_CASE("IoBinding with the application's memory: too small or another context
   // A view the binding holds cannot be released in place of the application's Mem.
   CHECK_THROWS_WITH_AS((void)io.input_memory("data").release(), doctest::Contains("release the application's Mem"), Error);
 }
+
+TEST_CASE("a write window whose runtime sync fails still ends the CPU-access hook's window") {
+  RKNNXX_NEED_MODEL(path, "dyncnn.hrknn");
+  auto ctx = Context::from_file(path);
+  Mem mem = ctx.create_mem(64);
+  int begins = 0, ends = 0;
+  mem.set_cpu_access_hook({[&](CpuAccess) { ++begins; }, [&](CpuAccess) { ++ends; }});
+  auto window = mem.write();
+  CHECK(begins == 1);
+  // C code destroys the memory under the open window: the closing rknn_mem_sync(TO_DEVICE) fails.
+  rknn_tensor_mem* raw = mem.release();
+  REQUIRE(ctx.runtime().api().rknn_destroy_mem(ctx.native_handle(), raw) == RKNN_SUCC);
+  CHECK_THROWS_WITH_AS(window.reset(), doctest::Contains("rknn_mem_sync"), Error);
+  CHECK(ends == 1); // a dma-buf's DMA_BUF_IOCTL_SYNC END is not left out
+}

@@ -118,12 +118,12 @@ public:
     auto* m = std::exchange(mem_, nullptr);
     auto hook = std::move(hook_);
     if (!state_->alive) return;  // the memory went with its context: nothing to sync
+    int rc = 0;
     if constexpr (A != CpuAccess::read) {
-      if (!state_->unbound)
-        state_->check(state_->api().rknn_mem_sync(state_->handle, m, RKNN_MEMORY_SYNC_TO_DEVICE),
-                      "rknn_mem_sync(RKNN_MEMORY_SYNC_TO_DEVICE)");
+      if (!state_->unbound) rc = state_->api().rknn_mem_sync(state_->handle, m, RKNN_MEMORY_SYNC_TO_DEVICE);
     }
-    if (hook && hook->end) hook->end(A);
+    if (hook && hook->end) hook->end(A);  // also when the runtime's sync failed: begin and end pair up
+    state_->check(rc, "rknn_mem_sync(RKNN_MEMORY_SYNC_TO_DEVICE)");
   }
 
 private:

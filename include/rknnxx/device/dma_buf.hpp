@@ -249,9 +249,7 @@ public:
   // when the window closes. A memfd is not a dma-buf and has no device caches to maintain: no sync.
   template <CpuDirection Direction>
   [[nodiscard]] CpuAccess<typename Direction::byte> cpu_access(Mapping& mapping, Direction) const {
-    require_valid("cpu_access");
-    if (!mapping.maps(fd(), 0))
-      fail("cpu_access", "the mapping was not made from this {} (fd {})", kind_name(Kind), fd());
+    require_mapping(mapping, "cpu_access");
     const std::span<typename Direction::byte> bytes(static_cast<typename Direction::byte*>(mapping.address()),
                                                     mapping.size());
     if constexpr (Kind == BufferKind::dma_buf) {
@@ -264,6 +262,12 @@ public:
     } else {
       return {bytes, {}, {}};
     }
+  }
+
+  // Refuses (naming `call`) a buffer that owns no fd, or a mapping not made from this buffer by map().
+  void require_mapping(const Mapping& mapping, std::string_view call) const {
+    require_valid(call);
+    if (!mapping.maps(fd(), 0)) fail(call, "the mapping was not made from this {} (fd {})", kind_name(Kind), fd());
   }
 
   [[nodiscard]] static std::string describe(int fd) { return fmt::format("{} fd {}", kind_name(Kind), fd); }

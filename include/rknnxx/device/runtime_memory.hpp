@@ -52,16 +52,15 @@ template <BufferKind Kind>
 [[nodiscard]] Mem import_buffer(Context& ctx, const FdBuffer<Kind>& buffer, const Mapping& mapping,
                                 std::uint64_t size = 0, std::int64_t offset = 0) {
   constexpr std::string_view call = "rknnxx::device::import_buffer";
-  if (!buffer) rknnxx::detail::fail(call, "the {} owns no file descriptor (moved from, released or reset)", kind_name(Kind));
-  if (!mapping.maps(buffer.fd(), 0))
-    rknnxx::detail::fail(call, "the mapping was not made from this {} (fd {})", kind_name(Kind), buffer.fd());
+  buffer.require_mapping(mapping, call);
   if (offset < 0 || static_cast<std::uint64_t>(offset) > buffer.size())
     rknnxx::detail::fail(call, "offset {} is outside the {} bytes of the {} (fd {})", offset, buffer.size(),
                          kind_name(Kind), buffer.fd());
   if (size == 0) size = buffer.size() - static_cast<std::uint64_t>(offset);
   Mem mem = ctx.wrap_fd(buffer.fd(), mapping.address(), size, offset);
   if constexpr (Kind == BufferKind::dma_buf)
-    mem.set_cpu_access_hook(detail::dma_buf_sync_hook(buffer.syscalls(), buffer.fd(), FdBuffer<Kind>::describe(buffer.fd())));
+    mem.set_cpu_access_hook(
+        detail::dma_buf_sync_hook(buffer.syscalls(), buffer.fd(), FdBuffer<Kind>::describe(buffer.fd())));
   return mem;
 }
 

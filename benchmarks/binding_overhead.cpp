@@ -40,7 +40,7 @@ template <class F> double time_per_call(int iterations, F&& f) {
   return std::chrono::duration<double, std::micro>(Clock::now() - start).count() / iterations;
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv) try {
   if (argc < 2) {
@@ -143,7 +143,8 @@ int main(int argc, char** argv) try {
     if (stride == w) {
       std::memcpy(dst, image.data(), image.size());
     } else {
-      for (std::uint32_t y = 0; y < h; ++y) std::memcpy(dst + std::size_t{y} * stride * c, image.data() + std::size_t{y} * w * c, std::size_t{w} * c);
+      for (std::uint32_t y = 0; y < h; ++y)
+        std::memcpy(dst + std::size_t{y} * stride * c, image.data() + std::size_t{y} * w * c, std::size_t{w} * c);
     }
     check(api.rknn_mem_sync(raw_zc, in_mem, RKNN_MEMORY_SYNC_TO_DEVICE), "rknn_mem_sync");
     check(api.rknn_run(raw_zc, nullptr), "rknn_run");
@@ -151,7 +152,8 @@ int main(int argc, char** argv) try {
     sink[0] += static_cast<const float*>(out_mems[0]->virt_addr)[0];
   };
   auto zc_ctx = Context::from_file(argv[1]);
-  IoBinding io(zc_ctx, BindAs::type(TensorType::uint8, TensorFormat::nhwc), BindAs::type(TensorType::float32, TensorFormat::nchw));
+  IoBinding io(zc_ctx, BindAs::type(TensorType::uint8, TensorFormat::nhwc),
+               BindAs::type(TensorType::float32, TensorFormat::nchw));
   io.set_input_shapes(smallest);
   auto lib_zero_copy = [&] {
     io.write(0, view);
@@ -159,7 +161,7 @@ int main(int argc, char** argv) try {
     sink[1] += io.output<float>(0)[0];
   };
 
-  for (int i = 0; i < 3; ++i) { // warm up both sides
+  for (int i = 0; i < 3; ++i) {  // warm up both sides
     raw_general();
     lib_general();
     raw_zero_copy();
@@ -173,8 +175,10 @@ int main(int argc, char** argv) try {
     lz.push_back(time_per_call(iterations, lib_zero_copy));
   }
   const double g_raw = median(rg), g_lib = median(lg), z_raw = median(rz), z_lib = median(lz);
-  fmt::print("general API: raw C {:.1f} us, rknnxx {:.1f} us per inference, ratio {:.3f}\n", g_raw, g_lib, g_lib / g_raw);
-  fmt::print("zero-copy:   raw C {:.1f} us, rknnxx {:.1f} us per inference, ratio {:.3f}\n", z_raw, z_lib, z_lib / z_raw);
+  fmt::print("general API: raw C {:.1f} us, rknnxx {:.1f} us per inference, ratio {:.3f}\n", g_raw, g_lib,
+             g_lib / g_raw);
+  fmt::print("zero-copy:   raw C {:.1f} us, rknnxx {:.1f} us per inference, ratio {:.3f}\n", z_raw, z_lib,
+             z_lib / z_raw);
   fmt::print("(medians of {} rounds of {} inferences; outputs agree: {})\n", rounds, iterations, sink[0] == sink[1]);
 
   for (auto* m : out_mems) check(api.rknn_destroy_mem(raw_zc, m), "rknn_destroy_mem");

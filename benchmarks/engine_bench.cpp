@@ -54,7 +54,8 @@ int whole_number(const std::string& text, const std::string& option, int minimum
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != text.size() || n < minimum) usage(option + " needs a whole number >= " + std::to_string(minimum) + ", got '" + text + "'");
+  if (used != text.size() || n < minimum)
+    usage(option + " needs a whole number >= " + std::to_string(minimum) + ", got '" + text + "'");
   return n;
 }
 
@@ -105,7 +106,8 @@ void print_profile(std::span<const host::StepTime> steps) {
   std::sort(slowest.begin(), slowest.end(), [](auto* a, auto* b) { return a->microseconds > b->microseconds; });
   slowest.resize(std::min<std::size_t>(slowest.size(), 15));
   for (const auto* s : slowest)
-    fmt::print(stderr, "  {:10.3f} ms  {} -> {}\n", s->microseconds / 1000, s->node, host::shape_string(s->output_shape));
+    fmt::print(stderr, "  {:10.3f} ms  {} -> {}\n", s->microseconds / 1000, s->node,
+               host::shape_string(s->output_shape));
 }
 
 }  // namespace
@@ -139,7 +141,9 @@ int main(int argc, char** argv) try {
   double tolerance = 0;
   if (case_name) {
     auto c = test_models::load_reference_case(*case_name);
-    if (!c) usage("no reference case '" + *case_name + "' in " + (test_models::models_dir() / "ref").string() + ": run tests/models/fetch.sh");
+    if (!c)
+      usage("no reference case '" + *case_name + "' in " + (test_models::models_dir() / "ref").string() +
+            ": run tests/models/fetch.sh");
     model_path = c->model;
     inputs = std::move(c->inputs);
     references = std::move(c->outputs);
@@ -174,12 +178,14 @@ int main(int argc, char** argv) try {
     }
     for (std::size_t i = 0; i < outputs.size(); ++i) {
       const double error = outputs[i].dtype() == host::DataType::float32
-                               ? test_models::relative_error(outputs[i].values<float>(), references[i].array.values<float>())
-                               : INFINITY;
+          ? test_models::relative_error(outputs[i].values<float>(), references[i].array.values<float>())
+          : INFINITY;
       // float16 activations are not held to the float32 rule (tests/models/engine_models_test.cpp has theirs).
       const double bound = float16 ? 1e-1 : tolerance;
       if (!(error <= bound)) {
-        fmt::print(stderr, "engine_bench: error: output '{}' differs from ONNX Runtime's by {:.3g} relative (bound {:.3g}): no time for a wrong result\n",
+        fmt::print(stderr,
+                   "engine_bench: error: output '{}' differs from ONNX Runtime's by {:.3g} relative (bound {:.3g}): no "
+                   "time for a wrong result\n",
                    references[i].name, error, bound);
         return 1;
       }

@@ -31,7 +31,7 @@ template <class F> double best_microseconds(std::vector<float>& work, const std:
   return best;
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv) {
   const long megafloats = argc > 1 ? std::strtol(argv[1], nullptr, 10) : 1;
@@ -47,13 +47,15 @@ int main(int argc, char** argv) {
     v = random() % 3 == 0 ? 0.0f : normal(random);
     if (random() % 50 == 0) v *= 1e-6f;
   }
-  const double memcpy_us = best_microseconds(work, source, [&] { std::memcpy(work.data(), source.data(), n * sizeof(float)); });
+  const double memcpy_us =
+      best_microseconds(work, source, [&] { std::memcpy(work.data(), source.data(), n * sizeof(float)); });
   const double scalar_us = best_microseconds(work, source, [&] {
     for (float& v : work) v = rknnxx::host::round_to_half(v);
   });
   const double vector_us = best_microseconds(work, source, [&] { rknnxx::host::round_to_half(work.data(), n); });
   fmt::print("{} Mi floats  memcpy {:.0f} us  scalar {:.0f} us ({:.2f}x memcpy)  vector {:.0f} us ({:.2f}x memcpy, "
              "{:.1f}x faster than scalar)\n",
-             megafloats, memcpy_us, scalar_us, scalar_us / memcpy_us, vector_us, vector_us / memcpy_us, scalar_us / vector_us);
+             megafloats, memcpy_us, scalar_us, scalar_us / memcpy_us, vector_us, vector_us / memcpy_us,
+             scalar_us / vector_us);
   return 0;
 }

@@ -20,16 +20,17 @@ int main(int argc, char** argv) {
     Context ctx = Context::from_file(argv[1]);
 
     // Every ScaleShift node of the model runs this, on the thread that calls run().
-    ctx.register_custom_op(CustomOp{"ScaleShift", [](std::span<const CustomTensor> in, std::span<CustomTensor> out,
-                                                     const CustomOpAttrs& attrs) {
-      const float alpha = attrs.value<float>("alpha").value_or(1.0f);
-      const std::vector<float> beta = attrs.values<float>("beta");
-      const auto dims = in[0].dims();  // [N, C, H, W], dense
-      const std::size_t plane = std::size_t{dims[2]} * dims[3];
-      const auto x = in[0].data<float>();
-      auto y = out[0].data<float>();
-      for (std::size_t i = 0; i < x.size(); ++i) y[i] = alpha * x[i] + (beta.empty() ? 0.0f : beta[i / plane % beta.size()]);
-    }});
+    ctx.register_custom_op(CustomOp{
+        "ScaleShift", [](std::span<const CustomTensor> in, std::span<CustomTensor> out, const CustomOpAttrs& attrs) {
+          const float alpha = attrs.value<float>("alpha").value_or(1.0f);
+          const std::vector<float> beta = attrs.values<float>("beta");
+          const auto dims = in[0].dims();  // [N, C, H, W], dense
+          const std::size_t plane = std::size_t{dims[2]} * dims[3];
+          const auto x = in[0].data<float>();
+          auto y = out[0].data<float>();
+          for (std::size_t i = 0; i < x.size(); ++i)
+            y[i] = alpha * x[i] + (beta.empty() ? 0.0f : beta[i / plane % beta.size()]);
+        }});
 
     const TensorInfo input = ctx.input_info(0);  // NHWC as the runtime reports 4-D inputs
     std::vector<float> x(input.n_elems());

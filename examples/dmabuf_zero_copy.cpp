@@ -33,7 +33,7 @@ struct SharedBuffer {
   }
 };
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv) try {
   if (argc != 2) {
@@ -52,8 +52,8 @@ int main(int argc, char** argv) try {
   io.bind_input("data", input.mem, as_input);
   io.bind_output("logits", output.mem, as_output);
   for (std::size_t s = 0; s < ctx.shape_set()->num_shapes(); ++s) {
-    const auto shape = io.set_input_shapes(s); // switch shapes; the same buffers are rebound
-    const rknnxx::Dims d = shape.inputs[0].dims(); // [1, H, W, 3]
+    const auto shape = io.set_input_shapes(s);      // switch shapes; the same buffers are rebound
+    const rknnxx::Dims d = shape.inputs[0].dims();  // [1, H, W, 3]
     fmt::print("shape {}: input {}\n", s, io.bound_input(0).abi());
     const auto image = example::make_image(d[1], d[2]);
     io.write("data", rknnxx::nhwc_view(image.data(), {.n = 1, .c = 3, .h = d[1], .w = d[2]}));

@@ -17,7 +17,8 @@ inline std::vector<std::uint8_t> make_image(std::uint32_t h, std::uint32_t w) {
   std::vector<std::uint8_t> img(std::size_t{h} * w * 3);
   for (std::uint32_t y = 0; y < h; ++y)
     for (std::uint32_t x = 0; x < w; ++x)
-      for (std::uint32_t k = 0; k < 3; ++k) img[(std::size_t{y} * w + x) * 3 + k] = static_cast<std::uint8_t>((x * 7 + y * 3 + k * 50) % 256);
+      for (std::uint32_t k = 0; k < 3; ++k)
+        img[(std::size_t{y} * w + x) * 3 + k] = static_cast<std::uint8_t>((x * 7 + y * 3 + k * 50) % 256);
   return img;
 }
 
@@ -31,4 +32,4 @@ inline void print_top5(std::span<const float> scores) {
   for (std::size_t i = 0; i < n; ++i) fmt::print("  {:8.6f} - {}\n", scores[order[i]], order[i]);
 }
 
-} // namespace example
+}  // namespace example

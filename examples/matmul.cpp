@@ -20,8 +20,10 @@ int main() try {
 
   Mem a = layer.create_mem(Operand::a), b = layer.create_mem(Operand::b), c = layer.create_mem(Operand::c);
   std::vector<float> weights(K * N), activations(16 * K);
-  for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = static_cast<float>(Float16(std::sin(0.1f * static_cast<float>(i))));
-  for (std::size_t i = 0; i < activations.size(); ++i) activations[i] = static_cast<float>(Float16(std::cos(0.07f * static_cast<float>(i))));
+  for (std::size_t i = 0; i < weights.size(); ++i)
+    weights[i] = static_cast<float>(Float16(std::sin(0.1f * static_cast<float>(i))));
+  for (std::size_t i = 0; i < activations.size(); ++i)
+    activations[i] = static_cast<float>(Float16(std::cos(0.07f * static_cast<float>(i))));
   {
     auto w = b.write();  // B normal: [K, N] row-major
     auto out = w.as<Float16>();

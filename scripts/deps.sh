@@ -49,7 +49,7 @@ rknnxx_deps() {
     _rknnxx_apt python3-pil fonts-dejavu-core || return 1
   fi
   if [ "$what" = test ]; then
-    _rknnxx_apt clang-16 libclang-rt-16-dev g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user \
+    _rknnxx_apt clang-16 clang-format-16 libclang-rt-16-dev g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user \
                 libonnx-testdata python3-onnx python3-torch python3-torchvision \
                 python3-dev pybind11-dev python3-pytest || return 1
     # The aarch64 build links the arm64 builds of fmt and Boost (Debian multiarch).

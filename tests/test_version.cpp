@@ -4,6 +4,6 @@
 
 TEST_CASE("the version string agrees with its numbers") {
   std::string expected = std::to_string(rknnxx::version_major) + "." + std::to_string(rknnxx::version_minor) + "." +
-                         std::to_string(rknnxx::version_patch);
+      std::to_string(rknnxx::version_patch);
   CHECK(expected == rknnxx::version_string);
 }

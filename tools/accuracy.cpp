@@ -75,10 +75,15 @@ nlohmann::json json_of(const AccuracyOptions& o, const Analysis& a, const fs::pa
   j["layers"] = nlohmann::json::array();
   for (std::size_t i = 0; i < a.layers.size(); ++i) {
     const auto& l = a.layers[i];
-    j["layers"].push_back({{"index", i}, {"name", l.name}, {"op_type", l.op_type}, {"node", l.node},
-                           {"entire", similarity(l.entire)}, {"single", similarity(l.single)}});
+    j["layers"].push_back({{"index", i},
+                           {"name", l.name},
+                           {"op_type", l.op_type},
+                           {"node", l.node},
+                           {"entire", similarity(l.entire)},
+                           {"single", similarity(l.single)}});
   }
-  j["files"] = {{"csv", (dir / "accuracy.csv").string()}, {"json", (dir / "accuracy.json").string()},
+  j["files"] = {{"csv", (dir / "accuracy.csv").string()},
+                {"json", (dir / "accuracy.json").string()},
                 {"svg", (dir / "accuracy.svg").string()}};
   return j;
 }
@@ -94,8 +99,11 @@ std::string svg_plot(const Analysis& a, std::string_view title) {
   // The span below 1: the smallest 1, 2 or 5 times a power of ten above 1.15 times the drop.
   const double drop = std::max(1.0 - lowest, 1e-5) * 1.15;
   const double decade = std::pow(10.0, std::floor(std::log10(drop)));
-  const double span = std::min(2.0, drop <= decade ? decade : drop <= 2 * decade ? 2 * decade
-                                                      : drop <= 5 * decade ? 5 * decade : 10 * decade);
+  const double span = std::min(2.0,
+                               drop <= decade           ? decade
+                                   : drop <= 2 * decade ? 2 * decade
+                                   : drop <= 5 * decade ? 5 * decade
+                                                        : 10 * decade);
   const double y_min = 1.0 - span;
   const int decimals = std::clamp(2 - static_cast<int>(std::floor(std::log10(span))), 2, 7);
   constexpr int left = 90, right = 30, top = 80, plot_height = 340, label_space = 230;
@@ -106,11 +114,11 @@ std::string svg_plot(const Analysis& a, std::string_view title) {
   auto x_of = [&](std::size_t i) { return left + (static_cast<double>(i) + 0.5) * step; };
   auto y_of = [&](double c) { return top + (1.0 - (c - y_min) / (1.0 - y_min)) * plot_height; };
 
-  std::string s = svg_begin(width, height, title,
-                            fmt::format("w8a8 ({}, {}) against float32: cosine similarity per tensor, {} tensors; "
-                                        "calibrated on {} sample{}",
-                                        a.algorithm, a.method, n, a.calibration_samples,
-                                        a.calibration_samples == 1 ? "" : "s"));
+  std::string s =
+      svg_begin(width, height, title,
+                fmt::format("w8a8 ({}, {}) against float32: cosine similarity per tensor, {} tensors; "
+                            "calibrated on {} sample{}",
+                            a.algorithm, a.method, n, a.calibration_samples, a.calibration_samples == 1 ? "" : "s"));
   // Legend.
   const std::pair<const char*, const char*> series[] = {{"entire (errors accumulated)", "#3b7dd8"},
                                                         {"single (each layer on float inputs)", "#e8772e"}};
@@ -139,8 +147,8 @@ std::string svg_plot(const Analysis& a, std::string_view title) {
     std::string points;
     auto flush = [&] {
       if (!points.empty())
-        s += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{}\"/>\n",
-                         series[k].second, points);
+        s += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{}\"/>\n", series[k].second,
+                         points);
       points.clear();
     };
     for (std::size_t i = 0; i < n; ++i) {
@@ -156,8 +164,8 @@ std::string svg_plot(const Analysis& a, std::string_view title) {
       const auto& l = a.layers[i];
       const double c = (l.*member).cosine;
       if (!std::isfinite(c)) continue;
-      s += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.5\" fill=\"{}\"><title>{}</title></circle>\n", x_of(i),
-                       y_of(c), series[k].second,
+      s += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.5\" fill=\"{}\"><title>{}</title></circle>\n",
+                       x_of(i), y_of(c), series[k].second,
                        xml_escaped(fmt::format("{} {} ({}): entire cosine {:.6f}, single cosine {:.6f}", i, l.name,
                                                l.op_type, l.entire.cosine, l.single.cosine)));
     }
@@ -205,15 +213,17 @@ fs::path output_directory(const std::string& dir) {
   return dir;
 }
 
-} // namespace
+}  // namespace
 
 int accuracy(const AccuracyOptions& o) {
   const toolkit::Config config = rknnxx::host::load_config_json(o.config);
   const quantize::Settings settings = quantize::settings_for(config);
   if (quantize::weight_only(settings.dtype))
-    throw toolkit::ConfigError("quantized_dtype",
-                               fmt::format("config: quantized_dtype '{}': the analysis measures w8a8 activations, which "
-                                           "a weight-only model does not have", toolkit::spelling(settings.dtype)));
+    throw toolkit::ConfigError(
+        "quantized_dtype",
+        fmt::format("config: quantized_dtype '{}': the analysis measures w8a8 activations, which "
+                    "a weight-only model does not have",
+                    toolkit::spelling(settings.dtype)));
   const auto graph = quantize::inference_graph(rknnxx::host::onnx::read_model_file(o.model));
   const auto model_inputs = quantize::model_inputs(graph);
   config.validate_against(model_inputs);
@@ -271,4 +281,4 @@ int accuracy(const AccuracyOptions& o) {
   return 0;
 }
 
-} // namespace rknnxx::tool
+}  // namespace rknnxx::tool

@@ -35,9 +35,7 @@ double ms(Clock::time_point a, Clock::time_point b) { return std::chrono::durati
 
 struct Phases {
   std::vector<double> set, run, get, total;
-  void reserve(std::size_t n) {
-    set.reserve(n), run.reserve(n), get.reserve(n), total.reserve(n);
-  }
+  void reserve(std::size_t n) { set.reserve(n), run.reserve(n), get.reserve(n), total.reserve(n); }
 };
 
 void general_iteration(Context& ctx, const std::vector<InputFile>& inputs, Phases* record) {
@@ -57,8 +55,8 @@ void general_iteration(Context& ctx, const std::vector<InputFile>& inputs, Phase
 }
 
 nlohmann::json summary_json(const TimingSummary& s) {
-  return {{"count", s.count}, {"min_ms", s.min_ms}, {"median_ms", s.median_ms}, {"p99_ms", s.p99_ms},
-          {"mean_ms", s.mean_ms}, {"max_ms", s.max_ms}};
+  return {{"count", s.count},   {"min_ms", s.min_ms},   {"median_ms", s.median_ms},
+          {"p99_ms", s.p99_ms}, {"mean_ms", s.mean_ms}, {"max_ms", s.max_ms}};
 }
 
 nlohmann::json phases_json(const Phases& p, const char* set_name, const char* get_name) {
@@ -82,7 +80,7 @@ void print_phases(const std::string& title, const nlohmann::json& j, const char*
   fmt::print("  throughput     {:.2f} inferences/s ({})\n", j["throughput_per_s"].get<double>(), throughput_rule);
 }
 
-} // namespace
+}  // namespace
 
 int bench(const BenchOptions& o) {
   if (o.loops == 0) throw std::runtime_error("-n/--loops must be at least 1");
@@ -227,9 +225,9 @@ int bench(const BenchOptions& o) {
     print_phases("zero-copy (copy into bound memory + sync, rknn_run, output sync):", j["zero_copy"], "copy_in_sync",
                  "sync_out");
   if (!j["parallel"].is_null())
-    print_phases(fmt::format("{} contexts in {} threads (general API):", o.threads, o.threads), j["parallel"], "inputs_set",
-                 "outputs_get", "all inferences / wall time");
+    print_phases(fmt::format("{} contexts in {} threads (general API):", o.threads, o.threads), j["parallel"],
+                 "inputs_set", "outputs_get", "all inferences / wall time");
   return 0;
 }
 
-} // namespace rknnxx::tool
+}  // namespace rknnxx::tool

@@ -81,4 +81,4 @@ int bench(const BenchOptions& options);
 int profile(const ProfileOptions& options);
 int accuracy(const AccuracyOptions& options);
 
-} // namespace rknnxx::tool
+}  // namespace rknnxx::tool

@@ -42,7 +42,7 @@ std::string quantization_summary(const rknnxx::host::ModelQuantization& q) {
                      q.method.name());
 }
 
-} // namespace
+}  // namespace
 
 int convert(const ConvertOptions& o) {
   const auto config = rknnxx::host::load_config_json(o.config);
@@ -76,15 +76,15 @@ int convert(const ConvertOptions& o) {
                          {"method", q->method.name()},
                          {"samples", q->samples},
                          {"tensors", q->tensors.size()}};
-  else
-    j["quantization"] = nullptr;
+  else j["quantization"] = nullptr;
   j["dynamic_shapes"] = file.dynamic_input ? nlohmann::json(file.dynamic_input->size()) : nlohmann::json(nullptr);
   for (const bool input : {true, false}) {
     nlohmann::json list = nlohmann::json::array();
     const auto infos = input ? ctx.input_infos() : ctx.output_infos();
     for (std::size_t i = 0; i < infos.size(); ++i) {
       auto t = attr_json(infos[i]);
-      if (input && i < file.preprocess.size()) t["preprocess"] = {{"mean", file.preprocess[i].mean}, {"std", file.preprocess[i].std}};
+      if (input && i < file.preprocess.size())
+        t["preprocess"] = {{"mean", file.preprocess[i].mean}, {"std", file.preprocess[i].std}};
       list.push_back(std::move(t));
     }
     j[input ? "inputs" : "outputs"] = std::move(list);
@@ -95,10 +95,10 @@ int convert(const ConvertOptions& o) {
   }
   const auto count = [](std::size_t n, const char* what) { return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s"); };
   fmt::print("converted {} -> {} ({}, {}, {}, {}{})\n", o.model, output, j["target_platform"].get<std::string>(),
-             file.quantization ? quantization_summary(*file.quantization)
-                               : j["float_dtype"].get<std::string>(), count(j["inputs"].size(), "input"), count(j["outputs"].size(), "output"),
+             file.quantization ? quantization_summary(*file.quantization) : j["float_dtype"].get<std::string>(),
+             count(j["inputs"].size(), "input"), count(j["outputs"].size(), "output"),
              file.dynamic_input ? fmt::format(", {} dynamic shapes", file.dynamic_input->size()) : "");
   return 0;
 }
 
-} // namespace rknnxx::tool
+}  // namespace rknnxx::tool

@@ -20,23 +20,22 @@ namespace {
 
 std::string lower_extension(const std::filesystem::path& path) {
   auto ext = path.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return ext;
 }
 
 std::vector<std::int64_t> to_shape(const Dims& dims) { return {dims.begin(), dims.end()}; }
 
-std::string describe(const TensorInfo& info) {
-  return fmt::format("input {} \"{}\"", info.index(), info.name());
-}
+std::string describe(const TensorInfo& info) { return fmt::format("input {} \"{}\"", info.index(), info.name()); }
 
 std::optional<TensorType> tensor_type_of(io::NpyType t) {
   switch (t) {
-  case io::NpyType::float32: return TensorType::float32;
-  case io::NpyType::float16: return TensorType::float16;
-  case io::NpyType::uint8: return TensorType::uint8;
-  case io::NpyType::int8: return TensorType::int8;
-  default: return std::nullopt;
+    case io::NpyType::float32: return TensorType::float32;
+    case io::NpyType::float16: return TensorType::float16;
+    case io::NpyType::uint8: return TensorType::uint8;
+    case io::NpyType::int8: return TensorType::int8;
+    default: return std::nullopt;
   }
 }
 
@@ -44,8 +43,8 @@ InputFile read_npy_input(const std::filesystem::path& path, const TensorInfo& in
   io::NpyArray array = io::read_npy(path);
   const auto type = tensor_type_of(array.type);
   if (!type)
-    throw std::runtime_error(fmt::format("{}: a {} array; {} takes float32, float16, uint8 or int8 data",
-                                         path.string(), io::npy_type_name(array.type), describe(info)));
+    throw std::runtime_error(fmt::format("{}: a {} array; {} takes float32, float16, uint8 or int8 data", path.string(),
+                                         io::npy_type_name(array.type), describe(info)));
   InputFile in{path, std::move(array.data), *type, info.format(), array.shape, "npy"};
   const auto want = to_shape(info.dims());
   if (in.shape == want) return in;
@@ -76,7 +75,8 @@ image::Image fit(const image::Image& source, int width, int height, ResizeMode m
 }
 #endif
 
-InputFile read_image_input(const std::filesystem::path& path, const TensorInfo& info, [[maybe_unused]] ImageOptions options) {
+InputFile read_image_input(const std::filesystem::path& path, const TensorInfo& info,
+                           [[maybe_unused]] ImageOptions options) {
 #if !RKNNXX_TOOL_IMAGES
   throw std::runtime_error(fmt::format("{}: this rknnxx was built without stb (libstb-dev): give {} as .npy",
                                        path.string(), describe(info)));
@@ -107,7 +107,7 @@ InputFile read_image_input(const std::filesystem::path& path, const TensorInfo& 
 #endif
 }
 
-} // namespace
+}  // namespace
 
 std::string shape_text(std::span<const std::int64_t> shape) { return fmt::format("{}", fmt::join(shape, "x")); }
 std::string shape_text(const Dims& dims) { return fmt::format("{}", fmt::join(dims.span(), "x")); }
@@ -118,7 +118,7 @@ std::string set_text_group(const ShapeSet<>& set, std::size_t g) {
   for (const Dims& d : set.group(g)) shapes.push_back(shape_text(d));
   return fmt::format("{}", fmt::join(shapes, " + "));
 }
-} // namespace
+}  // namespace
 
 std::optional<std::vector<std::int64_t>> npy_shape(const std::filesystem::path& path) {
   if (lower_extension(path) != ".npy") return std::nullopt;
@@ -178,31 +178,34 @@ std::optional<std::size_t> find_group(const ShapeSet<>& set, const std::vector<D
   return set.find(nhwc);
 }
 
-} // namespace
+}  // namespace
 
 std::string select_shape(Context& ctx, std::span<const std::string> shape_texts, std::span<const std::string> files) {
   if (!ctx.is_dynamic()) {
     if (!shape_texts.empty())
-      throw std::runtime_error(fmt::format("--shape {}: the model has static shapes (input 0 \"{}\" is {}); it takes no --shape",
-                                           shape_texts.front(), ctx.current_inputs().at(0).name(),
-                                           shape_text(ctx.current_inputs().at(0).dims())));
+      throw std::runtime_error(fmt::format(
+          "--shape {}: the model has static shapes (input 0 \"{}\" is {}); it takes no --shape", shape_texts.front(),
+          ctx.current_inputs().at(0).name(), shape_text(ctx.current_inputs().at(0).dims())));
     return {};
   }
   const auto& set = *ctx.shape_set();
   if (!shape_texts.empty()) {
     if (shape_texts.size() != set.num_inputs())
-      throw std::runtime_error(fmt::format("{} --shape given; the model has {} inputs (one --shape each, in input order)",
-                                           shape_texts.size(), set.num_inputs()));
+      throw std::runtime_error(
+          fmt::format("{} --shape given; the model has {} inputs (one --shape each, in input order)",
+                      shape_texts.size(), set.num_inputs()));
     std::vector<Dims> shapes;
     for (const auto& t : shape_texts) {
       const auto d = parse_shape(t);
-      if (d.size() > RKNN_MAX_DIMS) throw std::runtime_error(fmt::format("--shape {}: more than {} dims", t, RKNN_MAX_DIMS));
+      if (d.size() > RKNN_MAX_DIMS)
+        throw std::runtime_error(fmt::format("--shape {}: more than {} dims", t, RKNN_MAX_DIMS));
       shapes.emplace_back(std::span<const std::uint32_t>(d));
     }
     const auto g = find_group(set, shapes);
     if (!g)
-      throw std::runtime_error(fmt::format("--shape {}: not in the model's shape set ({}; NHWC, or NCHW as in dynamic_input)",
-                                           fmt::join(shape_texts, " "), set_text(set)));
+      throw std::runtime_error(
+          fmt::format("--shape {}: not in the model's shape set ({}; NHWC, or NCHW as in dynamic_input)",
+                      fmt::join(shape_texts, " "), set_text(set)));
     ctx.set_input_shapes(*g);
     return fmt::format("shape group {} of {}: {}", *g, set.num_shapes(), set_text_group(set, *g));
   }
@@ -262,8 +265,7 @@ std::vector<InputFile> inputs_or_pattern(const Context& ctx, std::span<const std
 
 namespace {
 
-template <class T>
-InputData input_data(const InputFile& in) {
+template <class T> InputData input_data(const InputFile& in) {
   const auto* data = reinterpret_cast<const T*>(in.bytes.data());
   const std::size_t n = in.bytes.size() / sizeof(T);
   const auto d = [&](std::size_t i) { return static_cast<std::uint32_t>(in.shape[i]); };
@@ -276,20 +278,20 @@ InputData input_data(const InputFile& in) {
   return flat_view(std::span<const T>(data, n), Dims(std::span<const std::uint32_t>(dims)));
 }
 
-} // namespace
+}  // namespace
 
 void set_inputs(Context& ctx, std::span<const InputFile> inputs) {
   std::vector<InputData> data;
   for (const auto& in : inputs) {
     switch (in.type) {
-    case TensorType::float32: data.push_back(input_data<float>(in)); break;
-    case TensorType::float16: data.push_back(input_data<Float16>(in)); break;
-    case TensorType::uint8: data.push_back(input_data<std::uint8_t>(in)); break;
-    case TensorType::int8: data.push_back(input_data<std::int8_t>(in)); break;
-    default: throw std::runtime_error(fmt::format("{}: {} data cannot be fed", in.path.string(), name_of(in.type)));
+      case TensorType::float32: data.push_back(input_data<float>(in)); break;
+      case TensorType::float16: data.push_back(input_data<Float16>(in)); break;
+      case TensorType::uint8: data.push_back(input_data<std::uint8_t>(in)); break;
+      case TensorType::int8: data.push_back(input_data<std::int8_t>(in)); break;
+      default: throw std::runtime_error(fmt::format("{}: {} data cannot be fed", in.path.string(), name_of(in.type)));
     }
   }
   ctx.set_inputs(data);
 }
 
-} // namespace rknnxx::tool
+}  // namespace rknnxx::tool

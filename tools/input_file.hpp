@@ -27,7 +27,7 @@ struct InputFile {
   TensorType type = TensorType::uint8;
   TensorFormat format = TensorFormat::nhwc;
   std::vector<std::int64_t> shape;  // as the file gives it
-  std::string kind;                  // "npy" or "image"
+  std::string kind;                 // "npy" or "image"
 };
 
 // The file's dims as the runtime would report them for an input (4-D: NHWC), when it is a .npy;
@@ -64,4 +64,4 @@ void set_inputs(Context& ctx, std::span<const InputFile> inputs);
 [[nodiscard]] std::string shape_text(std::span<const std::int64_t> shape);
 [[nodiscard]] std::string shape_text(const Dims& dims);
 
-} // namespace rknnxx::tool
+}  // namespace rknnxx::tool

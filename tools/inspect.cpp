@@ -17,4 +17,4 @@ int inspect(const InspectOptions& o) {
   return 0;
 }
 
-} // namespace rknnxx::tool
+}  // namespace rknnxx::tool

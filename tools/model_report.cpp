@@ -16,10 +16,10 @@ namespace {
 
 std::string_view qnt_name(const rknn_tensor_attr& a) {
   switch (a.qnt_type) {
-  case RKNN_TENSOR_QNT_NONE: return "none";
-  case RKNN_TENSOR_QNT_DFP: return "dfp";
-  case RKNN_TENSOR_QNT_AFFINE_ASYMMETRIC: return "affine_asymmetric";
-  default: return "unknown";
+    case RKNN_TENSOR_QNT_NONE: return "none";
+    case RKNN_TENSOR_QNT_DFP: return "dfp";
+    case RKNN_TENSOR_QNT_AFFINE_ASYMMETRIC: return "affine_asymmetric";
+    default: return "unknown";
   }
 }
 
@@ -42,7 +42,8 @@ std::string attr_text(const nlohmann::json& a) {
   s += fmt::format(", {} elements, size {} B, size_with_stride {} B", a["n_elems"].get<std::uint32_t>(),
                    a["size"].get<std::uint32_t>(), a["size_with_stride"].get<std::uint32_t>());
   if (a["w_stride"].get<std::uint32_t>() != 0 || a["h_stride"].get<std::uint32_t>() != 0)
-    s += fmt::format(", w_stride {}, h_stride {}", a["w_stride"].get<std::uint32_t>(), a["h_stride"].get<std::uint32_t>());
+    s += fmt::format(", w_stride {}, h_stride {}", a["w_stride"].get<std::uint32_t>(),
+                     a["h_stride"].get<std::uint32_t>());
   if (a["pass_through"].get<bool>()) s += ", pass_through";
   return s;
 }
@@ -54,8 +55,9 @@ nlohmann::json model_file_json(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::string magic(host::model_file_magic.size(), '\0');
   if (!in.read(magic.data(), static_cast<std::streamsize>(magic.size())) || magic != host::model_file_magic)
-    return {{"error", "not a host model (.hrknn): the runtime does not report a vendor model's target platform or "
-                      "normalization"}};
+    return {{"error",
+             "not a host model (.hrknn): the runtime does not report a vendor model's target platform or "
+             "normalization"}};
   try {
     const auto file = host::load_model_file(path);
     nlohmann::json preprocess = nlohmann::json::array();
@@ -65,12 +67,13 @@ nlohmann::json model_file_json(const std::string& path) {
             {"producer", file.producer},
             {"preprocess", preprocess},
             // A quantized model's parameters are in its tensors' attributes; this says how they were chosen.
-            {"quantization", file.quantization
-                                 ? nlohmann::json{{"dtype", std::string(toolkit::spelling(file.quantization->dtype))},
-                                                  {"algorithm", std::string(toolkit::spelling(file.quantization->algorithm))},
-                                                  {"method", file.quantization->method.name()},
-                                                  {"samples", file.quantization->samples}}
-                                 : nlohmann::json(nullptr)}};
+            {"quantization",
+             file.quantization
+                 ? nlohmann::json{{"dtype", std::string(toolkit::spelling(file.quantization->dtype))},
+                                  {"algorithm", std::string(toolkit::spelling(file.quantization->algorithm))},
+                                  {"method", file.quantization->method.name()},
+                                  {"samples", file.quantization->samples}}
+                 : nlohmann::json(nullptr)}};
   } catch (const std::exception& e) {
     return {{"error", e.what()}};
   }
@@ -82,7 +85,7 @@ std::string values_text(const nlohmann::json& values) {
   return fmt::format("[{}]", fmt::join(v, ", "));
 }
 
-} // namespace
+}  // namespace
 
 CoreMask parse_core_mask(std::string_view text) {
   for (const auto& [name, mask] : core_masks)
@@ -101,24 +104,26 @@ Context open_model(const std::string& path, ContextOptions options) {
 std::string runtime_line(const Context& ctx) {
   const auto& rt = ctx.runtime();
   const auto v = ctx.sdk_version();
-  return fmt::format("runtime: {} ({}), SDK {}, driver {}", rt.is_host() ? "host" : "vendor", rt.path(), v.api, v.driver);
+  return fmt::format("runtime: {} ({}), SDK {}, driver {}", rt.is_host() ? "host" : "vendor", rt.path(), v.api,
+                     v.driver);
 }
 
 nlohmann::json attr_json(const TensorInfo& info) {
   const auto& a = info.abi();
   const Dims d = info.dims();
-  return {{"index", a.index},
-          {"name", std::string(info.name())},
-          {"dims", std::vector<std::uint32_t>(d.begin(), d.end())},
-          {"format", std::string(name_of(info.format()))},
-          {"type", std::string(name_of(info.type()))},
-          {"quantization", {{"type", std::string(qnt_name(a))}, {"scale", a.scale}, {"zero_point", a.zp}, {"fl", a.fl}}},
-          {"n_elems", a.n_elems},
-          {"size", a.size},
-          {"size_with_stride", a.size_with_stride},
-          {"w_stride", a.w_stride},
-          {"h_stride", a.h_stride},
-          {"pass_through", a.pass_through != 0}};
+  return {
+      {"index", a.index},
+      {"name", std::string(info.name())},
+      {"dims", std::vector<std::uint32_t>(d.begin(), d.end())},
+      {"format", std::string(name_of(info.format()))},
+      {"type", std::string(name_of(info.type()))},
+      {"quantization", {{"type", std::string(qnt_name(a))}, {"scale", a.scale}, {"zero_point", a.zp}, {"fl", a.fl}}},
+      {"n_elems", a.n_elems},
+      {"size", a.size},
+      {"size_with_stride", a.size_with_stride},
+      {"w_stride", a.w_stride},
+      {"h_stride", a.h_stride},
+      {"pass_through", a.pass_through != 0}};
 }
 
 nlohmann::json model_json(const Context& ctx, const std::string& path) {
@@ -179,7 +184,8 @@ std::string model_text(const nlohmann::json& j) {
   std::string s;
   const auto line = [&](std::string text) { s += text + '\n'; };
   line(fmt::format("model:    {} ({} bytes)", j["model"].get<std::string>(), j["model_bytes"].get<std::uint64_t>()));
-  line(fmt::format("runtime:  {} ({})", j["runtime"]["kind"].get<std::string>(), j["runtime"]["path"].get<std::string>()));
+  line(fmt::format("runtime:  {} ({})", j["runtime"]["kind"].get<std::string>(),
+                   j["runtime"]["path"].get<std::string>()));
   line(fmt::format("SDK:      {}", j["sdk_version"]["api"].get<std::string>()));
   line(fmt::format("driver:   {}", j["sdk_version"]["driver"].get<std::string>()));
   const auto& m = j["memory"];
@@ -189,10 +195,11 @@ std::string model_text(const nlohmann::json& j) {
                      m["total_weight_size"].get<std::uint64_t>(), m["total_internal_size"].get<std::uint64_t>(),
                      m["total_dma_allocated_size"].get<std::uint64_t>(), m["total_sram_size"].get<std::uint64_t>(),
                      m["free_sram_size"].get<std::uint64_t>()));
-  line(fmt::format("custom string: {}", j["custom_string"].is_null() ? std::string("(not reported)")
-                                         : j["custom_string"].get<std::string>().empty()
-                                             ? std::string("(empty)")
-                                             : fmt::format("\"{}\"", j["custom_string"].get<std::string>())));
+  line(fmt::format("custom string: {}",
+                   j["custom_string"].is_null() ? std::string("(not reported)")
+                       : j["custom_string"].get<std::string>().empty()
+                       ? std::string("(empty)")
+                       : fmt::format("\"{}\"", j["custom_string"].get<std::string>())));
   if (const auto& f = j["model_file"]; f.contains("error")) {
     line(fmt::format("target:   not reported ({})", f["error"].get<std::string>()));
   } else {
@@ -225,11 +232,12 @@ std::string model_text(const nlohmann::json& j) {
     std::size_t g = 0;
     for (const auto& group : j["dynamic_shapes"]) {
       std::vector<std::string> shapes;
-      for (const auto& d : group) shapes.push_back(fmt::format("{}", fmt::join(d.get<std::vector<std::uint32_t>>(), "x")));
+      for (const auto& d : group)
+        shapes.push_back(fmt::format("{}", fmt::join(d.get<std::vector<std::uint32_t>>(), "x")));
       line(fmt::format("  group {}: {}", g++, fmt::join(shapes, ", ")));
     }
   }
   return s;
 }
 
-} // namespace rknnxx::tool
+}  // namespace rknnxx::tool

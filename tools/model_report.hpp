@@ -42,4 +42,4 @@ inline constexpr std::array<std::pair<std::string_view, CoreMask>, 7> core_masks
 // The same for people.
 [[nodiscard]] std::string model_text(const nlohmann::json& model);
 
-} // namespace rknnxx::tool
+}  // namespace rknnxx::tool

@@ -65,7 +65,7 @@ std::vector<OperatorTime> parse_perf_detail(const std::string& text) {
       }
       continue;
     }
-    if (w.size() + 1 < header.size()) continue; // the name, last, may be empty (an unnamed ONNX node)
+    if (w.size() + 1 < header.size()) continue;  // the name, last, may be empty (an unnamed ONNX node)
     std::size_t id = 0;
     double us = 0;
     const auto& id_text = w[id_col];
@@ -73,7 +73,8 @@ std::vector<OperatorTime> parse_perf_detail(const std::string& text) {
     if (std::from_chars(id_text.data(), id_text.data() + id_text.size(), id).ec != std::errc{}) continue;
     if (std::from_chars(time_text.data(), time_text.data() + time_text.size(), us).ec != std::errc{}) continue;
     std::string name;
-    for (std::size_t i = header.size() - 1; i < w.size(); ++i) name += (name.empty() ? "" : " ") + w[i]; // names with spaces
+    for (std::size_t i = header.size() - 1; i < w.size(); ++i)
+      name += (name.empty() ? "" : " ") + w[i];  // names with spaces
     ops.push_back({id, w[type_col], name, us});
   }
   return ops;
@@ -85,24 +86,26 @@ std::string svg_chart(const std::vector<OperatorTime>& ops, double total_us, con
   constexpr int label_width = 360, bar_width = 520, row = 22, top = 56, width = label_width + bar_width + 170;
   const int height = top + static_cast<int>(ops.size()) * row + 30;
   const double longest = ops.empty() ? 1.0 : std::max(ops.front().us, 1e-9);
-  std::string s = svg_begin(width, height, title,
-                            fmt::format("{} operators shown; all operators: {:.3f} ms per run", ops.size(), total_us / 1000.0));
+  std::string s =
+      svg_begin(width, height, title,
+                fmt::format("{} operators shown; all operators: {:.3f} ms per run", ops.size(), total_us / 1000.0));
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const auto& op = ops[i];
     const int y = top + static_cast<int>(i) * row;
     const double w = std::max(1.0, bar_width * op.us / longest);
     const std::string label = shortened(fmt::format("{}  {}", op.op_type, op.name), 52);
-    s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", label_width - 8, y + 15, xml_escaped(label));
-    s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"#3b7dd8\"/>\n", label_width, y + 3, w,
-                     row - 6);
-    s += fmt::format("<text x=\"{:.1f}\" y=\"{}\">{:.3f} ms ({:.1f}%)</text>\n", label_width + w + 6, y + 15, op.us / 1000.0,
-                     total_us > 0 ? 100.0 * op.us / total_us : 0.0);
+    s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", label_width - 8, y + 15,
+                     xml_escaped(label));
+    s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"#3b7dd8\"/>\n", label_width, y + 3,
+                     w, row - 6);
+    s += fmt::format("<text x=\"{:.1f}\" y=\"{}\">{:.3f} ms ({:.1f}%)</text>\n", label_width + w + 6, y + 15,
+                     op.us / 1000.0, total_us > 0 ? 100.0 * op.us / total_us : 0.0);
   }
   s += svg_end;
   return s;
 }
 
-} // namespace
+}  // namespace
 
 int profile(const ProfileOptions& o) {
   const auto core_mask = o.core_mask.empty() ? std::nullopt : std::optional(parse_core_mask(o.core_mask));
@@ -126,7 +129,8 @@ int profile(const ProfileOptions& o) {
     else if (run_ops.size() == ops.size())
       for (std::size_t i = 0; i < ops.size(); ++i) ops[i].us += run_ops[i].us;
     else
-      throw std::runtime_error(fmt::format("run {} reported {} operators, run 1 reported {}", r + 1, run_ops.size(), ops.size()));
+      throw std::runtime_error(
+          fmt::format("run {} reported {} operators, run 1 reported {}", r + 1, run_ops.size(), ops.size()));
   }
   double total_us = 0;
   std::map<std::string, std::pair<double, std::size_t>> by_type;
@@ -142,8 +146,9 @@ int profile(const ProfileOptions& o) {
 
   if (!o.svg.empty()) {
     const std::vector<OperatorTime> top(ops.begin(), ops.begin() + static_cast<std::ptrdiff_t>(shown));
-    const std::string title = fmt::format("rknnxx profile: {} ({} run{})", std::filesystem::path(o.model).filename().string(),
-                                          o.runs, o.runs == 1 ? "" : "s");
+    const std::string title =
+        fmt::format("rknnxx profile: {} ({} run{})", std::filesystem::path(o.model).filename().string(), o.runs,
+                    o.runs == 1 ? "" : "s");
     write_text_file(o.svg, svg_chart(top, total_us, title), "--svg");
   }
 
@@ -155,7 +160,10 @@ int profile(const ProfileOptions& o) {
     j["total_ms"] = total_us / 1000.0;
     j["operators"] = nlohmann::json::array();
     for (const auto& op : ops)
-      j["operators"].push_back({{"id", op.id}, {"op_type", op.op_type}, {"name", op.name}, {"ms", op.us / 1000.0},
+      j["operators"].push_back({{"id", op.id},
+                                {"op_type", op.op_type},
+                                {"name", op.name},
+                                {"ms", op.us / 1000.0},
                                 {"share", total_us > 0 ? op.us / total_us : 0.0}});
     j["by_type"] = nlohmann::json::object();
     for (const auto& [type, t] : by_type) j["by_type"][type] = {{"ms", t.first / 1000.0}, {"count", t.second}};
@@ -174,7 +182,8 @@ int profile(const ProfileOptions& o) {
                total_us > 0 ? 100.0 * op.us / total_us : 0.0, op.name);
   }
   std::vector<std::pair<std::string, std::pair<double, std::size_t>>> types(by_type.begin(), by_type.end());
-  std::stable_sort(types.begin(), types.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  std::stable_sort(types.begin(), types.end(),
+                   [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
   fmt::print("by operator type:\n");
   for (const auto& [type, t] : types)
     fmt::print("  {:<20} {:>10.3f} ms {:>6.1f}%  ({} operator{})\n", type, t.first / 1000.0,
@@ -183,4 +192,4 @@ int profile(const ProfileOptions& o) {
   return 0;
 }
 
-} // namespace rknnxx::tool
+}  // namespace rknnxx::tool

@@ -49,4 +49,4 @@ private:
   std::string last_label_;
 };
 
-} // namespace rknnxx::tool
+}  // namespace rknnxx::tool

@@ -32,7 +32,7 @@ constexpr int exit_failure = 1;
 constexpr int exit_usage = 2;
 constexpr const char* exit_codes = "Exit codes: 0 success, 1 failure (one line on stderr says why), 2 usage error.";
 
-} // namespace
+}  // namespace
 
 namespace rknnxx::tool {
 namespace {
@@ -70,8 +70,9 @@ Command add_convert(CLI::App& app) {
                   "spaces, relative paths from the dataset's folder. Without it the model stays float")
       ->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", o->output, "output file (default: MODEL with the .hrknn extension)");
-  cmd->add_flag("--json", o->json, "print a JSON summary of what was converted (platform, inputs, outputs, "
-                                   "normalization) instead of the line");
+  cmd->add_flag("--json", o->json,
+                "print a JSON summary of what was converted (platform, inputs, outputs, "
+                "normalization) instead of the line");
   return {cmd, [o] { return convert(*o); }};
 }
 
@@ -126,10 +127,12 @@ Command add_bench(CLI::App& app) {
 
 Command add_profile(CLI::App& app) {
   auto o = std::make_shared<ProfileOptions>();
-  auto* cmd = app.add_subcommand("profile", "time per operator (RKNN_QUERY_PERF_DETAIL), slowest first; --svg draws it");
+  auto* cmd =
+      app.add_subcommand("profile", "time per operator (RKNN_QUERY_PERF_DETAIL), slowest first; --svg draws it");
   add_model_run_options(cmd, *o, false);
   cmd->add_option("-n,--runs", o->runs, "runs to average (default 1)")->check(count_from(1, 10000));
-  cmd->add_option("--top", o->top, "operators listed in the table and the chart (default 30)")->check(count_from(1, 100000));
+  cmd->add_option("--top", o->top, "operators listed in the table and the chart (default 30)")
+      ->check(count_from(1, 100000));
   cmd->add_option("--svg", o->svg, "also write a bar chart of the slowest operators to this SVG file");
   cmd->add_flag("--json", o->json, "print JSON (every operator, and the time per operator type) instead of text");
   return {cmd, [o] { return profile(*o); }};
@@ -138,9 +141,10 @@ Command add_profile(CLI::App& app) {
 Command add_accuracy(CLI::App& app) {
   auto o = std::make_shared<AccuracyOptions>();
   auto* cmd = app.add_subcommand(
-      "accuracy", "w8a8 against float32 per layer (the toolkit's accuracy_analysis): cosine similarity and euclidean "
-                  "distance per tensor, entire (the quantized model run end to end, errors accumulated) and single "
-                  "(each layer fed the float model's values: its own error); writes CSV, JSON and an SVG plot");
+      "accuracy",
+      "w8a8 against float32 per layer (the toolkit's accuracy_analysis): cosine similarity and euclidean "
+      "distance per tensor, entire (the quantized model run end to end, errors accumulated) and single "
+      "(each layer fed the float model's values: its own error); writes CSV, JSON and an SVG plot");
   cmd->add_option("model", o->model, "ONNX model")->required()->check(CLI::ExistingFile);
   cmd->add_option("-c,--config", o->config, "CONFIG.json with the toolkit's config() parameter names")
       ->required()
@@ -158,25 +162,26 @@ Command add_accuracy(CLI::App& app) {
   return {cmd, [o] { return accuracy(*o); }};
 }
 
-} // namespace
-} // namespace rknnxx::tool
+}  // namespace
+}  // namespace rknnxx::tool
 
 int main(int argc, char** argv) {
   CLI::App app{"rknnxx: inspect, run, time, profile and convert models for Rockchip NPUs and the host runtime"};
   app.require_subcommand(1);
   app.footer(exit_codes);
-  app.set_version_flag("--version", fmt::format("rknnxx {}", rknnxx::version_string), "print the version of rknnxx and exit");
+  app.set_version_flag("--version", fmt::format("rknnxx {}", rknnxx::version_string),
+                       "print the version of rknnxx and exit");
   bool verbose = false;
-  app.add_flag("-v,--verbose", verbose, "also show the runtime's own log lines (RKNN_LOG_LEVEL); every failure is "
-                                        "explained without it");
+  app.add_flag("-v,--verbose", verbose,
+               "also show the runtime's own log lines (RKNN_LOG_LEVEL); every failure is "
+               "explained without it");
   const std::vector<rknnxx::tool::Command> commands{rknnxx::tool::add_inspect(app), rknnxx::tool::add_run(app),
-                                                    rknnxx::tool::add_bench(app), rknnxx::tool::add_profile(app),
-                                                    rknnxx::tool::add_convert(app),
-                                                    rknnxx::tool::add_accuracy(app)};
+                                                    rknnxx::tool::add_bench(app),   rknnxx::tool::add_profile(app),
+                                                    rknnxx::tool::add_convert(app), rknnxx::tool::add_accuracy(app)};
   for (const auto& command : commands) command.app->footer(exit_codes);
   try {
     app.parse(argc, argv);
-  } catch (const CLI::Success& e) { // --help, --version
+  } catch (const CLI::Success& e) {  // --help, --version
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // One line, like every other failure; CLI11's own exit codes (104-109) are internal: ours is 2.

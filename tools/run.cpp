@@ -30,7 +30,7 @@ bool looks_like_scores(const Dims& d) {
   return true;
 }
 
-} // namespace
+}  // namespace
 
 int run(const RunOptions& o) {
   const ImageOptions image{o.resize == "letterbox" ? ResizeMode::letterbox : ResizeMode::stretch, o.bgr};
@@ -58,8 +58,11 @@ int run(const RunOptions& o) {
   j["inputs"] = nlohmann::json::array();
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const auto& in = inputs[i];
-    nlohmann::json ij{{"file", in.path.string()}, {"kind", in.kind}, {"shape", in.shape},
-                      {"type", std::string(name_of(in.type))}, {"format", std::string(name_of(in.format))}};
+    nlohmann::json ij{{"file", in.path.string()},
+                      {"kind", in.kind},
+                      {"shape", in.shape},
+                      {"type", std::string(name_of(in.type))},
+                      {"format", std::string(name_of(in.format))}};
     const bool is_image = in.kind == "image";
     if (is_image) {
       ij["resize"] = o.resize;
@@ -82,7 +85,10 @@ int run(const RunOptions& o) {
     const std::vector<std::int64_t> shape(d.begin(), d.end());
     const auto file = std::filesystem::path(o.output_dir) / fmt::format("output_{}.npy", i);
     io::write_npy(file, shape, values);
-    nlohmann::json oj{{"index", i}, {"name", std::string(out.info().name())}, {"dims", shape}, {"file", file.string()},
+    nlohmann::json oj{{"index", i},
+                      {"name", std::string(out.info().name())},
+                      {"dims", shape},
+                      {"file", file.string()},
                       {"format", std::string(name_of(out.info().format()))}};
     if (!values.empty()) {
       const auto [mn, mx] = std::minmax_element(values.begin(), values.end());
@@ -118,4 +124,4 @@ int run(const RunOptions& o) {
   return 0;
 }
 
-} // namespace rknnxx::tool
+}  // namespace rknnxx::tool

@@ -13,11 +13,11 @@ std::string xml_escaped(std::string_view text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-    case '&': out += "&amp;"; break;
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '"': out += "&quot;"; break;
-    default: out += c;
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
     }
   }
   return out;
@@ -45,4 +45,4 @@ void write_text_file(const std::filesystem::path& path, std::string_view text, s
     throw std::runtime_error(fmt::format("{} {}: cannot be written ({})", option, path.string(), std::strerror(errno)));
 }
 
-} // namespace rknnxx::tool
+}  // namespace rknnxx::tool

@@ -24,4 +24,4 @@ inline constexpr std::string_view svg_end = "</svg>\n";
 // written (why)" naming the option that chose the path.
 void write_text_file(const std::filesystem::path& path, std::string_view text, std::string_view option);
 
-} // namespace rknnxx::tool
+}  // namespace rknnxx::tool

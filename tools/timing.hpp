@@ -35,4 +35,4 @@ struct TimingSummary {
   return s;
 }
 
-} // namespace rknnxx::tool
+}  // namespace rknnxx::tool

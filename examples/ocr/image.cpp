@@ -25,11 +25,11 @@ Image::Image(int w, int h, int c, std::uint8_t fill)
 
 std::string channel_name(int channels) {
   switch (channels) {
-  case 1: return "gray";
-  case 2: return "gray+alpha";
-  case 3: return "RGB";
-  case 4: return "RGBA";
-  default: return fmt::format("{} channels", channels);
+    case 1: return "gray";
+    case 2: return "gray+alpha";
+    case 3: return "RGB";
+    case 4: return "RGBA";
+    default: return fmt::format("{} channels", channels);
   }
 }
 
@@ -66,15 +66,15 @@ Image to_rgb(const Image& image) {
 
 void write_image(const std::filesystem::path& path, const Image& image) {
   auto ext = path.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
   int ok = 0;
   if (ext == ".jpg" || ext == ".jpeg")
     ok = stbi_write_jpg(path.c_str(), image.width, image.height, image.channels, image.pixels.data(), 90);
   else if (ext == ".png")
     ok = stbi_write_png(path.c_str(), image.width, image.height, image.channels, image.pixels.data(),
                         image.width * image.channels);
-  else
-    throw ImageError(fmt::format("{}: cannot write images of type '{}' (use .png or .jpg)", path.string(), ext));
+  else throw ImageError(fmt::format("{}: cannot write images of type '{}' (use .png or .jpg)", path.string(), ext));
   if (ok == 0) throw ImageError(fmt::format("{}: could not write the image", path.string()));
 }
 
@@ -137,7 +137,8 @@ void draw_rect(Image& image, Rect rect, const std::uint8_t (&rgb)[3], int thickn
     for (int k = 0; k < std::min(image.channels, 3); ++k) p[k] = rgb[k];
   };
   for (int t = 0; t < thickness; ++t) {
-    const int left = rect.x - t, top = rect.y - t, right = rect.x + rect.width - 1 + t, bottom = rect.y + rect.height - 1 + t;
+    const int left = rect.x - t, top = rect.y - t, right = rect.x + rect.width - 1 + t,
+              bottom = rect.y + rect.height - 1 + t;
     for (int x = left; x <= right; ++x) {
       put(x, top);
       put(x, bottom);
@@ -149,4 +150,4 @@ void draw_rect(Image& image, Rect rect, const std::uint8_t (&rgb)[3], int thickn
   }
 }
 
-} // namespace rknnxx::image
+}  // namespace rknnxx::image

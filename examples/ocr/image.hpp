@@ -20,19 +20,18 @@ public:
 struct Image {
   int width = 0;
   int height = 0;
-  int channels = 0;  // 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA
+  int channels = 0;                  // 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA
   std::vector<std::uint8_t> pixels;  // height * width * channels
 
   Image() = default;
   Image(int w, int h, int c, std::uint8_t fill = 0);
 
   [[nodiscard]] std::uint8_t* at(int x, int y) noexcept {
-    return pixels.data() + (static_cast<std::size_t>(y) * static_cast<std::size_t>(width) + static_cast<std::size_t>(x)) *
-                               static_cast<std::size_t>(channels);
+    return pixels.data() +
+        (static_cast<std::size_t>(y) * static_cast<std::size_t>(width) + static_cast<std::size_t>(x)) *
+        static_cast<std::size_t>(channels);
   }
-  [[nodiscard]] const std::uint8_t* at(int x, int y) const noexcept {
-    return const_cast<Image*>(this)->at(x, y);
-  }
+  [[nodiscard]] const std::uint8_t* at(int x, int y) const noexcept { return const_cast<Image*>(this)->at(x, y); }
 };
 
 struct Rect {
@@ -61,4 +60,4 @@ void paste(Image& dst, const Image& src, int x, int y);
 // A rectangle outline `thickness` pixels wide, in colour rgb (the first `channels` bytes used).
 void draw_rect(Image& image, Rect rect, const std::uint8_t (&rgb)[3], int thickness = 2);
 
-} // namespace rknnxx::image
+}  // namespace rknnxx::image

@@ -70,17 +70,15 @@ Options parse(int argc, char** argv) {
   o.rec = rec.value_or(models / "rec.hrknn");
   o.dict = dict.value_or(models / "dict.txt");
   if (o.output.empty()) o.output = o.image.stem().string() + "_ocr.png";
-  for (const auto& [path, what] : {std::pair{o.det, "detection model"}, std::pair{o.rec, "recognition model"},
-                                   std::pair{o.dict, "dictionary"}})
+  for (const auto& [path, what] :
+       {std::pair{o.det, "detection model"}, std::pair{o.rec, "recognition model"}, std::pair{o.dict, "dictionary"}})
     if (!fs::exists(path))
-      throw std::runtime_error(fmt::format("{}: no such file (the {}; ./scripts/demo.sh makes it, or give --models DIR)",
-                                           path.string(), what));
+      throw std::runtime_error(fmt::format(
+          "{}: no such file (the {}; ./scripts/demo.sh makes it, or give --models DIR)", path.string(), what));
   return o;
 }
 
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 // The detector's shape group whose aspect is nearest the image's (of equal aspects, the largest).
 // A static model has one shape: its current one.
@@ -92,7 +90,8 @@ std::optional<std::size_t> detector_group(const rknnxx::Context& det, const rknn
   double best_cost = 1e300;
   for (std::size_t g = 0; g < set.num_shapes(); ++g) {
     const auto& d = set.shape(g, 0);  // NHWC
-    const double cost = std::abs(std::log(static_cast<double>(d[1]) / d[2]) - aspect) * 1e6 - static_cast<double>(d[1]) * d[2];
+    const double cost =
+        std::abs(std::log(static_cast<double>(d[1]) / d[2]) - aspect) * 1e6 - static_cast<double>(d[1]) * d[2];
     if (cost < best_cost) best_cost = cost, best = g;
   }
   return best;
@@ -155,14 +154,16 @@ int run(const Options& o) {
       const auto w = static_cast<std::size_t>(std::find(widths.begin(), widths.end(), line.width) - widths.begin());
       if (rec.current_shape_group() != w) rec.set_input_shapes(w);
     }
-    rec.set_inputs(nhwc_view(line.input.pixels.data(),
-                             {.n = 1, .c = 3, .h = static_cast<std::uint32_t>(rec_h), .w = static_cast<std::uint32_t>(line.width)}));
+    rec.set_inputs(nhwc_view(
+        line.input.pixels.data(),
+        {.n = 1, .c = 3, .h = static_cast<std::uint32_t>(rec_h), .w = static_cast<std::uint32_t>(line.width)}));
     rec.run();
     const auto out = rec.outputs();
     const Dims od = out[0].dims();  // [1, steps, classes]
     if (od.rank() != 3 || od[2] != dictionary.classes())
-      throw std::runtime_error(fmt::format("the recognizer outputs {} classes, the dictionary {} has {} (blank + lines + space)",
-                                           od.rank() == 3 ? od[2] : 0, o.dict.string(), dictionary.classes()));
+      throw std::runtime_error(
+          fmt::format("the recognizer outputs {} classes, the dictionary {} has {} (blank + lines + space)",
+                      od.rank() == 3 ? od[2] : 0, o.dict.string(), dictionary.classes()));
     const auto text = ocr::ctc_greedy_decode(out[0].as<float>(), od[1], dictionary);
     if (text.text.empty()) continue;
     ++lines;
@@ -171,12 +172,12 @@ int run(const Options& o) {
   }
   const double rec_ms = ms_since(t0);
   image::write_image(o.output, annotated);
-  fmt::print("{} line{} read; detection {:.0f} ms, recognition {:.0f} ms, total {:.0f} ms; annotated image: {}\n", lines,
-             lines == 1 ? "" : "s", det_ms, rec_ms, ms_since(t_start), o.output.string());
+  fmt::print("{} line{} read; detection {:.0f} ms, recognition {:.0f} ms, total {:.0f} ms; annotated image: {}\n",
+             lines, lines == 1 ? "" : "s", det_ms, rec_ms, ms_since(t_start), o.output.string());
   return 0;
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv) {
   try {

@@ -21,10 +21,12 @@ Letterbox letterbox(const image::Image& rgb, int width, int height, const std::u
   return out;
 }
 
-std::vector<TextBox> find_text_boxes(std::span<const float> probability, int width, int height, const DbParams& params) {
+std::vector<TextBox> find_text_boxes(std::span<const float> probability, int width, int height,
+                                     const DbParams& params) {
   const auto w = static_cast<std::size_t>(width), h = static_cast<std::size_t>(height);
   if (probability.size() != w * h)
-    throw std::invalid_argument(fmt::format("find_text_boxes: {} probabilities for a {}x{} map", probability.size(), width, height));
+    throw std::invalid_argument(
+        fmt::format("find_text_boxes: {} probabilities for a {}x{} map", probability.size(), width, height));
   // 8-connected regions of text pixels (what contour tracing in PaddleOCR finds), by flood fill.
   std::vector<std::uint8_t> seen(w * h, 0);
   std::vector<std::size_t> stack;
@@ -103,8 +105,9 @@ Dictionary Dictionary::load(const std::filesystem::path& path) {
 Recognition ctc_greedy_decode(std::span<const float> probabilities, std::size_t steps, const Dictionary& dictionary) {
   const std::size_t classes = dictionary.classes();
   if (probabilities.size() != steps * classes)
-    throw std::invalid_argument(fmt::format("ctc_greedy_decode: {} values for {} steps of {} classes (the dictionary's)",
-                                            probabilities.size(), steps, classes));
+    throw std::invalid_argument(
+        fmt::format("ctc_greedy_decode: {} values for {} steps of {} classes (the dictionary's)", probabilities.size(),
+                    steps, classes));
   Recognition out;
   double sum = 0;
   std::size_t kept = 0, previous = 0;
@@ -124,7 +127,8 @@ Recognition ctc_greedy_decode(std::span<const float> probabilities, std::size_t 
 
 LineInput line_input(const image::Image& crop, int height, std::span<const int> widths) {
   if (widths.empty()) throw std::invalid_argument("line_input: no widths to choose from");
-  const int needed = std::max(1, static_cast<int>(std::ceil(static_cast<double>(height) * crop.width / std::max(1, crop.height))));
+  const int needed =
+      std::max(1, static_cast<int>(std::ceil(static_cast<double>(height) * crop.width / std::max(1, crop.height))));
   int chosen = *std::max_element(widths.begin(), widths.end());
   for (int w : widths)
     if (w >= needed && w < chosen) chosen = w;
@@ -135,4 +139,4 @@ LineInput line_input(const image::Image& crop, int height, std::span<const int> 
   return out;
 }
 
-} // namespace rknnxx::ocr
+}  // namespace rknnxx::ocr

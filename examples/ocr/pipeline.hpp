@@ -87,4 +87,4 @@ struct LineInput {
 };
 [[nodiscard]] LineInput line_input(const image::Image& crop, int height, std::span<const int> widths);
 
-} // namespace rknnxx::ocr
+}  // namespace rknnxx::ocr

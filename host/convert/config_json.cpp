@@ -32,15 +32,15 @@ std::string describe(const json& j) {
   std::string text = j.is_primitive() ? j.dump(-1, ' ', false, json::error_handler_t::replace) : std::string();
   if (text.size() > 40) text = text.substr(0, 37) + "...";
   switch (j.type()) {
-  case json::value_t::null: return "null";
-  case json::value_t::object: return "an object";
-  case json::value_t::array: return "an array";
-  case json::value_t::string: return fmt::format("a string ({})", text);
-  case json::value_t::boolean: return fmt::format("a boolean ({})", text);
-  case json::value_t::number_integer:
-  case json::value_t::number_unsigned: return fmt::format("an integer ({})", text);
-  case json::value_t::number_float: return fmt::format("a number ({})", text);
-  default: return "an unsupported value";
+    case json::value_t::null: return "null";
+    case json::value_t::object: return "an object";
+    case json::value_t::array: return "an array";
+    case json::value_t::string: return fmt::format("a string ({})", text);
+    case json::value_t::boolean: return fmt::format("a boolean ({})", text);
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned: return fmt::format("an integer ({})", text);
+    case json::value_t::number_float: return fmt::format("a number ({})", text);
+    default: return "an unsupported value";
   }
 }
 
@@ -53,12 +53,14 @@ std::string cut_suffix(std::string_view name) {
 }
 
 // "op_target['conv1']": the name as it is.
-std::string shortened(std::string_view name) { return std::string(name.substr(0, shown_name_bytes)) + cut_suffix(name); }
+std::string shortened(std::string_view name) {
+  return std::string(name.substr(0, shown_name_bytes)) + cut_suffix(name);
+}
 
 // "\"mean_value\"": the name JSON-escaped.
 std::string quoted_name(std::string_view name) {
   return json(std::string(name.substr(0, shown_name_bytes))).dump(-1, ' ', false, json::error_handler_t::replace) +
-         cut_suffix(name);
+      cut_suffix(name);
 }
 
 [[noreturn]] void wrong_type(std::string_view key, std::string_view path, const json& j, std::string_view expected) {
@@ -91,13 +93,13 @@ struct Value {
     if (!j.is_string()) wrong_type(key, path, j, expected);
     return j.get<std::string>();
   }
-  template <class E>
-  E name() const {
+  template <class E> E name() const {
     const std::string expected = fmt::format("one of {}", toolkit::valid_names<E>());
     std::string text = string(fmt::format("a string, {}", expected));
     auto v = toolkit::parse_name<E>(text);
     if (!v)
-      throw ConfigError(std::string(key), fmt::format("config: {} is '{}'; expected {}", path, shortened(text), expected));
+      throw ConfigError(std::string(key),
+                        fmt::format("config: {} is '{}'; expected {}", path, shortened(text), expected));
     return *v;
   }
   const json& array(std::string_view expected) const {
@@ -174,8 +176,10 @@ std::vector<toolkit::CustomOpType> custom_op_types(const Value& v) {
       } else if (field == "domain") {
         type.domain = member.string();
       } else {
-        throw ConfigError(std::string(v.key), fmt::format("config: {} has the unknown key {}; expected op_type and "
-                                                          "domain", op.path, quoted_name(field)));
+        throw ConfigError(std::string(v.key),
+                          fmt::format("config: {} has the unknown key {}; expected op_type and "
+                                      "domain",
+                                      op.path, quoted_name(field)));
       }
     }
     if (!has_type) throw ConfigError(std::string(v.key), fmt::format("config: {} has no op_type", op.path));
@@ -192,8 +196,9 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
     row[0] = i;
     for (std::size_t j = 1; j <= b.size(); ++j) {
       std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1,
-                         diagonal + (toolkit::detail::ascii_lower(a[i - 1]) == toolkit::detail::ascii_lower(b[j - 1]) ? 0U : 1U)});
+      row[j] = std::min(
+          {row[j] + 1, row[j - 1] + 1,
+           diagonal + (toolkit::detail::ascii_lower(a[i - 1]) == toolkit::detail::ascii_lower(b[j - 1]) ? 0U : 1U)});
       diagonal = up;
     }
   }
@@ -203,9 +208,10 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 [[noreturn]] void unknown_key(const std::string& key) {
   for (std::string_view k : build_keys)
     if (key == k)
-      throw ConfigError(key, fmt::format("config: '{}' is a parameter of build(), not of config(); give it to the "
-                                         "converter separately, not in the config file",
-                                         key));
+      throw ConfigError(key,
+                        fmt::format("config: '{}' is a parameter of build(), not of config(); give it to the "
+                                    "converter separately, not in the config file",
+                                    key));
   std::string_view nearest;
   std::size_t best = 4;  // suggest only close misspellings
   std::vector<std::string_view> valid(Config::keys.begin(), Config::keys.end());
@@ -217,9 +223,10 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
       best = d;
       nearest = k;
     }
-  throw ConfigError(key, fmt::format("config: unknown key {}{}; valid keys: {}", quoted_name(key),
-                                     nearest.empty() ? std::string() : fmt::format(" (did you mean '{}'?)", nearest),
-                                     fmt::join(valid, ", ")));
+  throw ConfigError(key,
+                    fmt::format("config: unknown key {}{}; valid keys: {}", quoted_name(key),
+                                nearest.empty() ? std::string() : fmt::format(" (did you mean '{}'?)", nearest),
+                                fmt::join(valid, ", ")));
 }
 
 void read_key(Config& c, const std::string& key, const json& j) {
@@ -295,15 +302,13 @@ void read_key(Config& c, const std::string& key, const json& j) {
   }
 }
 
-template <class Json>
-Json numbers_json(const std::vector<std::vector<double>>& lists) {
+template <class Json> Json numbers_json(const std::vector<std::vector<double>>& lists) {
   Json out = Json::array();
   for (const auto& l : lists) out.push_back(l);
   return out;
 }
 
-template <class Json>
-Json shapes_json(const toolkit::DynamicInput& groups) {
+template <class Json> Json shapes_json(const toolkit::DynamicInput& groups) {
   Json out = Json::array();
   for (const auto& g : groups) {
     Json shapes = Json::array();
@@ -313,13 +318,12 @@ Json shapes_json(const toolkit::DynamicInput& groups) {
   return out;
 }
 
-template <class Json>
-std::string dump(const Json& j, int indent) {
+template <class Json> std::string dump(const Json& j, int indent) {
   // replace: a custom string or op_target name set from C++ may hold bytes that are not UTF-8.
   return j.dump(indent < 0 ? -1 : indent, ' ', false, Json::error_handler_t::replace);
 }
 
-} // namespace
+}  // namespace
 
 toolkit::Config config_from_json(std::string_view json_text) {
   // A key given twice in one object is refused: the parser would keep the last silently, and which of
@@ -337,9 +341,10 @@ toolkit::Config config_from_json(std::string_view json_text) {
       if (top_level) top_level_key = key;
       if (!open_objects.back().insert(key).second)
         throw ConfigError(top_level_key,
-                          top_level ? fmt::format("config: the key {} is given twice; give each key once", quoted_name(key))
-                                    : fmt::format("config: {} gives the key {} twice; give each key once",
-                                                  quoted_name(top_level_key), quoted_name(key)));
+                          top_level
+                              ? fmt::format("config: the key {} is given twice; give each key once", quoted_name(key))
+                              : fmt::format("config: {} gives the key {} twice; give each key once",
+                                            quoted_name(top_level_key), quoted_name(key)));
     }
     return true;
   };
@@ -442,8 +447,10 @@ std::string model_file_metadata_json(const ModelFile& m, int indent) {
   j["max_shape_group"] = max_shape ? ordered_json(*max_shape) : ordered_json();
   if (m.quantization) {
     const ModelQuantization& q = *m.quantization;
-    j["quantization"] = {{"dtype", spelling(q.dtype)},           {"algorithm", spelling(q.algorithm)},
-                         {"method", q.method.name()},            {"samples", q.samples},
+    j["quantization"] = {{"dtype", spelling(q.dtype)},
+                         {"algorithm", spelling(q.algorithm)},
+                         {"method", q.method.name()},
+                         {"samples", q.samples},
                          {"tensors", q.tensors.size()}};
   } else {
     j["quantization"] = nullptr;
@@ -465,4 +472,4 @@ std::string model_file_metadata_json(const ModelFile& m, int indent) {
   return dump(j, indent);
 }
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

@@ -33,10 +33,10 @@ enum class ConfigJsonFor {
 
 // The normalized config: every key in the toolkit's order, defaults written out, null for unset
 // optional values. indent < 0 gives one line.
-[[nodiscard]] std::string config_to_json(const toolkit::Config& config, ConfigJsonFor purpose = ConfigJsonFor::config_file,
-                                         int indent = 2);
+[[nodiscard]] std::string config_to_json(const toolkit::Config& config,
+                                         ConfigJsonFor purpose = ConfigJsonFor::config_file, int indent = 2);
 
 // What a model file holds, for `rknnxx inspect`: everything but the ONNX bytes (their size and CRC-32 instead).
 [[nodiscard]] std::string model_file_metadata_json(const ModelFile& model, int indent = 2);
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

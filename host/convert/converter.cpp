@@ -68,7 +68,7 @@ void check_memory(std::string_view what, std::string_view field, std::size_t byt
                                          what, bytes, limit, field));
 }
 
-} // namespace
+}  // namespace
 
 // Calibrates the float graph on the dataset and returns the "qnt8" section. Every float input and
 // output must get parameters: the runtime reports them as INT8 tensors with their zero point and scale.
@@ -88,26 +88,26 @@ ModelQuantization quantize_model(const onnx::ModelProto& model, std::span<const 
     table.algorithm = settings.algorithm;
     table.samples = samples.size();
     if (settings.algorithm == toolkit::QuantizedAlgorithm::gdq)  // runs the float graph over the samples
-      return quantize::qnt8_section(
-          table, settings,
-          quantize::choose_gdq_clips(graph, calibration_inputs, samples, settings.method,
-                                     quantize::weight_range(settings.dtype),
-                                     {.progress = false, .on_sample = on_sample}, dataset.string()));
+      return quantize::qnt8_section(table, settings,
+                                    quantize::choose_gdq_clips(graph, calibration_inputs, samples, settings.method,
+                                                               quantize::weight_range(settings.dtype),
+                                                               {.progress = false, .on_sample = on_sample},
+                                                               dataset.string()));
     for (std::size_t done = 0; done < samples.size(); ++done) {
       (void)quantize::load_sample(samples[done], calibration_inputs, dataset.string());
       on_sample(done + 1, samples.size());
     }
     return quantize::qnt8_section(table, settings);
   }
-  const quantize::ActivationTable table =
-      quantize::calibrate(graph, calibration_inputs, samples,
-                          {.algorithm = settings.algorithm, .progress = false, .on_sample = on_sample},
-                          dataset.string());
+  const quantize::ActivationTable table = quantize::calibrate(
+      graph, calibration_inputs, samples, {.algorithm = settings.algorithm, .progress = false, .on_sample = on_sample},
+      dataset.string());
   auto require = [&](std::string_view role, const std::string& name, DataType type) {
     if (type != DataType::float32 && type != DataType::float16) return;
     if (!table.params.contains(name))
       throw std::runtime_error(fmt::format("quantization: the {} '{}' got no quantization parameters from the dataset "
-                                           "(never computed, or only non-finite values)", role, name));
+                                           "(never computed, or only non-finite values)",
+                                           role, name));
   };
   for (const auto& value : graph.inputs()) require("input", graph.value(value).name, graph.value(value).dtype);
   for (const auto& value : graph.outputs()) require("output", graph.value(value).name, graph.value(value).dtype);
@@ -137,7 +137,8 @@ ConvertedModel convert_onnx(std::span<const std::byte> onnx_bytes, const toolkit
         if (d <= 0)
           throw std::runtime_error(fmt::format(
               "input '{}' has dims [{}] with unknown sizes: give dynamic_input in the config, or export the model "
-              "with fixed shapes", input.name, fmt::join(input.shape, ",")));
+              "with fixed shapes",
+              input.name, fmt::join(input.shape, ",")));
       shapes.push_back(input.shape);
     }
     groups.push_back(std::move(shapes));
@@ -175,4 +176,4 @@ ConvertedModel convert_onnx(std::span<const std::byte> onnx_bytes, const toolkit
   return {std::move(file), input_names, output_names};
 }
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

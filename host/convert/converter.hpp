@@ -28,7 +28,7 @@ struct ConvertProgress {
 // the ONNX bytes).
 struct ConvertedModel {
   ModelFile file;
-  std::vector<std::string> inputs;   // names, initializers excluded
+  std::vector<std::string> inputs;  // names, initializers excluded
   std::vector<std::string> outputs;
 };
 
@@ -42,7 +42,7 @@ struct ConvertedModel {
 // one the runtime cannot describe: an input or output beyond rknn_tensor_attr's rank and 32-bit
 // fields, any tensor beyond the engine's max_tensor_bytes, memory beyond rknn_mem_size's fields).
 [[nodiscard]] ConvertedModel convert_onnx(std::span<const std::byte> onnx, const toolkit::Config& config,
-                                     const std::function<void(const ConvertProgress&)>& progress = {},
-                                     const std::filesystem::path& dataset = {});
+                                          const std::function<void(const ConvertProgress&)>& progress = {},
+                                          const std::filesystem::path& dataset = {});
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

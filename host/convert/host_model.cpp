@@ -21,17 +21,20 @@ std::vector<ConverterNote> host_converter_unsupported(const toolkit::Config& c, 
       out.push_back({"auto_hybrid_cos_thresh", std::string(hybrid)});
     if (c.auto_hybrid_euc_thresh) out.push_back({"auto_hybrid_euc_thresh", std::string(hybrid)});
     if (!c.custom_ops.empty())
-      out.push_back({"custom_ops", "quantizing a model with custom operators is not implemented in the host converter "
-                                   "(calibration would have to run them)"});
+      out.push_back({"custom_ops",
+                     "quantizing a model with custom operators is not implemented in the host converter "
+                     "(calibration would have to run them)"});
   }
   if (c.quantize_weight)
-    out.push_back({"quantize_weight", "int8-stored weights in a float model are not implemented yet in the host "
-                                      "converter"});
+    out.push_back({"quantize_weight",
+                   "int8-stored weights in a float model are not implemented yet in the host "
+                   "converter"});
   if (c.remove_weight)
     out.push_back({"remove_weight", "weight-sharing slave models are not implemented yet in the host converter"});
   if (c.remove_reshape)
-    out.push_back({"remove_reshape", "removing input/output Reshapes (which changes the model's I/O shapes) is not "
-                                     "implemented yet in the host converter"});
+    out.push_back({"remove_reshape",
+                   "removing input/output Reshapes (which changes the model's I/O shapes) is not "
+                   "implemented yet in the host converter"});
   return out;
 }
 
@@ -73,7 +76,8 @@ ModelFile make_host_model(const toolkit::Config& config, std::span<const toolkit
   if (config.mean_values || config.std_values) {
     // One entry per input; channel counts come from whichever list is given (validated to agree).
     for (std::size_t i = 0; i < inputs.size(); ++i) {
-      const std::size_t channels = config.mean_values ? (*config.mean_values)[i].size() : (*config.std_values)[i].size();
+      const std::size_t channels =
+          config.mean_values ? (*config.mean_values)[i].size() : (*config.std_values)[i].size();
       InputPreprocess p;
       p.mean = config.mean_values ? (*config.mean_values)[i] : std::vector<double>(channels, 0.0);
       p.std = config.std_values ? (*config.std_values)[i] : std::vector<double>(channels, 1.0);
@@ -85,4 +89,4 @@ ModelFile make_host_model(const toolkit::Config& config, std::span<const toolkit
   return m;
 }
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

@@ -37,4 +37,4 @@ struct ConverterNote {
 [[nodiscard]] ModelFile make_host_model(const toolkit::Config& config, std::span<const toolkit::ModelInput> inputs,
                                         std::vector<std::byte> onnx, bool do_quantization = false);
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

@@ -63,7 +63,7 @@ constexpr std::string_view tag_qnt8 = "qnt8";
 
 std::uint32_t load_u32(const std::byte* p) noexcept {
   return std::to_integer<std::uint32_t>(p[0]) | std::to_integer<std::uint32_t>(p[1]) << 8 |
-         std::to_integer<std::uint32_t>(p[2]) << 16 | std::to_integer<std::uint32_t>(p[3]) << 24;
+      std::to_integer<std::uint32_t>(p[2]) << 16 | std::to_integer<std::uint32_t>(p[3]) << 24;
 }
 std::uint64_t load_u64(const std::byte* p) noexcept {
   return std::uint64_t{load_u32(p)} | std::uint64_t{load_u32(p + 4)} << 32;
@@ -138,9 +138,12 @@ public:
   }
   std::size_t left() const noexcept { return bytes_.size() - pos_; }
   void expect_end() const {
-    if (left() != 0) fail(fmt::format("model file: section '{}': {} unexpected bytes after its content", section_, left()));
+    if (left() != 0)
+      fail(fmt::format("model file: section '{}': {} unexpected bytes after its content", section_, left()));
   }
-  [[noreturn]] void bad(std::string_view what) const { fail(fmt::format("model file: section '{}': {}", section_, what)); }
+  [[noreturn]] void bad(std::string_view what) const {
+    fail(fmt::format("model file: section '{}': {}", section_, what));
+  }
 
 private:
   std::span<const std::byte> bytes_;
@@ -403,11 +406,10 @@ void append_section(Writer& w, std::string_view tag, bool required, std::span<co
 }
 
 bool is_known_tag(std::string_view tag) {
-  return tag == tag_info || tag == tag_conf || tag == tag_prep || tag == tag_dyns || tag == tag_onnx ||
-         tag == tag_qnt8;
+  return tag == tag_info || tag == tag_conf || tag == tag_prep || tag == tag_dyns || tag == tag_onnx || tag == tag_qnt8;
 }
 
-} // namespace
+}  // namespace
 
 std::uint32_t crc32(std::span<const std::byte> bytes, std::uint32_t crc) noexcept {
   const auto& t = crc_tables;
@@ -417,8 +419,8 @@ std::uint32_t crc32(std::span<const std::byte> bytes, std::uint32_t crc) noexcep
   while (n >= 8) {
     std::uint32_t lo = crc ^ load_u32(p);
     std::uint32_t hi = load_u32(p + 4);
-    crc = t[7][lo & 0xFFU] ^ t[6][(lo >> 8) & 0xFFU] ^ t[5][(lo >> 16) & 0xFFU] ^ t[4][lo >> 24] ^
-          t[3][hi & 0xFFU] ^ t[2][(hi >> 8) & 0xFFU] ^ t[1][(hi >> 16) & 0xFFU] ^ t[0][hi >> 24];
+    crc = t[7][lo & 0xFFU] ^ t[6][(lo >> 8) & 0xFFU] ^ t[5][(lo >> 16) & 0xFFU] ^ t[4][lo >> 24] ^ t[3][hi & 0xFFU] ^
+        t[2][(hi >> 8) & 0xFFU] ^ t[1][(hi >> 16) & 0xFFU] ^ t[0][hi >> 24];
     p += 8;
     n -= 8;
   }
@@ -434,8 +436,9 @@ std::vector<std::byte> serialize_model_file(const ModelFile& m) {
                      m.preprocess.size(), m.dynamic_input->front().size()));
   std::vector<std::pair<std::string_view, std::vector<std::byte>>> known;
   known.emplace_back(tag_info, encode_info(m));
-  known.emplace_back(tag_conf, std::vector<std::byte>(std::as_bytes(std::span(m.config_json)).begin(),
-                                                      std::as_bytes(std::span(m.config_json)).end()));
+  known.emplace_back(tag_conf,
+                     std::vector<std::byte>(std::as_bytes(std::span(m.config_json)).begin(),
+                                            std::as_bytes(std::span(m.config_json)).end()));
   if (!m.preprocess.empty()) known.emplace_back(tag_prep, encode_prep(m));
   if (m.dynamic_input) known.emplace_back(tag_dyns, encode_dyns(*m.dynamic_input));
   if (m.quantization) known.emplace_back(tag_qnt8, encode_qnt8(*m.quantization));
@@ -492,8 +495,7 @@ ModelFile parse_model_file(std::span<const std::byte> bytes) {
   const std::byte* p = bytes.data();
   if (std::uint32_t version = load_u32(p + 8); version != model_file_version)
     fail(fmt::format("model file: format version {} is not supported (this reader reads version {}){}", version,
-                     model_file_version,
-                     version > model_file_version ? "; it was written by a newer rknnxx" : ""));
+                     model_file_version, version > model_file_version ? "; it was written by a newer rknnxx" : ""));
   if (std::uint32_t stored = load_u32(p + 28), computed = crc32(bytes.first(28)); stored != computed)
     fail(fmt::format("model file: header checksum mismatch (stored 0x{:08x}, computed 0x{:08x})", stored, computed));
   const std::uint64_t declared = load_u64(p + 16);
@@ -503,7 +505,8 @@ ModelFile parse_model_file(std::span<const std::byte> bytes) {
     fail(fmt::format("model file: {} bytes after the end the header gives ({} bytes)", size - declared, declared));
   const std::uint32_t section_count = load_u32(p + 12);
   if (section_count > max_sections)
-    fail(fmt::format("model file: the header claims {} sections; at most {} are plausible", section_count, max_sections));
+    fail(fmt::format("model file: the header claims {} sections; at most {} are plausible", section_count,
+                     max_sections));
 
   struct Found {
     std::string tag;
@@ -526,8 +529,7 @@ ModelFile parse_model_file(std::span<const std::byte> bytes) {
     const std::uint32_t flags = load_u32(p + pos + 4);
     const std::uint64_t length = load_u64(p + pos + 8);
     const std::size_t room = end - pos - section_header_size - checksum_size;
-    if (length > room)
-      fail(fmt::format("model file: section '{}' claims {} bytes, only {} remain", tag, length, room));
+    if (length > room) fail(fmt::format("model file: section '{}' claims {} bytes, only {} remain", tag, length, room));
     const std::size_t total = section_header_size + static_cast<std::size_t>(length);
     const std::uint32_t stored = load_u32(p + pos + total);
     const std::uint32_t computed = crc32(bytes.subspan(pos, total));
@@ -536,8 +538,8 @@ ModelFile parse_model_file(std::span<const std::byte> bytes) {
                        computed));
     if (std::any_of(found.begin(), found.end(), [&](const Found& f) { return f.tag == tag; }))
       fail(fmt::format("model file: section '{}' appears twice", tag));
-    found.push_back({tag, (flags & section_required) != 0, bytes.subspan(pos + section_header_size,
-                                                                          static_cast<std::size_t>(length))});
+    found.push_back({tag, (flags & section_required) != 0,
+                     bytes.subspan(pos + section_header_size, static_cast<std::size_t>(length))});
     pos += total + checksum_size;
   }
   if (pos != end)
@@ -583,17 +585,17 @@ void save_model_file(const std::filesystem::path& path, const ModelFile& model) 
   const std::vector<std::byte> bytes = serialize_model_file(model);
   // Only a regular file is written, or replaced: never through a symlink, and never a device, FIFO
   // or directory (as root, renaming over /dev/full would replace the device node).
-  struct stat target{};
+  struct stat target {};
   if (::lstat(path.c_str(), &target) == 0) {
-    const char* kind = S_ISLNK(target.st_mode)    ? "a symbolic link"
-                       : S_ISDIR(target.st_mode)  ? "a directory"
-                       : S_ISCHR(target.st_mode) || S_ISBLK(target.st_mode) ? "a device"
-                       : S_ISFIFO(target.st_mode) ? "a FIFO"
-                       : S_ISSOCK(target.st_mode) ? "a socket"
-                                                  : nullptr;
+    const char* kind = S_ISLNK(target.st_mode)               ? "a symbolic link"
+        : S_ISDIR(target.st_mode)                            ? "a directory"
+        : S_ISCHR(target.st_mode) || S_ISBLK(target.st_mode) ? "a device"
+        : S_ISFIFO(target.st_mode)                           ? "a FIFO"
+        : S_ISSOCK(target.st_mode)                           ? "a socket"
+                                                             : nullptr;
     if (kind != nullptr)
-      fail(fmt::format("model file: '{}' is {}; give the path of a regular file (or of a new one) to write", path.string(),
-                       kind));
+      fail(fmt::format("model file: '{}' is {}; give the path of a regular file (or of a new one) to write",
+                       path.string(), kind));
   } else if (errno != ENOENT) {
     fail(fmt::format("model file: cannot write '{}': {}", path.string(), std::strerror(errno)));
   }
@@ -641,7 +643,7 @@ std::string_view file_kind(mode_t mode) {
   return "not a regular file";
 }
 
-} // namespace
+}  // namespace
 
 std::vector<std::byte> read_model_file_bytes(const std::filesystem::path& path) {
   const std::string name = path.string();
@@ -688,4 +690,4 @@ ModelFile load_model_file(const std::filesystem::path& path) {
   }
 }
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

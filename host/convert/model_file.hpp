@@ -108,10 +108,10 @@ struct ModelQuantization {
 struct ModelFile {
   toolkit::Platform target_platform = toolkit::Platform::rk3588;
   toolkit::FloatDtype float_dtype = toolkit::FloatDtype::float16;
-  std::string producer;                      // e.g. "rknnxx 0.1.0"
-  std::optional<std::string> custom_string;  // what RKNN_QUERY_CUSTOM_STRING returns
-  std::string config_json;                   // the normalized config, for inspection
-  std::vector<InputPreprocess> preprocess;   // empty: none; otherwise one per model input
+  std::string producer;                                // e.g. "rknnxx 0.1.0"
+  std::optional<std::string> custom_string;            // what RKNN_QUERY_CUSTOM_STRING returns
+  std::string config_json;                             // the normalized config, for inspection
+  std::vector<InputPreprocess> preprocess;             // empty: none; otherwise one per model input
   std::optional<toolkit::DynamicInput> dynamic_input;  // nullopt: a static model
   std::optional<ModelQuantization> quantization;       // nullopt: a float model
   std::vector<std::byte> onnx;
@@ -149,4 +149,4 @@ inline constexpr std::uint64_t max_model_file_bytes = 0xFFFFFFFFU;
 // instead of blocking or reading without end.
 [[nodiscard]] std::vector<std::byte> read_model_file_bytes(const std::filesystem::path& path);
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

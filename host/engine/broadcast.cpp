@@ -103,4 +103,4 @@ void Broadcast::row_offsets(int64_t row, std::span<int64_t> offsets) const {
   }
 }
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

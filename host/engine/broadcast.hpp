@@ -69,4 +69,4 @@ private:
   std::vector<std::vector<int64_t>> strides_;  // per operand, per merged dimension (0 when broadcast)
 };
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

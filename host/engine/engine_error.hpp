@@ -18,4 +18,4 @@ public:
   using EngineError::EngineError;
 };
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

@@ -24,7 +24,7 @@ constexpr uint16_t float_to_half_bits(float value) noexcept {
   if (abs >= 0x477FF000u) {  // rounds to 65520 or more: overflow
     return static_cast<uint16_t>(sign | 0x7C00u);
   }
-  if (abs < 0x38800000u) {  // below the smallest normal half, 2^-14
+  if (abs < 0x38800000u) {     // below the smallest normal half, 2^-14
     if (abs <= 0x33000000u) {  // at most 2^-25: rounds to zero (the tie goes to even zero)
       return sign;
     }
@@ -91,7 +91,7 @@ inline u32x4 round_to_half_bits(u32x4 x) noexcept {
   const u32x4 special = abs > 0x7F800000u ? ((x & 0xFFFFE000u) | 0x7FC00000u) : (sign | 0x7F800000u);
   return abs < 0x38800000u ? subnormal : (abs < 0x477FF000u ? normal : special);
 }
-} // namespace detail
+}  // namespace detail
 
 inline void round_to_half(float* data, std::size_t count) noexcept {
   constexpr std::size_t lanes = 4;
@@ -110,4 +110,4 @@ inline void round_to_half(float* data, std::size_t count) noexcept {
   }
 }
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

@@ -33,7 +33,7 @@ float attribute_float(const Node& n, std::string_view name, float fallback) {
   return a != nullptr ? a->f : fallback;
 }
 
-} // namespace
+}  // namespace
 
 void Graph::fuse_for_inference() {
   std::vector<int32_t> uses(values_.size(), 0);
@@ -87,7 +87,7 @@ void Graph::fuse_for_inference() {
       bool params_fit = true;
       for (std::size_t i = 1; i < 5; ++i) {
         params_fit = params_fit && is_float_constant(*this, *next, i) &&
-                     constant(next->inputs[i])->shape() == std::vector<int64_t>{m};
+            constant(next->inputs[i])->shape() == std::vector<int64_t>{m};
       }
       const Tensor* bias = conv.inputs.size() >= 3 && conv.inputs[2] != no_value ? constant(conv.inputs[2]) : nullptr;
       if (params_fit && m > 0 && (bias == nullptr || bias->shape() == std::vector<int64_t>{m})) {
@@ -166,4 +166,4 @@ void Graph::fuse_for_inference() {
   sort_and_prune();
 }
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

@@ -16,7 +16,7 @@ const bool cpu_has_avx2_fma = [] {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }();
-} // namespace
+}  // namespace
 #endif
 
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
@@ -53,8 +53,8 @@ void parallel_gemm(ThreadPool& pool, bool trans_a, bool trans_b, int64_t m, int6
   }
 }
 
-void naive_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-                int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+void naive_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
       float sum = 0.0f;
@@ -69,4 +69,4 @@ void naive_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
   }
 }
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

@@ -19,7 +19,7 @@ void parallel_gemm(ThreadPool& pool, bool trans_a, bool trans_b, int64_t m, int6
                    const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
 // Textbook triple loop with the same contract: the reference the tests and benchmarks compare against.
-void naive_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-                int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+void naive_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

@@ -12,4 +12,4 @@ void gemm_avx2(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, floa
   eigen_gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-} // namespace rknnxx::host::detail
+}  // namespace rknnxx::host::detail

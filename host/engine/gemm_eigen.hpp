@@ -42,4 +42,4 @@ static inline void eigen_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, 
   }
 }
 
-} // namespace rknnxx::host::detail
+}  // namespace rknnxx::host::detail

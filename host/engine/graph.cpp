@@ -45,8 +45,8 @@ std::string node_label(const onnx::NodeProto& node) {
 // The value of a Constant node, from whichever attribute holds it.
 Tensor constant_node_value(const onnx::NodeProto& node) {
   if (node.attribute.size() != 1) {
-    throw EngineError(fmt::format("{}: expected exactly one value attribute, given {}", node_label(node),
-                                  node.attribute.size()));
+    throw EngineError(
+        fmt::format("{}: expected exactly one value attribute, given {}", node_label(node), node.attribute.size()));
   }
   const auto& a = node.attribute.front();
   try {
@@ -74,7 +74,7 @@ Tensor constant_node_value(const onnx::NodeProto& node) {
   throw EngineError(fmt::format("{}: attribute '{}' is not supported by the host engine", node_label(node), a.name));
 }
 
-} // namespace
+}  // namespace
 
 ValueId Graph::add_value(std::string name) {
   const auto id = static_cast<ValueId>(values_.size());
@@ -162,7 +162,8 @@ Graph::Graph(const onnx::ModelProto& model, std::span<const CustomOpType> custom
   }
   const auto is_custom = [&](const onnx::NodeProto& n) {
     return std::any_of(custom_ops.begin(), custom_ops.end(), [&](const CustomOpType& c) {
-      return c.op_type == n.op_type && (c.domain == n.domain || (is_default_domain(c.domain) && is_default_domain(n.domain)));
+      return c.op_type == n.op_type &&
+          (c.domain == n.domain || (is_default_domain(c.domain) && is_default_domain(n.domain)));
     });
   };
   bool found_opset = false;
@@ -386,8 +387,8 @@ void Graph::sort_and_prune() {
   if (order.size() != count) {
     for (std::size_t i = 0; i < count; ++i) {
       if (pending[i] != 0) {
-        throw EngineError(fmt::format("{} is part of a cycle (its inputs depend on its own outputs)",
-                                      nodes_[i].label()));
+        throw EngineError(
+            fmt::format("{} is part of a cycle (its inputs depend on its own outputs)", nodes_[i].label()));
       }
     }
   }
@@ -401,4 +402,4 @@ void Graph::sort_and_prune() {
   index_producers();
 }
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

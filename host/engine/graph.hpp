@@ -46,7 +46,7 @@ struct Node {
   std::string name;
   std::string op_type;
   std::string domain;
-  std::vector<ValueId> inputs;  // no_value for an omitted optional input
+  std::vector<ValueId> inputs;   // no_value for an omitted optional input
   std::vector<ValueId> outputs;  // no_value for an omitted optional output
   std::vector<onnx::AttributeProto> attributes;
   const OpDefinition* op = nullptr;  // nullptr for a custom operator
@@ -70,7 +70,7 @@ public:
   std::span<const Value> values() const noexcept { return values_; }
   const Value& value(ValueId id) const { return values_.at(static_cast<std::size_t>(id)); }
   std::span<const Node> nodes() const noexcept { return nodes_; }
-  std::span<const ValueId> inputs() const noexcept { return inputs_; }   // initializers excluded
+  std::span<const ValueId> inputs() const noexcept { return inputs_; }  // initializers excluded
   std::span<const ValueId> outputs() const noexcept { return outputs_; }
   // The constant tensor of a value, or nullptr when it is computed or an input.
   const Tensor* constant(ValueId id) const;
@@ -108,4 +108,4 @@ private:
   std::unordered_map<ValueId, Tensor> constants_;
 };
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

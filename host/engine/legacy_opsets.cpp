@@ -55,8 +55,10 @@ constexpr LegacyForm legacy_forms[] = {
     {"Less", 7, axis_broadcast, legacy_axis_broadcast},
     {"PRelu", 7, "its slope is shared or per channel rather than broadcast from the end"},
     {"BatchNormalization", 7, "its is_test attribute selects training (the default) or inference"},
-    {"BatchNormalization", 9, "spatial=0 normalizes per activation (scale, bias, mean and variance shaped like one "
-                              "sample) rather than per channel", spatial_off},
+    {"BatchNormalization", 9,
+     "spatial=0 normalizes per activation (scale, bias, mean and variance shaped like one "
+     "sample) rather than per channel",
+     spatial_off},
     {"Upsample", 7, "its scales are the height_scale and width_scale attributes"},
     {"Cast", 6, "its 'to' attribute is a type name string"},
     {"Tile", 6, "it takes the tile count and the axis as two inputs"},
@@ -67,7 +69,7 @@ constexpr LegacyForm legacy_forms[] = {
     {"MeanVarianceNormalization", 9, "it is the experimental form with across_channels and normalize_variance"},
 };
 
-} // namespace
+}  // namespace
 
 std::string legacy_form_refusal(const onnx::NodeProto& node, int64_t opset) {
   for (const LegacyForm& form : legacy_forms) {
@@ -79,4 +81,4 @@ std::string legacy_form_refusal(const onnx::NodeProto& node, int64_t opset) {
   return "";
 }
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

@@ -17,4 +17,4 @@ namespace rknnxx::host {
 // implements Reshape-5 and later".
 std::string legacy_form_refusal(const onnx::NodeProto& node, int64_t opset);
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

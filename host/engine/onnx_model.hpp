@@ -12,9 +12,23 @@ namespace rknnxx::host::onnx {
 
 // TensorProto.DataType values (onnx.proto).
 enum class DataType : int32_t {
-  undefined = 0, float32 = 1, uint8 = 2, int8 = 3, uint16 = 4, int16 = 5, int32 = 6, int64 = 7,
-  string = 8, boolean = 9, float16 = 10, float64 = 11, uint32 = 12, uint64 = 13,
-  complex64 = 14, complex128 = 15, bfloat16 = 16,
+  undefined = 0,
+  float32 = 1,
+  uint8 = 2,
+  int8 = 3,
+  uint16 = 4,
+  int16 = 5,
+  int32 = 6,
+  int64 = 7,
+  string = 8,
+  boolean = 9,
+  float16 = 10,
+  float64 = 11,
+  uint32 = 12,
+  uint64 = 13,
+  complex64 = 14,
+  complex128 = 15,
+  bfloat16 = 16,
 };
 
 struct TensorProto {
@@ -29,7 +43,7 @@ struct TensorProto {
   std::vector<double> double_data;
   std::vector<uint64_t> uint64_data;  // also uint32
   std::vector<std::string> string_data;
-  bool has_external_data = false;     // external data is refused with a clear error
+  bool has_external_data = false;  // external data is refused with a clear error
 };
 
 struct Dimension {
@@ -53,8 +67,17 @@ struct GraphProto;
 
 struct AttributeProto {
   enum class Type : int32_t {
-    undefined = 0, float_ = 1, int_ = 2, string = 3, tensor = 4, graph = 5,
-    floats = 6, ints = 7, strings = 8, tensors = 9, graphs = 10,
+    undefined = 0,
+    float_ = 1,
+    int_ = 2,
+    string = 3,
+    tensor = 4,
+    graph = 5,
+    floats = 6,
+    ints = 7,
+    strings = 8,
+    tensors = 9,
+    graphs = 10,
   };
   std::string name;
   Type type = Type::undefined;
@@ -72,7 +95,7 @@ struct AttributeProto {
 };
 
 struct NodeProto {
-  std::vector<std::string> input;   // "" marks an omitted optional input
+  std::vector<std::string> input;  // "" marks an omitted optional input
   std::vector<std::string> output;
   std::string name;
   std::string op_type;
@@ -102,4 +125,4 @@ struct ModelProto {
   GraphProto graph;
 };
 
-} // namespace rknnxx::host::onnx
+}  // namespace rknnxx::host::onnx

@@ -60,4 +60,4 @@ int64_t element_count(const TensorProto& tensor);
 // "float32", "int64", ... for messages.
 const char* to_string(DataType type) noexcept;
 
-} // namespace rknnxx::host::onnx
+}  // namespace rknnxx::host::onnx

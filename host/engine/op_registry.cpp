@@ -26,7 +26,7 @@ std::string_view attribute_type_name(onnx::AttributeProto::Type type) {
   return "undefined";
 }
 
-} // namespace
+}  // namespace
 
 const TensorInfo& OpContext::input(std::size_t i) const {
   if (!has_input(i)) {
@@ -129,9 +129,7 @@ int64_t OpContext::normalize_axis(int64_t axis, int64_t rank) const {
   return axis < 0 ? axis + rank : axis;
 }
 
-void OpContext::fail(std::string_view message) const {
-  throw NodeError(fmt::format("{}: {}", node_.label(), message));
-}
+void OpContext::fail(std::string_view message) const { throw NodeError(fmt::format("{}: {}", node_.label(), message)); }
 
 OpRegistry& OpRegistry::instance() {
   static OpRegistry registry;
@@ -174,17 +172,19 @@ std::string_view excluded_operator_reason(std::string_view domain, std::string_v
   if (!domain.empty() && domain != "ai.onnx") {
     return "";
   }
-  static constexpr std::string_view training[] = {"NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss", "Adagrad",
-                                                  "Adam", "Momentum", "Gradient"};
-  static constexpr std::string_view strings[] = {"StringNormalizer", "RegexFullMatch",
-                                                 "StringConcat", "StringSplit", "LabelEncoder"};
-  static constexpr std::string_view sequences[] = {
-      "SequenceAt",  "SequenceConstruct", "SequenceEmpty",      "SequenceErase",     "SequenceInsert",
-      "SequenceLength", "SequenceMap",    "SplitToSequence",    "ConcatFromSequence", "Optional",
-      "OptionalGetElement", "OptionalHasElement"};
-  static constexpr std::string_view random[] = {"RandomNormal", "RandomNormalLike", "RandomUniform",
-                                                "RandomUniformLike", "Multinomial", "Bernoulli"};
-  const auto in = [&](const auto& list) { return std::find(std::begin(list), std::end(list), op_type) != std::end(list); };
+  static constexpr std::string_view training[] = {
+      "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss", "Adagrad", "Adam", "Momentum", "Gradient"};
+  static constexpr std::string_view strings[] = {"StringNormalizer", "RegexFullMatch", "StringConcat", "StringSplit",
+                                                 "LabelEncoder"};
+  static constexpr std::string_view sequences[] = {"SequenceAt",    "SequenceConstruct",  "SequenceEmpty",
+                                                   "SequenceErase", "SequenceInsert",     "SequenceLength",
+                                                   "SequenceMap",   "SplitToSequence",    "ConcatFromSequence",
+                                                   "Optional",      "OptionalGetElement", "OptionalHasElement"};
+  static constexpr std::string_view random[] = {"RandomNormal",      "RandomNormalLike", "RandomUniform",
+                                                "RandomUniformLike", "Multinomial",      "Bernoulli"};
+  const auto in = [&](const auto& list) {
+    return std::find(std::begin(list), std::end(list), op_type) != std::end(list);
+  };
   if (in(training)) return "a training operator; the host engine runs inference";
   if (in(strings)) return "a string operator; the host engine computes on numeric tensors";
   if (in(sequences)) return "it works on sequence or optional values; the host engine plans tensors only";
@@ -196,4 +196,4 @@ OpRegistrar::OpRegistrar(std::string_view op_type, PrepareFunction prepare, std:
   OpRegistry::instance().add(OpDefinition{std::string(op_type), std::string(domain), prepare});
 }
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

@@ -58,8 +58,7 @@ class OpContext {
 public:
   OpContext(const Graph& graph, const Node& node, std::span<const TensorInfo* const> inputs,
             std::span<const Tensor* const> constants, std::size_t threads)
-      : graph_(graph), node_(node), opset_(graph.opset()), inputs_(inputs), constants_(constants),
-        threads_(threads) {}
+      : graph_(graph), node_(node), opset_(graph.opset()), inputs_(inputs), constants_(constants), threads_(threads) {}
 
   const Node& node() const noexcept { return node_; }
   int64_t opset() const noexcept { return opset_; }
@@ -138,4 +137,4 @@ struct OpRegistrar {
   OpRegistrar(std::string_view op_type, PrepareFunction prepare, std::string_view domain = "");
 };
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

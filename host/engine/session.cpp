@@ -17,9 +17,8 @@ namespace rknnxx::host {
 std::size_t plan_arena(std::span<ArenaBlock> blocks) {
   std::vector<std::size_t> order(blocks.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return blocks[a].bytes > blocks[b].bytes;
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return blocks[a].bytes > blocks[b].bytes; });
   std::vector<std::size_t> placed;
   std::size_t arena = 0;
   std::vector<const ArenaBlock*> overlapping;
@@ -61,11 +60,11 @@ struct Step {
 };
 
 struct Plan {
-  std::vector<std::vector<int64_t>> input_shapes;  // the key
-  std::vector<TensorInfo> infos;                    // per value id
-  std::vector<const Tensor*> constants;             // per value id, nullptr when computed per run
-  std::vector<Tensor> slots;                        // per value id: views used by the kernels
-  std::vector<std::unique_ptr<Tensor>> folded;      // constants computed while planning
+  std::vector<std::vector<int64_t>> input_shapes;             // the key
+  std::vector<TensorInfo> infos;                              // per value id
+  std::vector<const Tensor*> constants;                       // per value id, nullptr when computed per run
+  std::vector<Tensor> slots;                                  // per value id: views used by the kernels
+  std::vector<std::unique_ptr<Tensor>> folded;                // constants computed while planning
   std::vector<std::pair<ValueId, std::size_t>> input_copies;  // inputs copied (and rounded) into the arena
   std::vector<std::pair<ValueId, std::size_t>> arena_values;  // value id, offset of its block in the arena
   AlignedBuffer own_arena;          // allocated at the first run that does not use the caller's arena
@@ -114,8 +113,9 @@ std::vector<TensorInfo> declared_custom_outputs(const Graph& graph, const Node& 
     if (!is_supported(v.dtype)) {
       ctx.fail("custom operator output '{}' has {}: declare it in the model (value_info or graph output), the host "
                "engine takes a custom operator's output types and shapes from there",
-               v.name, v.dtype == DataType::undefined ? std::string("no declared element type")
-                                                      : fmt::format("the unsupported element type {}", dtype_name(v.dtype)));
+               v.name,
+               v.dtype == DataType::undefined ? std::string("no declared element type")
+                                              : fmt::format("the unsupported element type {}", dtype_name(v.dtype)));
     }
     TensorInfo info{v.dtype, {}};
     bool fixed = v.has_declared_shape;
@@ -126,15 +126,16 @@ std::vector<TensorInfo> declared_custom_outputs(const Graph& graph, const Node& 
     if (!fixed) {
       ctx.fail("custom operator output '{}' has {}: declare a fixed shape in the model (value_info or graph output), "
                "the host engine takes a custom operator's output types and shapes from there",
-               v.name, v.has_declared_shape ? "a shape with unknown dimensions " + declared_shape_string(v)
-                                            : std::string("no declared shape"));
+               v.name,
+               v.has_declared_shape ? "a shape with unknown dimensions " + declared_shape_string(v)
+                                    : std::string("no declared shape"));
     }
     outputs.push_back(std::move(info));
   }
   return outputs;
 }
 
-} // namespace
+}  // namespace
 
 struct Session::State {
   Graph graph;
@@ -303,8 +304,8 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
         try {
           (void)(is_supported(info.dtype) ? static_cast<int64_t>(info.bytes()) : info.elements());
         } catch (const EngineError& e) {
-          throw NodeError(fmt::format("{}: output '{}': {}", node.label(),
-                                      graph.value(node.outputs[o]).name, e.what()));
+          throw NodeError(
+              fmt::format("{}: output '{}': {}", node.label(), graph.value(node.outputs[o]).name, e.what()));
         }
         plan->infos[static_cast<std::size_t>(node.outputs[o])] = info;
       }
@@ -434,8 +435,7 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
 
 Session::Session(const onnx::ModelProto& model, SessionOptions options) : Session(Graph(model), options) {}
 
-Session::Session(Graph graph, SessionOptions options)
-    : state_(std::make_unique<State>(std::move(graph), options)) {}
+Session::Session(Graph graph, SessionOptions options) : state_(std::make_unique<State>(std::move(graph), options)) {}
 
 Session::~Session() = default;
 Session::Session(Session&&) noexcept = default;
@@ -473,7 +473,7 @@ const Plan& current_plan(const Plan* plan) {
   }
   return *plan;
 }
-} // namespace
+}  // namespace
 
 TensorInfo Session::info(std::string_view value_name) const {
   const Plan& plan = current_plan(state_->current);
@@ -607,4 +607,4 @@ std::vector<Tensor> Session::run(std::span<const Tensor> inputs) {
   return outputs;
 }
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

@@ -32,7 +32,7 @@ struct SessionOptions {
 
 // The time one step (one node, or a fused group) took in the last profiled run.
 struct StepTime {
-  std::string node;     // "node 'conv1' (Conv)"
+  std::string node;  // "node 'conv1' (Conv)"
   std::string op_type;
   std::vector<int64_t> output_shape;
   double microseconds = 0;
@@ -120,4 +120,4 @@ private:
   std::unique_ptr<State> state_;
 };
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

@@ -100,7 +100,7 @@ int64_t extent_product(std::span<const int64_t> shape) {
   return n;
 }
 
-} // namespace
+}  // namespace
 
 int64_t element_count(std::span<const int64_t> shape) {
   const int64_t product = extent_product(shape);
@@ -182,7 +182,7 @@ template <class T, class Source> void convert_into(Tensor& t, const std::vector<
   }
 }
 
-} // namespace
+}  // namespace
 
 Tensor tensor_from_proto(const onnx::TensorProto& proto) {
   const std::string name = proto.name.empty() ? std::string("(unnamed)") : proto.name;
@@ -257,4 +257,4 @@ void require_aligned(const void* memory, std::size_t alignment, std::string_view
   }
 }
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

@@ -42,18 +42,42 @@ std::size_t element_size(DataType type);
 std::string_view dtype_name(DataType type) noexcept;
 
 template <class T> struct dtype_of_t;
-template <> struct dtype_of_t<float> { static constexpr DataType value = DataType::float32; };
-template <> struct dtype_of_t<half> { static constexpr DataType value = DataType::float16; };
-template <> struct dtype_of_t<double> { static constexpr DataType value = DataType::float64; };
-template <> struct dtype_of_t<int8_t> { static constexpr DataType value = DataType::int8; };
-template <> struct dtype_of_t<uint8_t> { static constexpr DataType value = DataType::uint8; };
-template <> struct dtype_of_t<int16_t> { static constexpr DataType value = DataType::int16; };
-template <> struct dtype_of_t<uint16_t> { static constexpr DataType value = DataType::uint16; };
-template <> struct dtype_of_t<uint32_t> { static constexpr DataType value = DataType::uint32; };
-template <> struct dtype_of_t<uint64_t> { static constexpr DataType value = DataType::uint64; };
-template <> struct dtype_of_t<int32_t> { static constexpr DataType value = DataType::int32; };
-template <> struct dtype_of_t<int64_t> { static constexpr DataType value = DataType::int64; };
-template <> struct dtype_of_t<bool> { static constexpr DataType value = DataType::boolean; };
+template <> struct dtype_of_t<float> {
+  static constexpr DataType value = DataType::float32;
+};
+template <> struct dtype_of_t<half> {
+  static constexpr DataType value = DataType::float16;
+};
+template <> struct dtype_of_t<double> {
+  static constexpr DataType value = DataType::float64;
+};
+template <> struct dtype_of_t<int8_t> {
+  static constexpr DataType value = DataType::int8;
+};
+template <> struct dtype_of_t<uint8_t> {
+  static constexpr DataType value = DataType::uint8;
+};
+template <> struct dtype_of_t<int16_t> {
+  static constexpr DataType value = DataType::int16;
+};
+template <> struct dtype_of_t<uint16_t> {
+  static constexpr DataType value = DataType::uint16;
+};
+template <> struct dtype_of_t<uint32_t> {
+  static constexpr DataType value = DataType::uint32;
+};
+template <> struct dtype_of_t<uint64_t> {
+  static constexpr DataType value = DataType::uint64;
+};
+template <> struct dtype_of_t<int32_t> {
+  static constexpr DataType value = DataType::int32;
+};
+template <> struct dtype_of_t<int64_t> {
+  static constexpr DataType value = DataType::int64;
+};
+template <> struct dtype_of_t<bool> {
+  static constexpr DataType value = DataType::boolean;
+};
 template <class T> inline constexpr DataType dtype_of = dtype_of_t<T>::value;
 
 // Calls f.template operator()<T>() with the C++ type of `type`; throws for other types.
@@ -168,9 +192,7 @@ public:
     return static_cast<const T*>(data_);
   }
   template <class T> std::span<T> values() { return {data<T>(), static_cast<std::size_t>(elements())}; }
-  template <class T> std::span<const T> values() const {
-    return {data<T>(), static_cast<std::size_t>(elements())};
-  }
+  template <class T> std::span<const T> values() const { return {data<T>(), static_cast<std::size_t>(elements())}; }
 
   // Points a view at other memory (the planner rebinds graph inputs on each run).
   void rebind(void* data) noexcept { data_ = data; }
@@ -209,4 +231,4 @@ private:
   std::size_t size_ = 0;
 };
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

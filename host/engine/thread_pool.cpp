@@ -128,7 +128,7 @@ private:
   std::vector<Job*> open_;
 };
 
-} // namespace
+}  // namespace
 
 std::size_t default_thread_count() noexcept {
   static const std::size_t count = thread_count_from_environment();
@@ -162,4 +162,4 @@ void ThreadPool::run(int64_t n, int64_t grain, Body body) {
   Workers::instance().run(job);
 }
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

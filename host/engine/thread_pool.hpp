@@ -39,15 +39,15 @@ public:
   // Returns when every chunk has run; the first exception thrown by f is rethrown.
   template <class F> void parallel_for(int64_t n, int64_t grain, F&& f) {
     using Fn = std::remove_reference_t<F>;
-    run(n, grain, Body{const_cast<void*>(static_cast<const void*>(&f)),
-                       [](void* obj, int64_t b, int64_t e, std::size_t w) {
-                         auto& fn = *static_cast<Fn*>(obj);
-                         if constexpr (std::is_invocable_v<Fn&, int64_t, int64_t, std::size_t>) {
-                           fn(b, e, w);
-                         } else {
-                           fn(b, e);
-                         }
-                       }});
+    run(n, grain,
+        Body{const_cast<void*>(static_cast<const void*>(&f)), [](void* obj, int64_t b, int64_t e, std::size_t w) {
+               auto& fn = *static_cast<Fn*>(obj);
+               if constexpr (std::is_invocable_v<Fn&, int64_t, int64_t, std::size_t>) {
+                 fn(b, e, w);
+               } else {
+                 fn(b, e);
+               }
+             }});
   }
 
   struct Body {
@@ -62,4 +62,4 @@ private:
   std::size_t limit_ = 1;
 };
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

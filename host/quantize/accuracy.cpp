@@ -25,10 +25,8 @@ Similarity similarity(std::span<const float> reference, std::span<const float> o
   }
   Similarity s;
   s.euclidean = std::sqrt(squared_distance);
-  if (reference_norm == 0.0 || other_norm == 0.0)
-    s.cosine = reference_norm == other_norm ? 1.0 : 0.0;
-  else
-    s.cosine = std::clamp(dot / (std::sqrt(reference_norm) * std::sqrt(other_norm)), -1.0, 1.0);
+  if (reference_norm == 0.0 || other_norm == 0.0) s.cosine = reference_norm == other_norm ? 1.0 : 0.0;
+  else s.cosine = std::clamp(dot / (std::sqrt(reference_norm) * std::sqrt(other_norm)), -1.0, 1.0);
   if (std::isnan(dot) || std::isnan(squared_distance)) s.cosine = s.euclidean = std::nan("");
   return s;
 }
@@ -60,7 +58,7 @@ private:
   std::size_t done_ = 0;
 };
 
-} // namespace
+}  // namespace
 
 std::vector<TensorAccuracy> analyze_accuracy(const Graph& graph, const ActivationTable& table, Method method,
                                              std::span<const Tensor> inputs, const AccuracyOptions& options) {
@@ -84,8 +82,8 @@ std::vector<TensorAccuracy> analyze_accuracy(const Graph& graph, const Activatio
     const std::string& name = g.value(id).name;
     if (!table.params.contains(name) || row_of[static_cast<std::size_t>(id)] != SIZE_MAX) return;
     row_of[static_cast<std::size_t>(id)] = report.size();
-    report.push_back({name, producer != nullptr ? producer->op_type : "input", producer != nullptr ? producer->name : "",
-                      {}, {}});
+    report.push_back(
+        {name, producer != nullptr ? producer->op_type : "input", producer != nullptr ? producer->name : "", {}, {}});
   };
   const auto graph_inputs = g.inputs();
   for (std::size_t i = 0; i < graph_inputs.size() && i < inputs.size(); ++i) {
@@ -152,4 +150,4 @@ std::vector<TensorAccuracy> analyze_accuracy(const Graph& graph, const Activatio
   return report;
 }
 
-} // namespace rknnxx::host::quantize
+}  // namespace rknnxx::host::quantize

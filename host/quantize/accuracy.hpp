@@ -52,4 +52,4 @@ struct AccuracyOptions {
                                                            Method method, std::span<const Tensor> inputs,
                                                            const AccuracyOptions& options = {});
 
-} // namespace rknnxx::host::quantize
+}  // namespace rknnxx::host::quantize

@@ -23,7 +23,8 @@ AffineParams affine_from_range(double lo, double hi, IntRange range) noexcept {
     return p;
   }
   const double zp = rknnxx::detail::round_half_even(range.min - lo / static_cast<double>(p.scale));
-  p.zero_point = static_cast<std::int32_t>(std::clamp(zp, static_cast<double>(range.min), static_cast<double>(range.max)));
+  p.zero_point =
+      static_cast<std::int32_t>(std::clamp(zp, static_cast<double>(range.min), static_cast<double>(range.max)));
   return p;
 }
 
@@ -41,4 +42,4 @@ double quantization_mse(std::span<const float> values, const AffineParams& param
   return sum / static_cast<double>(values.size());
 }
 
-} // namespace rknnxx::host::quantize
+}  // namespace rknnxx::host::quantize

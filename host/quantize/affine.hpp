@@ -52,4 +52,4 @@ void fake_quantize(std::span<float> values, const AffineParams& params) noexcept
 // The mean squared error fake quantization makes on `values` (for tests and analysis).
 [[nodiscard]] double quantization_mse(std::span<const float> values, const AffineParams& params) noexcept;
 
-} // namespace rknnxx::host::quantize
+}  // namespace rknnxx::host::quantize

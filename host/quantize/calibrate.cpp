@@ -19,12 +19,12 @@ namespace {
 // Operators whose float output holds only values of their first input, moved or selected: on the
 // NPU the output keeps the input's quantization, so the values stay on its grid without rounding.
 constexpr std::array<std::string_view, 16> grid_keeping_ops{
-    "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Identity", "MaxPool", "GlobalMaxPool",
+    "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Identity",     "MaxPool",      "GlobalMaxPool",
     "Slice",   "Split",   "Gather",  "Tile",      "Expand",    "DepthToSpace", "SpaceToDepth", "ReduceMax"};
 
 bool keeps_grid(const Node& node) {
   return node.domain.empty() &&
-         std::find(grid_keeping_ops.begin(), grid_keeping_ops.end(), node.op_type) != grid_keeping_ops.end();
+      std::find(grid_keeping_ops.begin(), grid_keeping_ops.end(), node.op_type) != grid_keeping_ops.end();
 }
 
 bool is_float(ValueId id, const std::vector<DataType>& types) {
@@ -89,7 +89,7 @@ private:
   bool shown_;
 };
 
-} // namespace
+}  // namespace
 
 Graph inference_graph(const onnx::ModelProto& model) {
   Graph graph(model);
@@ -103,7 +103,8 @@ std::vector<rknnxx::toolkit::ModelInput> model_inputs(const Graph& graph) {
     const Value& value = graph.value(id);
     rknnxx::toolkit::ModelInput input;
     input.name = value.name;
-    for (const onnx::Dimension& d : value.declared_shape) input.shape.push_back(d.has_value && d.value > 0 ? d.value : -1);
+    for (const onnx::Dimension& d : value.declared_shape)
+      input.shape.push_back(d.has_value && d.value > 0 ? d.value : -1);
     inputs.push_back(std::move(input));
   }
   return inputs;
@@ -112,7 +113,7 @@ std::vector<rknnxx::toolkit::ModelInput> model_inputs(const Graph& graph) {
 struct Calibrator::State {
   Session session;
   Algorithm algorithm;
-  std::vector<ValueId> source;                              // per value, once planned
+  std::vector<ValueId> source;                                // per value, once planned
   std::vector<std::unique_ptr<TensorStatistics>> statistics;  // per value that owns parameters
   std::size_t samples = 0;
 
@@ -202,8 +203,7 @@ namespace {
 
 // Every weight quantize_graph_weights quantizes, once each (a constant several nodes share is
 // visited with the first): f(node, weight, channel axis, group axis, tensor).
-template <class F>
-void for_each_weight(const Graph& graph, F&& f) {
+template <class F> void for_each_weight(const Graph& graph, F&& f) {
   std::vector<ValueId> seen;
   auto visit = [&](const Node& node, ValueId id, std::size_t channel_axis, std::size_t group_axis) {
     const Tensor* constant = graph.constant(id);
@@ -302,25 +302,26 @@ struct FeatureSums {
   }
 };
 
-} // namespace
+}  // namespace
 
 std::map<std::string, WeightQuantization> quantize_graph_weights(Graph& graph, Method method, IntRange ints,
                                                                  const ClipRatios& clips) {
   std::map<std::string, WeightQuantization> out;
   std::vector<std::pair<ValueId, Tensor>> replaced;
-  for_each_weight(graph, [&](const Node&, ValueId id, std::size_t channel_axis, std::size_t group_axis,
-                             const Tensor& constant) {
-    const std::string& name = graph.value(id).name;
-    Tensor weights = constant.clone();
-    const auto clip = clips.find(name);
-    out.emplace(name, quantize_weights(weights.values<float>(), weights.shape(), method, channel_axis, group_axis, ints,
-                                       clip == clips.end() ? std::span<const float>() : std::span(clip->second)));
-    replaced.emplace_back(id, std::move(weights));
-  });
+  for_each_weight(
+      graph, [&](const Node&, ValueId id, std::size_t channel_axis, std::size_t group_axis, const Tensor& constant) {
+        const std::string& name = graph.value(id).name;
+        Tensor weights = constant.clone();
+        const auto clip = clips.find(name);
+        out.emplace(name,
+                    quantize_weights(weights.values<float>(), weights.shape(), method, channel_axis, group_axis, ints,
+                                     clip == clips.end() ? std::span<const float>() : std::span(clip->second)));
+        replaced.emplace_back(id, std::move(weights));
+      });
   for (const auto& [name, ratios] : clips)
     if (!out.contains(name))
-      throw std::invalid_argument(fmt::format("gdq: clip ratios for '{}', which is not a quantized weight of the graph",
-                                              name));
+      throw std::invalid_argument(
+          fmt::format("gdq: clip ratios for '{}', which is not a quantized weight of the graph", name));
   for (auto& [id, weights] : replaced) graph.replace_constant(id, std::move(weights));
   return out;
 }
@@ -338,22 +339,22 @@ ClipRatios choose_gdq_clips(const Graph& graph, std::span<const CalibrationInput
   std::vector<Wanted> wanted;
   std::map<std::pair<ValueId, std::size_t>, FeatureSums> sums;  // by (value, axis)
   std::map<ValueId, std::vector<FeatureSums*>> by_value;
-  for_each_weight(graph, [&](const Node& node, ValueId id, std::size_t channel_axis, std::size_t group_axis,
-                             const Tensor& weight) {
-    auto map = feature_map(node, weight);
-    const ValueId data = node.inputs[0];
-    if (!map || data == no_value || map->features == 0) return;
-    auto [it, added] = sums.try_emplace({data, map->axis});
-    if (added) {
-      it->second.axis = map->axis;
-      it->second.sum.assign(map->features, 0.0);
-      it->second.square.assign(map->features, 0.0);
-      by_value[data].push_back(&it->second);
-    } else if (it->second.sum.size() != map->features) {
-      return;
-    }
-    wanted.push_back({id, data, channel_axis, group_axis, std::move(*map)});
-  });
+  for_each_weight(
+      graph, [&](const Node& node, ValueId id, std::size_t channel_axis, std::size_t group_axis, const Tensor& weight) {
+        auto map = feature_map(node, weight);
+        const ValueId data = node.inputs[0];
+        if (!map || data == no_value || map->features == 0) return;
+        auto [it, added] = sums.try_emplace({data, map->axis});
+        if (added) {
+          it->second.axis = map->axis;
+          it->second.sum.assign(map->features, 0.0);
+          it->second.square.assign(map->features, 0.0);
+          by_value[data].push_back(&it->second);
+        } else if (it->second.sum.size() != map->features) {
+          return;
+        }
+        wanted.push_back({id, data, channel_axis, group_axis, std::move(*map)});
+      });
 
   Session session(Graph(graph), SessionOptions{.threads = options.threads, .fuse = false});
   session.set_step_observer([&](const Node& node, std::span<Tensor* const> outputs) {
@@ -391,8 +392,8 @@ ClipRatios choose_gdq_clips(const Graph& graph, std::span<const CalibrationInput
       moments.mean[i] = mean;
       moments.variance[i] = std::max(0.0, s.square[f] / s.count - mean * mean);
     }
-    clips[graph.value(w.weight).name] = gdq_clip_ratios(weight.values<float>(), weight.shape(), method, w.channel_axis,
-                                                        w.group_axis, ints, moments);
+    clips[graph.value(w.weight).name] =
+        gdq_clip_ratios(weight.values<float>(), weight.shape(), method, w.channel_axis, w.group_axis, ints, moments);
   }
   return clips;
 }
@@ -422,7 +423,7 @@ QuantizedSession::QuantizedSession(Graph graph, ActivationTable table, Method me
   // shares its input's and is left as it is.
   for (const Node& node : g.nodes()) {
     const bool inherits = keeps_grid(node) && !node.inputs.empty() && node.inputs.front() != no_value &&
-                          s.table.params.contains(g.value(node.inputs.front()).name);
+        s.table.params.contains(g.value(node.inputs.front()).name);
     if (inherits) continue;
     for (ValueId out : node.outputs)
       if (out != no_value)
@@ -436,7 +437,8 @@ QuantizedSession::QuantizedSession(Graph graph, ActivationTable table, Method me
   s.session->set_step_observer([&s](const Node& node, std::span<Tensor* const> outputs) {
     for (std::size_t k = 0; k < outputs.size() && k < node.outputs.size(); ++k) {
       if (outputs[k] == nullptr || node.outputs[k] == no_value || outputs[k]->dtype() != DataType::float32) continue;
-      if (const auto& p = s.by_value[static_cast<std::size_t>(node.outputs[k])]) fake_quantize(outputs[k]->values<float>(), *p);
+      if (const auto& p = s.by_value[static_cast<std::size_t>(node.outputs[k])])
+        fake_quantize(outputs[k]->values<float>(), *p);
     }
     if (s.after_rounding) s.after_rounding(node, outputs);
   });
@@ -466,4 +468,4 @@ const ActivationTable& QuantizedSession::activations() const noexcept { return s
 const std::map<std::string, WeightQuantization>& QuantizedSession::weights() const noexcept { return state_->weights; }
 Session& QuantizedSession::session() noexcept { return *state_->session; }
 
-} // namespace rknnxx::host::quantize
+}  // namespace rknnxx::host::quantize

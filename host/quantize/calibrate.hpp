@@ -88,9 +88,8 @@ ActivationTable calibrate(const Graph& graph, std::span<const CalibrationInput> 
 // its exact minimum and maximum. Throws std::invalid_argument for ratios of a name that is not such a
 // weight, or of another count than the weight's sets of parameters.
 using ClipRatios = std::map<std::string, std::vector<float>>;
-std::map<std::string, WeightQuantization> quantize_graph_weights(Graph& graph, Method method,
-                                                                 IntRange ints = int8_range,
-                                                                 const ClipRatios& clips = {});
+std::map<std::string, WeightQuantization>
+quantize_graph_weights(Graph& graph, Method method, IntRange ints = int8_range, const ClipRatios& clips = {});
 
 // gdq (quantized_algorithm 'gdq', w8a16 and w4a16; docs/quantization.md): runs the float graph over
 // the samples, gathers the mean and variance of every input feature each weight multiplies, and
@@ -106,8 +105,8 @@ ClipRatios choose_gdq_clips(const Graph& graph, std::span<const CalibrationInput
 // w4a16): the activations stay as `options` has them (float16 for those types).
 class QuantizedSession {
 public:
-  QuantizedSession(Graph graph, ActivationTable table, Method method = Method::channel(),
-                   SessionOptions options = {}, IntRange weight_ints = int8_range, const ClipRatios& clips = {});
+  QuantizedSession(Graph graph, ActivationTable table, Method method = Method::channel(), SessionOptions options = {},
+                   IntRange weight_ints = int8_range, const ClipRatios& clips = {});
   ~QuantizedSession();
   QuantizedSession(QuantizedSession&&) noexcept;
   QuantizedSession& operator=(QuantizedSession&&) noexcept;
@@ -126,4 +125,4 @@ private:
   std::unique_ptr<State> state_;
 };
 
-} // namespace rknnxx::host::quantize
+}  // namespace rknnxx::host::quantize

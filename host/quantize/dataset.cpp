@@ -21,7 +21,8 @@ std::string shape_text(std::span<const std::int64_t> shape) { return fmt::format
 
 std::string lower_extension(const std::filesystem::path& p) {
   std::string ext = p.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return ext;
 }
 
@@ -58,16 +59,20 @@ Tensor load_npy(const std::filesystem::path& path, const CalibrationInput& input
   float* out = t.data<float>();
   const std::size_t n = array.element_count();
   switch (array.type) {
-  case io::NpyType::float32: std::copy_n(array.values<float>().data(), n, out); break;
-  case io::NpyType::float64: std::transform(array.values<double>().begin(), array.values<double>().end(), out,
-                                            [](double v) { return static_cast<float>(v); }); break;
-  case io::NpyType::float16: std::transform(array.values<std::uint16_t>().begin(), array.values<std::uint16_t>().end(),
-                                            out, [](std::uint16_t bits) { return half_bits_to_float(bits); }); break;
-  case io::NpyType::uint8: std::copy_n(array.values<std::uint8_t>().data(), n, out); break;
-  case io::NpyType::int8: std::copy_n(array.values<std::int8_t>().data(), n, out); break;
-  default:
-    throw DatasetError(fmt::format("{}: dtype {} is not an input type (float32, float16, float64, uint8 or int8)",
-                                   path.string(), io::npy_type_name(array.type)));
+    case io::NpyType::float32: std::copy_n(array.values<float>().data(), n, out); break;
+    case io::NpyType::float64:
+      std::transform(array.values<double>().begin(), array.values<double>().end(), out,
+                     [](double v) { return static_cast<float>(v); });
+      break;
+    case io::NpyType::float16:
+      std::transform(array.values<std::uint16_t>().begin(), array.values<std::uint16_t>().end(), out,
+                     [](std::uint16_t bits) { return half_bits_to_float(bits); });
+      break;
+    case io::NpyType::uint8: std::copy_n(array.values<std::uint8_t>().data(), n, out); break;
+    case io::NpyType::int8: std::copy_n(array.values<std::int8_t>().data(), n, out); break;
+    default:
+      throw DatasetError(fmt::format("{}: dtype {} is not an input type (float32, float16, float64, uint8 or int8)",
+                                     path.string(), io::npy_type_name(array.type)));
   }
   normalize(t, input);
   return t;
@@ -77,9 +82,10 @@ Tensor load_npy(const std::filesystem::path& path, const CalibrationInput& input
 Tensor load_image(const std::filesystem::path& path, const CalibrationInput& input) {
   const auto& s = input.shape;
   if (s.size() != 4 || s[0] != 1 || (s[1] != 1 && s[1] != 3))
-    throw DatasetError(fmt::format("{}: input '{}' of shape {} does not take images (they need [1,3,H,W] or [1,1,H,W]); "
-                                   "give an .npy array",
-                                   path.string(), input.name, shape_text(s)));
+    throw DatasetError(
+        fmt::format("{}: input '{}' of shape {} does not take images (they need [1,3,H,W] or [1,1,H,W]); "
+                    "give an .npy array",
+                    path.string(), input.name, shape_text(s)));
   image::Image img;
   try {
     img = image::read_image(path);
@@ -106,7 +112,7 @@ Tensor load_image(const std::filesystem::path& path, const CalibrationInput& inp
 }
 #endif
 
-} // namespace
+}  // namespace
 
 bool reads_images() noexcept {
 #ifdef RKNNXX_QUANTIZE_IMAGES
@@ -142,8 +148,8 @@ std::vector<CalibrationInput> calibration_inputs(std::span<const rknnxx::toolkit
 std::vector<Tensor> load_sample(const DatasetSample& sample, std::span<const CalibrationInput> inputs,
                                 std::string_view source) {
   if (sample.files.size() != inputs.size())
-    throw DatasetError(fmt::format("{}:{}: {} files for a model of {} inputs", source, sample.line,
-                                   sample.files.size(), inputs.size()));
+    throw DatasetError(fmt::format("{}:{}: {} files for a model of {} inputs", source, sample.line, sample.files.size(),
+                                   inputs.size()));
   std::vector<Tensor> tensors;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const auto& file = sample.files[i];
@@ -157,8 +163,8 @@ std::vector<Tensor> load_sample(const DatasetSample& sample, std::span<const Cal
 #ifdef RKNNXX_QUANTIZE_IMAGES
         tensors.push_back(load_image(file, inputs[i]));
 #else
-        throw DatasetError(fmt::format("{}: this rknnxx was built without stb (libstb-dev): give .npy arrays",
-                                       file.string()));
+        throw DatasetError(
+            fmt::format("{}: this rknnxx was built without stb (libstb-dev): give .npy arrays", file.string()));
 #endif
       } else {
         throw DatasetError(fmt::format("{}: unknown file type '{}' (a dataset lists .jpg, .png, .bmp or .npy files)",
@@ -173,4 +179,4 @@ std::vector<Tensor> load_sample(const DatasetSample& sample, std::span<const Cal
   return tensors;
 }
 
-} // namespace rknnxx::host::quantize
+}  // namespace rknnxx::host::quantize

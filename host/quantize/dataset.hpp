@@ -32,15 +32,15 @@ public:
 };
 
 struct DatasetSample {
-  std::size_t line = 0;  // 1-based line of the dataset file
+  std::size_t line = 0;                      // 1-based line of the dataset file
   std::vector<std::filesystem::path> files;  // one per model input, relative paths resolved
 };
 
 // Parses the dataset text (no file is opened). `source` names the file in messages; `base` is the
 // folder relative paths resolve against. Blank lines are skipped; a line with another number of
 // files than `inputs`, a NUL byte, or a text without any sample is refused.
-std::vector<DatasetSample> parse_dataset(std::string_view text, const std::filesystem::path& base,
-                                         std::size_t inputs, std::string_view source = "dataset");
+std::vector<DatasetSample> parse_dataset(std::string_view text, const std::filesystem::path& base, std::size_t inputs,
+                                         std::string_view source = "dataset");
 // Reads and parses a dataset file (relative paths resolve against its folder).
 std::vector<DatasetSample> read_dataset(const std::filesystem::path& path, std::size_t inputs);
 
@@ -66,4 +66,4 @@ bool reads_images() noexcept;
 std::vector<Tensor> load_sample(const DatasetSample& sample, std::span<const CalibrationInput> inputs,
                                 std::string_view source = "dataset");
 
-} // namespace rknnxx::host::quantize
+}  // namespace rknnxx::host::quantize

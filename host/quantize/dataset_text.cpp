@@ -41,7 +41,8 @@ std::vector<DatasetSample> parse_dataset(std::string_view text, const std::files
                                      inputs, inputs == 1 ? "" : "s"));
     samples.push_back(std::move(sample));
   }
-  if (samples.empty()) throw DatasetError(fmt::format("{}: no samples (one line per sample, listing its files)", source));
+  if (samples.empty())
+    throw DatasetError(fmt::format("{}: no samples (one line per sample, listing its files)", source));
   return samples;
 }
 
@@ -58,4 +59,4 @@ std::vector<DatasetSample> read_dataset(const std::filesystem::path& path, std::
   return parse_dataset(text.str(), base, inputs, path.string());
 }
 
-} // namespace rknnxx::host::quantize
+}  // namespace rknnxx::host::quantize

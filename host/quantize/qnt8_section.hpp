@@ -19,7 +19,8 @@ inline ModelQuantization qnt8_section(const ActivationTable& table, const Settin
                                       const ClipRatios& clips = {}) {
   if (table.samples > std::numeric_limits<std::uint32_t>::max())
     throw std::length_error(fmt::format("quantization: {} calibration samples, more than the model file's "
-                                        "32-bit count holds", table.samples));
+                                        "32-bit count holds",
+                                        table.samples));
   ModelQuantization q;
   q.dtype = settings.dtype;
   q.algorithm = settings.algorithm;
@@ -45,4 +46,4 @@ inline ActivationTable activation_table(const ModelQuantization& q) {
   return table;
 }
 
-} // namespace rknnxx::host::quantize
+}  // namespace rknnxx::host::quantize

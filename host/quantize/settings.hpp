@@ -35,4 +35,4 @@ struct Settings {
 // w8a8 on rk2118 (which has no w8a8); and for what the host does not quantize yet.
 Settings settings_for(const rknnxx::toolkit::Config& config);
 
-} // namespace rknnxx::host::quantize
+}  // namespace rknnxx::host::quantize

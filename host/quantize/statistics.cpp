@@ -222,21 +222,21 @@ Range mmse_range(const TensorStatistics& stats, IntRange ints) {
   return {lo * fraction(down), hi * fraction(up)};
 }
 
-} // namespace
+}  // namespace
 
 Range choose_range(const TensorStatistics& stats, Algorithm algorithm, IntRange ints) {
   if (stats.empty()) return {0.0, 0.0};
   switch (algorithm) {
-  case Algorithm::normal: return {stats.min(), stats.max()};
-  case Algorithm::kl_divergence:
-  case Algorithm::mmse:
-    if (stats.histogram().empty())
-      throw std::invalid_argument("quantized_algorithm needs histograms: the statistics were gathered without");
-    return algorithm == Algorithm::mmse ? mmse_range(stats, ints) : kl_range(stats, ints);
-  case Algorithm::gdq: break;
+    case Algorithm::normal: return {stats.min(), stats.max()};
+    case Algorithm::kl_divergence:
+    case Algorithm::mmse:
+      if (stats.histogram().empty())
+        throw std::invalid_argument("quantized_algorithm needs histograms: the statistics were gathered without");
+      return algorithm == Algorithm::mmse ? mmse_range(stats, ints) : kl_range(stats, ints);
+    case Algorithm::gdq: break;
   }
   throw std::invalid_argument(
       "quantized_algorithm 'gdq' quantizes weights of w4a16/w8a16 models; it does not choose activation ranges");
 }
 
-} // namespace rknnxx::host::quantize
+}  // namespace rknnxx::host::quantize

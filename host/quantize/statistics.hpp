@@ -86,4 +86,4 @@ struct Range {
 // (where the exact zeros are) counts as much as bin 1.
 [[nodiscard]] std::size_t kl_threshold_bins(std::span<const double> magnitudes, std::size_t levels);
 
-} // namespace rknnxx::host::quantize
+}  // namespace rknnxx::host::quantize

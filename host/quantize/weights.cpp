@@ -74,7 +74,7 @@ AffineParams clipped_params(float lo, float hi, double ratio, IntRange ints) {
   return lo <= hi ? affine_from_range(ratio * lo, ratio * hi, ints) : affine_from_range(0, 0, ints);
 }
 
-} // namespace
+}  // namespace
 
 WeightQuantization quantize_weights(std::span<float> values, std::span<const std::int64_t> shape, Method method,
                                     std::size_t channel_axis, std::size_t group_axis, IntRange ints,
@@ -83,8 +83,8 @@ WeightQuantization quantize_weights(std::span<float> values, std::span<const std
   WeightQuantization out{method, channel_axis, group_axis, slots.groups(), {}};
   if (!clip.empty() && clip.size() != slots.count())
     throw std::invalid_argument(fmt::format("quantized_method {}: {} clip ratios for a weight of shape [{}], which has "
-                                            "{} sets of parameters", method.name(), clip.size(),
-                                            fmt::join(shape, ", "), slots.count()));
+                                            "{} sets of parameters",
+                                            method.name(), clip.size(), fmt::join(shape, ", "), slots.count()));
   const auto [lo, hi] = slot_ranges(values, slots);
   out.params.reserve(slots.count());
   for (std::size_t s = 0; s < slots.count(); ++s)
@@ -98,8 +98,8 @@ std::vector<float> gdq_clip_ratios(std::span<const float> values, std::span<cons
                                    const WeightInputMoments& moments) {
   const Slots slots(shape, method, channel_axis, group_axis);
   if (moments.mean.size() != values.size() || moments.variance.size() != values.size())
-    throw std::invalid_argument(fmt::format("gdq: input moments for {} elements, the weight has {}",
-                                            moments.mean.size(), values.size()));
+    throw std::invalid_argument(
+        fmt::format("gdq: input moments for {} elements, the weight has {}", moments.mean.size(), values.size()));
   const auto [lo, hi] = slot_ranges(values, slots);
   std::vector<std::vector<std::size_t>> members(slots.count());
   for (std::size_t i = 0; i < values.size(); ++i)
@@ -131,4 +131,4 @@ std::vector<float> gdq_clip_ratios(std::span<const float> values, std::span<cons
   return ratios;
 }
 
-} // namespace rknnxx::host::quantize
+}  // namespace rknnxx::host::quantize

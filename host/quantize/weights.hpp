@@ -32,8 +32,8 @@ struct WeightQuantization {
 // range (gdq_clip_ratios). Throws std::invalid_argument naming the shape when an axis is outside
 // it, a group size is 0, or `clip` has another count.
 WeightQuantization quantize_weights(std::span<float> values, std::span<const std::int64_t> shape, Method method,
-                                    std::size_t channel_axis, std::size_t group_axis = 1,
-                                    IntRange ints = int8_range, std::span<const float> clip = {});
+                                    std::size_t channel_axis, std::size_t group_axis = 1, IntRange ints = int8_range,
+                                    std::span<const float> clip = {});
 
 // What gdq needs to know of the inputs a weight multiplies: per weight element, the mean and the
 // variance of the input value it meets, over the calibration samples.
@@ -52,4 +52,4 @@ std::vector<float> gdq_clip_ratios(std::span<const float> values, std::span<cons
                                    std::size_t channel_axis, std::size_t group_axis, IntRange ints,
                                    const WeightInputMoments& moments);
 
-} // namespace rknnxx::host::quantize
+}  // namespace rknnxx::host::quantize

@@ -16,30 +16,27 @@
 namespace rknnxx::host {
 
 class ApiError : public std::runtime_error {
- public:
+public:
   ApiError(int code, const std::string& message) : std::runtime_error(message), code_(code) {}
   [[nodiscard]] int code() const noexcept { return code_; }
 
- private:
+private:
   int code_;
 };
 
-template <class... Args>
-[[noreturn]] void fail(int code, fmt::format_string<Args...> format, Args&&... args) {
+template <class... Args> [[noreturn]] void fail(int code, fmt::format_string<Args...> format, Args&&... args) {
   throw ApiError(code, fmt::format(format, std::forward<Args>(args)...));
 }
 
 // A pointer argument of a C function: refused with RKNN_ERR_PARAM_INVALID naming it when NULL.
-template <class T>
-T* require(T* pointer, const char* what) {
+template <class T> T* require(T* pointer, const char* what) {
   if (pointer == nullptr) fail(RKNN_ERR_PARAM_INVALID, "{} is NULL", what);
   return pointer;
 }
 
 // Runs body() and maps whatever it throws to a vendor return code, logging one line that
 // starts with the C function's name. Nothing escapes into C.
-template <class Body>
-int guarded(const char* call, Body&& body) noexcept {
+template <class Body> int guarded(const char* call, Body&& body) noexcept {
   try {
     body();
     return RKNN_SUCC;
@@ -61,4 +58,4 @@ int guarded(const char* call, Body&& body) noexcept {
   }
 }
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

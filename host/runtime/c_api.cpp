@@ -18,14 +18,13 @@ using namespace rknnxx::host;
 namespace {
 
 // For the create_mem family, which reports failure as NULL.
-template <class Body>
-rknn_tensor_mem* guarded_mem(const char* call, Body&& body) noexcept {
+template <class Body> rknn_tensor_mem* guarded_mem(const char* call, Body&& body) noexcept {
   rknn_tensor_mem* result = nullptr;
   guarded(call, [&] { result = body(); });
   return result;
 }
 
-} // namespace
+}  // namespace
 
 extern "C" {
 
@@ -111,8 +110,7 @@ rknn_tensor_mem* rknn_create_mem_from_phys(rknn_context ctx, uint64_t phys_addr,
   });
 }
 
-rknn_tensor_mem* rknn_create_mem_from_fd(rknn_context ctx, int32_t fd, void* virt_addr, uint32_t size,
-                                         int32_t offset) {
+rknn_tensor_mem* rknn_create_mem_from_fd(rknn_context ctx, int32_t fd, void* virt_addr, uint32_t size, int32_t offset) {
   return guarded_mem("rknn_create_mem_from_fd", [&] {
     auto owner = registry().context(ctx);
     // As a board's driver imports the dma-buf: an fd that is not open (closed, or never opened,
@@ -222,4 +220,4 @@ void rknn_custom_op_get_op_attr(rknn_custom_op_context* op_ctx, const char* attr
   CustomOps::get_attr(op_ctx, attr_name, op_attr);
 }
 
-} // extern "C"
+}  // extern "C"

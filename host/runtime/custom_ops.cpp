@@ -35,8 +35,7 @@ rknn_tensor_type tensor_type_of(DataType dtype) {
   fail(RKNN_ERR_FAIL, "element type {} has no rknn_tensor_type", dtype_name(dtype));
 }
 
-template <class T>
-OpAttr values_attr(std::string name, rknn_tensor_type dtype, std::span<const T> values) {
+template <class T> OpAttr values_attr(std::string name, rknn_tensor_type dtype, std::span<const T> values) {
   OpAttr a{std::move(name), dtype, 0, {}};
   if (values.size() > std::numeric_limits<uint32_t>::max()) return a;  // n_elems cannot say it: none
   a.n_elems = static_cast<uint32_t>(values.size());
@@ -66,8 +65,8 @@ OpAttr op_attr(const onnx::AttributeProto& a) {
           const Tensor t = tensor_from_proto(a.t.front());
           OpAttr values = values_attr<std::byte>(a.name, tensor_type_of(t.dtype()), {t.raw(), t.bytes()});
           values.n_elems = static_cast<uint64_t>(t.elements()) <= std::numeric_limits<uint32_t>::max()
-                               ? static_cast<uint32_t>(t.elements())
-                               : 0;  // n_elems counts elements, not bytes; too many: none
+              ? static_cast<uint32_t>(t.elements())
+              : 0;  // n_elems counts elements, not bytes; too many: none
           return values;
         } catch (const std::exception&) {
           break;  // an element type the engine does not hold: no form
@@ -80,18 +79,15 @@ OpAttr op_attr(const onnx::AttributeProto& a) {
 }
 
 // Copies text into a fixed char array, cut to fit, NUL-terminated.
-template <std::size_t N>
-void copy_name(char (&target)[N], std::string_view text) {
+template <std::size_t N> void copy_name(char (&target)[N], std::string_view text) {
   const std::size_t n = std::min(N - 1, text.size());
   std::memcpy(target, text.data(), n);
   target[n] = '\0';
 }
 
-std::string_view op_type_of(const rknn_custom_op& op) {
-  return {op.op_type, strnlen(op.op_type, sizeof op.op_type)};
-}
+std::string_view op_type_of(const rknn_custom_op& op) { return {op.op_type, strnlen(op.op_type, sizeof op.op_type)}; }
 
-} // namespace
+}  // namespace
 
 struct CustomOps::NodeState {
   rknn_custom_op_context context{};  // what the callbacks see; internal_ctx points back here
@@ -109,7 +105,7 @@ namespace {
 std::mutex live_mutex;
 std::unordered_set<const void*> live_nodes;
 
-} // namespace
+}  // namespace
 
 CustomOps::CustomOps() = default;
 
@@ -143,7 +139,8 @@ void CustomOps::add(std::span<const rknn_custom_op> ops) {
     if (op_type_of(op).size() == sizeof op.op_type) refuse("op_type is not NUL-terminated within its 256 bytes");
     if (op.target != RKNN_TARGET_TYPE_CPU)
       refuse(fmt::format("target is {}; the host runtime runs custom operators on the CPU only "
-                         "(RKNN_TARGET_TYPE_CPU, {})", static_cast<int>(op.target), static_cast<int>(RKNN_TARGET_TYPE_CPU)));
+                         "(RKNN_TARGET_TYPE_CPU, {})",
+                         static_cast<int>(op.target), static_cast<int>(RKNN_TARGET_TYPE_CPU)));
     if (op.compute == nullptr) refuse("compute is NULL");
     if (find(op_type_of(op)) != nullptr) refuse("this op_type is already registered on the context");
     for (std::size_t j = 0; j < i; ++j)
@@ -155,9 +152,10 @@ void CustomOps::add(std::span<const rknn_custom_op> ops) {
 void CustomOps::require_registered(const Graph& graph) const {
   for (const Node& node : graph.nodes())
     if (node.custom && find(node.op_type) == nullptr)
-      fail(RKNN_ERR_MODEL_INVALID, "{}: custom operator {}{} is not registered: call rknn_register_custom_ops with an "
-           "rknn_custom_op whose op_type is '{}' before rknn_run", node.label(),
-           node.domain.empty() ? "" : node.domain + ".", node.op_type, node.op_type);
+      fail(RKNN_ERR_MODEL_INVALID,
+           "{}: custom operator {}{} is not registered: call rknn_register_custom_ops with an "
+           "rknn_custom_op whose op_type is '{}' before rknn_run",
+           node.label(), node.domain.empty() ? "" : node.domain + ".", node.op_type, node.op_type);
 }
 
 namespace {
@@ -195,7 +193,7 @@ rknn_custom_op_tensor describe(const Tensor* tensor, uint32_t index, std::string
   return t;
 }
 
-} // namespace
+}  // namespace
 
 void CustomOps::run(const Graph& graph, const Node& node, KernelContext& kernel) {
   const auto index = static_cast<std::size_t>(&node - graph.nodes().data());
@@ -208,7 +206,8 @@ void CustomOps::run(const Graph& graph, const Node& node, KernelContext& kernel)
     state = std::make_unique<NodeState>();
     state->op = op;
     state->context.target = RKNN_TARGET_TYPE_CPU;
-    state->context.internal_ctx = static_cast<rknn_custom_op_interal_context>(reinterpret_cast<std::uintptr_t>(state.get()));
+    state->context.internal_ctx =
+        static_cast<rknn_custom_op_interal_context>(reinterpret_cast<std::uintptr_t>(state.get()));
     for (const auto& a : node.attributes) state->attrs.push_back(op_attr(a));
     const std::lock_guard lock(live_mutex);
     live_nodes.insert(state.get());
@@ -220,19 +219,23 @@ void CustomOps::run(const Graph& graph, const Node& node, KernelContext& kernel)
   std::vector<std::vector<int64_t>> shapes;
   for (std::size_t i = 0; i < node.inputs.size(); ++i) {
     const Tensor* t = i < kernel.inputs.size() ? kernel.inputs[i] : nullptr;
-    inputs.push_back(describe(t, static_cast<uint32_t>(i), node.inputs[i] == no_value ? "" : graph.value(node.inputs[i]).name));
+    inputs.push_back(
+        describe(t, static_cast<uint32_t>(i), node.inputs[i] == no_value ? "" : graph.value(node.inputs[i]).name));
     shapes.push_back(t != nullptr ? t->shape() : std::vector<int64_t>{});
   }
   for (std::size_t o = 0; o < node.outputs.size(); ++o) {
     const Tensor* t = o < kernel.outputs.size() ? kernel.outputs[o] : nullptr;
-    outputs.push_back(describe(t, static_cast<uint32_t>(o), node.outputs[o] == no_value ? "" : graph.value(node.outputs[o]).name));
+    outputs.push_back(
+        describe(t, static_cast<uint32_t>(o), node.outputs[o] == no_value ? "" : graph.value(node.outputs[o]).name));
   }
   const auto call = [&](const char* what, auto callback) {
     const int status = callback(&s.context, inputs.data(), static_cast<uint32_t>(inputs.size()), outputs.data(),
                                 static_cast<uint32_t>(outputs.size()));
     if (status == RKNN_WARNING_SKIP_CUSTOM_OP_COMPUTE)
-      fail(RKNN_ERR_FAIL, "custom operator {}: {} returned RKNN_WARNING_SKIP_CUSTOM_OP_COMPUTE, asking for the "
-           "runtime's own implementation, which the host engine does not have", op_type_of(*s.op), what);
+      fail(RKNN_ERR_FAIL,
+           "custom operator {}: {} returned RKNN_WARNING_SKIP_CUSTOM_OP_COMPUTE, asking for the "
+           "runtime's own implementation, which the host engine does not have",
+           op_type_of(*s.op), what);
     if (status != RKNN_SUCC) fail(RKNN_ERR_FAIL, "custom operator {}: {} returned {}", op_type_of(*s.op), what, status);
   };
   if (!s.initialized) {
@@ -283,4 +286,4 @@ void CustomOps::get_attr(const rknn_custom_op_context* op_ctx, const char* name,
   }
 }
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

@@ -19,7 +19,7 @@ namespace rknnxx::host {
 struct KernelContext;
 
 class CustomOps {
- public:
+public:
   CustomOps();
   ~CustomOps();  // calls destroy for every node whose init succeeded
   CustomOps(const CustomOps&) = delete;
@@ -40,7 +40,7 @@ class CustomOps {
   // An op_ctx that is not one a live context handed to a callback is logged and answered with n_elems 0.
   static void get_attr(const rknn_custom_op_context* op_ctx, const char* name, rknn_custom_op_attr* attr) noexcept;
 
- private:
+private:
   struct NodeState;
   [[nodiscard]] const rknn_custom_op* find(std::string_view op_type) const;
 
@@ -48,4 +48,4 @@ class CustomOps {
   std::vector<std::unique_ptr<NodeState>> nodes_;     // by node index in the graph, created at first run
 };
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

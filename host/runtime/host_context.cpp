@@ -34,11 +34,10 @@ std::vector<std::byte> read_file(const char* path) {
   }
 }
 
-template <class Info>
-Info& info_as(void* info, uint32_t size, rknn_query_cmd cmd) {
+template <class Info> Info& info_as(void* info, uint32_t size, rknn_query_cmd cmd) {
   if (size < sizeof(Info))
-    fail(RKNN_ERR_PARAM_INVALID, "query {}: info size {} is smaller than the {} bytes of its struct", static_cast<int>(cmd),
-         size, sizeof(Info));
+    fail(RKNN_ERR_PARAM_INVALID, "query {}: info size {} is smaller than the {} bytes of its struct",
+         static_cast<int>(cmd), size, sizeof(Info));
   return *static_cast<Info*>(info);
 }
 
@@ -83,7 +82,7 @@ Tensor quantized_values(const Tensor& values, const quantize::AffineParams& para
   return q;
 }
 
-} // namespace
+}  // namespace
 
 // ---- the engine of a context -------------------------------------------------------------
 
@@ -117,14 +116,16 @@ size_t ContextSession::board_weight_bytes() const {
 // Claims the context for the calling thread for one call (and keeps the claim while cycle_open_),
 // or refuses. An atomic compare-and-swap, so that it costs next to nothing in every build.
 class HostContext::ThreadClaim {
- public:
+public:
   explicit ThreadClaim(HostContext& context) : context_(context) {
     uint64_t user = 0;
     if (context_.user_.compare_exchange_strong(user, token(), std::memory_order_acquire)) return;
     if (user == token()) return;  // this thread's open cycle (inputs set or run, outputs not yet taken)
-    fail(RKNN_ERR_CTX_INVALID, "context {:#x} is in use by another thread (in a call, or between its "
+    fail(RKNN_ERR_CTX_INVALID,
+         "context {:#x} is in use by another thread (in a call, or between its "
          "rknn_inputs_set/rknn_run and rknn_outputs_get): a context serves one thread at a time; give each thread "
-         "its own (rknn_dup_context or rknn_init)", static_cast<uint64_t>(context_.handle_));
+         "its own (rknn_dup_context or rknn_init)",
+         static_cast<uint64_t>(context_.handle_));
   }
   ~ThreadClaim() {
     if (!context_.cycle_open_) context_.user_.store(0, std::memory_order_release);
@@ -132,7 +133,7 @@ class HostContext::ThreadClaim {
   ThreadClaim(const ThreadClaim&) = delete;
   ThreadClaim& operator=(const ThreadClaim&) = delete;
 
- private:
+private:
   // Unique per thread over the process's life (a thread id may be reused, this is not).
   static uint64_t token() noexcept {
     static std::atomic<uint64_t> next{1};
@@ -144,8 +145,7 @@ class HostContext::ThreadClaim {
 
 // ---- creation ----------------------------------------------------------------------------
 
-std::shared_ptr<HostContext> HostContext::create(void* model, uint32_t size, uint32_t flags,
-                                                 rknn_init_extend* extend) {
+std::shared_ptr<HostContext> HostContext::create(void* model, uint32_t size, uint32_t flags, rknn_init_extend* extend) {
   std::shared_ptr<const LoadedModel> loaded;
   if ((flags & RKNN_FLAG_SHARE_WEIGHT_MEM) != 0) {
     if (extend == nullptr) fail(RKNN_ERR_PARAM_INVALID, "RKNN_FLAG_SHARE_WEIGHT_MEM needs extend->ctx");
@@ -162,9 +162,8 @@ std::shared_ptr<HostContext> HostContext::create(void* model, uint32_t size, uin
       if (zero_copy && extend->real_model_offset < 0)
         fail(RKNN_ERR_PARAM_INVALID, "real_model_offset {} is negative", extend->real_model_offset);
       const size_t offset = zero_copy ? static_cast<size_t>(extend->real_model_offset) : 0;
-      const size_t length = (flags & RKNN_FLAG_MODEL_BUFFER_ZERO_COPY) && extend->real_model_size > 0
-                                ? extend->real_model_size
-                                : size;
+      const size_t length =
+          (flags & RKNN_FLAG_MODEL_BUFFER_ZERO_COPY) && extend->real_model_size > 0 ? extend->real_model_size : size;
       if (offset > size || length > size - offset)
         fail(RKNN_ERR_PARAM_INVALID, "real_model_offset {} + real_model_size {} exceed the buffer's {} bytes", offset,
              length, size);
@@ -173,10 +172,11 @@ std::shared_ptr<HostContext> HostContext::create(void* model, uint32_t size, uin
   }
   auto context = std::make_shared<HostContext>(std::move(loaded), flags);
   log_info("rknn_init: {} model for {}, {} inputs, {} outputs{}",
-           context->model_->quantized() ? toolkit::spelling(context->model_->file().quantization->dtype)
-           : context->model_->float16_model() ? "float16" : "float32",
-           context->model_->platform_info().name, context->model_->inputs().size(),
-           context->model_->outputs().size(), context->model_->dynamic() ? ", dynamic shapes" : "");
+           context->model_->quantized()           ? toolkit::spelling(context->model_->file().quantization->dtype)
+               : context->model_->float16_model() ? "float16"
+                                                  : "float32",
+           context->model_->platform_info().name, context->model_->inputs().size(), context->model_->outputs().size(),
+           context->model_->dynamic() ? ", dynamic shapes" : "");
   return context;
 }
 
@@ -202,15 +202,12 @@ ContextSession HostContext::make_session() const {
     ContextSession session = model_->file().quantization
         ? ContextSession(std::make_unique<quantize::QuantizedSession>(
               quantize::inference_graph(model_->onnx()), model_->activation_table(),
-              model_->file().quantization->method, options,
-              quantize::weight_range(model_->file().quantization->dtype),
+              model_->file().quantization->method, options, quantize::weight_range(model_->file().quantization->dtype),
               quantize::clip_ratios(*model_->file().quantization)))
         : ContextSession(std::make_unique<Session>(Graph(model_->onnx(), model_->custom_ops()), options));
     session->limit_threads(thread_share(default_thread_count()));
-    session->set_custom_op_runner([ops = custom_ops_.get(), graph = &session->graph()](const Node& node,
-                                                                                      KernelContext& kernel) {
-      ops->run(*graph, node, kernel);
-    });
+    session->set_custom_op_runner([ops = custom_ops_.get(), graph = &session->graph()](
+                                      const Node& node, KernelContext& kernel) { ops->run(*graph, node, kernel); });
     return session;
   } catch (const EngineError& e) {
     fail(RKNN_ERR_MODEL_INVALID, "{}", e.what());
@@ -249,8 +246,10 @@ void HostContext::check_function(Function f, const char* name) const {
 
 void HostContext::require_full_context(const char* what) const {
   if ((flags_ & RKNN_FLAG_COLLECT_MODEL_INFO_ONLY) != 0)
-    fail(RKNN_ERR_CTX_INVALID, "{} on a context made with RKNN_FLAG_COLLECT_MODEL_INFO_ONLY, which only answers "
-         "RKNN_QUERY_MEM_SIZE", what);
+    fail(RKNN_ERR_CTX_INVALID,
+         "{} on a context made with RKNN_FLAG_COLLECT_MODEL_INFO_ONLY, which only answers "
+         "RKNN_QUERY_MEM_SIZE",
+         what);
 }
 
 void HostContext::check_index(bool input, uint32_t index) const {
@@ -281,9 +280,10 @@ void HostContext::plan_for_current_shapes() {
     try {
       (void)model_->attr(false, i, output_shapes_[i], AttrKind::normal);
     } catch (const rknnxx::Error& e) {
-      fail(RKNN_ERR_MODEL_INVALID, "output {} ('{}') has shape {}, more than the runtime can describe (at most 4 GiB "
-           "per tensor: rknn_tensor_attr's sizes are 32-bit): {}", i, model_->outputs()[i].name,
-           dims_string(output_shapes_[i]), e.message());
+      fail(RKNN_ERR_MODEL_INVALID,
+           "output {} ('{}') has shape {}, more than the runtime can describe (at most 4 GiB "
+           "per tensor: rknn_tensor_attr's sizes are 32-bit): {}",
+           i, model_->outputs()[i].name, dims_string(output_shapes_[i]), e.message());
     }
   }
   outputs_.clear();
@@ -347,9 +347,10 @@ void HostContext::query(rknn_query_cmd cmd, void* info, uint32_t size) {
     case RKNN_QUERY_SDK_VERSION: {
       auto& out = info_as<rknn_sdk_version>(info, size, cmd);
       copy_string(out.api_version, sizeof out.api_version,
-                  fmt::format("{} (rknnxx host runtime {}, mirrors the vendor C API {})", mirrored_sdk,
-                              version_string, mirrored_sdk));
-      copy_string(out.drv_version, sizeof out.drv_version, fmt::format("rknnxx-host {} (CPU, no NPU driver)", version_string));
+                  fmt::format("{} (rknnxx host runtime {}, mirrors the vendor C API {})", mirrored_sdk, version_string,
+                              mirrored_sdk));
+      copy_string(out.drv_version, sizeof out.drv_version,
+                  fmt::format("rknnxx-host {} (CPU, no NPU driver)", version_string));
       return;
     }
     case RKNN_QUERY_MEM_SIZE: {
@@ -416,15 +417,17 @@ Tensor HostContext::model_input(uint32_t index, std::span<const std::byte> bytes
       fail(RKNN_ERR_INPUT_INVALID, "input {} ('{}'): pass_through data must be the model's type {}, given {}", index,
            tensor.name, name_of(static_cast<TensorType>(model_type)), name_of(static_cast<TensorType>(format.type)));
     if (format.fmt != native.fmt && !(dims.size() == 4 && format.fmt == RKNN_TENSOR_NHWC))
-      fail(RKNN_ERR_INPUT_INVALID, "input {} ('{}'): pass_through data must be in the native layout {}, given {}", index,
-           tensor.name, name_of(static_cast<TensorFormat>(native.fmt)), name_of(static_cast<TensorFormat>(format.fmt)));
+      fail(RKNN_ERR_INPUT_INVALID, "input {} ('{}'): pass_through data must be in the native layout {}, given {}",
+           index, tensor.name, name_of(static_cast<TensorFormat>(native.fmt)),
+           name_of(static_cast<TensorFormat>(format.fmt)));
   } else {
     // The vendor's table of types rknn_inputs_set converts from (docs/c-interface.md#input-conversions).
     const bool float_model_input = model_type == RKNN_TENSOR_FLOAT16 || model_type == RKNN_TENSOR_FLOAT32 ||
-                                   model_->quantization(true, index).has_value();
+        model_->quantization(true, index).has_value();
     const bool accepted = format.type == model_type ||
-                          (float_model_input && (format.type == RKNN_TENSOR_UINT8 || format.type == RKNN_TENSOR_FLOAT32 ||
-                                                 format.type == RKNN_TENSOR_FLOAT16 || format.type == RKNN_TENSOR_INT8));
+        (float_model_input &&
+         (format.type == RKNN_TENSOR_UINT8 || format.type == RKNN_TENSOR_FLOAT32 ||
+          format.type == RKNN_TENSOR_FLOAT16 || format.type == RKNN_TENSOR_INT8));
     if (!accepted)
       fail(RKNN_ERR_INPUT_INVALID, "input {} ('{}'): the model's {} input does not take {} data", index, tensor.name,
            name_of(static_cast<TensorType>(model_type)), name_of(static_cast<TensorType>(format.type)));
@@ -443,8 +446,7 @@ Tensor HostContext::model_input(uint32_t index, std::span<const std::byte> bytes
     auto values = value.values<float>();
     if (pass_through)
       for (float& v : values) v = params->dequantize(static_cast<int32_t>(v));
-    else
-      quantize::fake_quantize(values, *params);
+    else quantize::fake_quantize(values, *params);
   }
   return value;
 }
@@ -475,10 +477,12 @@ void HostContext::inputs_set(std::span<rknn_input> inputs) {
     }
     const size_t needed = format.required_bytes();
     if (input.size < needed)
-      fail(RKNN_ERR_PARAM_INVALID, "input {}: size {} is smaller than the {} bytes of {} data (check rknn_input.type: "
-           "0 means FLOAT32)", input.index, input.size, needed, format.describe());
-    staged[input.index] =
-        model_input(input.index, {static_cast<const std::byte*>(input.buf), input.size}, format, input.pass_through != 0);
+      fail(RKNN_ERR_PARAM_INVALID,
+           "input {}: size {} is smaller than the {} bytes of {} data (check rknn_input.type: "
+           "0 means FLOAT32)",
+           input.index, input.size, needed, format.describe());
+    staged[input.index] = model_input(input.index, {static_cast<const std::byte*>(input.buf), input.size}, format,
+                                      input.pass_through != 0);
   }
   // The latest of rknn_inputs_set and rknn_set_io_mem gives an input its data.
   for (size_t i = 0; i < staged.size(); ++i) {
@@ -505,14 +509,18 @@ std::vector<Tensor> HostContext::gather_inputs() {
       try {
         values.push_back(model_input(i, bytes, binding->format, binding->pass_through));
       } catch (const ApiError& e) {
-        fail(e.code(), "{} ('{}'), bound with rknn_set_io_mem: {} (after rknn_set_input_shapes, bind again with the "
-             "CURRENT attributes)", role, model_->inputs()[i].name, e.what());
+        fail(e.code(),
+             "{} ('{}'), bound with rknn_set_io_mem: {} (after rknn_set_input_shapes, bind again with the "
+             "CURRENT attributes)",
+             role, model_->inputs()[i].name, e.what());
       }
     } else if (pending_inputs_[i]) {
       values.push_back(pending_inputs_[i]->clone());
     } else {
-      fail(RKNN_ERR_INPUT_INVALID, "input {} ('{}') has no data: call rknn_inputs_set or bind memory with "
-           "rknn_set_io_mem first", i, model_->inputs()[i].name);
+      fail(RKNN_ERR_INPUT_INVALID,
+           "input {} ('{}') has no data: call rknn_inputs_set or bind memory with "
+           "rknn_set_io_mem first",
+           i, model_->inputs()[i].name);
     }
   }
   return values;
@@ -526,7 +534,8 @@ void HostContext::run(rknn_run_extend* extend) {
   require_full_context("rknn_run");
   (void)extend;  // the documentation says it must be NULL at present; frame ids are not tracked
   if ((flags_ & RKNN_FLAG_MEM_ALLOC_OUTSIDE) != 0 && (!weight_mem_ || !internal_mem_))
-    fail(RKNN_ERR_FAIL, "the context was made with RKNN_FLAG_MEM_ALLOC_OUTSIDE: call rknn_set_weight_mem and "
+    fail(RKNN_ERR_FAIL,
+         "the context was made with RKNN_FLAG_MEM_ALLOC_OUTSIDE: call rknn_set_weight_mem and "
          "rknn_set_internal_mem before rknn_run");
   if ((flags_ & RKNN_FLAG_INTERNAL_ALLOC_OUTSIDE) != 0 && !internal_mem_)
     fail(RKNN_ERR_FAIL, "the context was made with RKNN_FLAG_INTERNAL_ALLOC_OUTSIDE: call rknn_set_internal_mem first");
@@ -541,7 +550,8 @@ void HostContext::run(rknn_run_extend* extend) {
   } catch (const EngineError& e) {
     fail(RKNN_ERR_FAIL, "{}", e.what());
   }
-  last_run_us_ = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
+  last_run_us_ =
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
   if (model_->float16_model())
     for (Tensor& t : outputs_) round_to_float16(t);  // the NPU writes float16
   has_run_ = true;
@@ -560,7 +570,8 @@ void HostContext::register_custom_ops(std::span<const rknn_custom_op> ops) {
 
 // The per-layer table of RKNN_QUERY_PERF_DETAIL, one line a step of the last run.
 std::string HostContext::perf_table() const {
-  std::string table = fmt::format("{:<5} {:<22} {:<22} {:>10}  {}\n", "ID", "OpType", "OutputShape", "Time(us)", "Node");
+  std::string table =
+      fmt::format("{:<5} {:<22} {:<22} {:>10}  {}\n", "ID", "OpType", "OutputShape", "Time(us)", "Node");
   double total = 0;
   int id = 0;
   for (const StepTime& step : session_->last_profile()) {
@@ -582,16 +593,19 @@ void HostContext::write_bound_outputs() {
     try {
       encode_output(i, binding->format, mem->device_view(emulate_cache));
     } catch (const ApiError& e) {
-      fail(e.code(), "output {} ('{}'), bound with rknn_set_io_mem: {} (after rknn_set_input_shapes, bind again with "
-           "the CURRENT attributes)", i, model_->outputs()[i].name, e.what());
+      fail(e.code(),
+           "output {} ('{}'), bound with rknn_set_io_mem: {} (after rknn_set_input_shapes, bind again with "
+           "the CURRENT attributes)",
+           i, model_->outputs()[i].name, e.what());
     }
   }
 }
 
 BufferFormat HostContext::output_format(uint32_t index, bool want_float) const {
   BufferFormat format = format_of(model_->attr(false, index, output_shapes_[index], AttrKind::normal));
-  if (want_float && (format.type == RKNN_TENSOR_FLOAT16 || format.type == RKNN_TENSOR_INT8 ||
-                     format.type == RKNN_TENSOR_UINT8 || format.type == RKNN_TENSOR_INT16))
+  if (want_float &&
+      (format.type == RKNN_TENSOR_FLOAT16 || format.type == RKNN_TENSOR_INT8 || format.type == RKNN_TENSOR_UINT8 ||
+       format.type == RKNN_TENSOR_INT16))
     format.type = RKNN_TENSOR_FLOAT32;
   format.w_stride = 0;
   return format;
@@ -599,10 +613,8 @@ BufferFormat HostContext::output_format(uint32_t index, bool want_float) const {
 
 void HostContext::encode_output(uint32_t index, const BufferFormat& format, std::span<std::byte> target) const {
   const auto& params = model_->quantization(false, index);
-  if (params && format.type == RKNN_TENSOR_INT8)
-    encode(quantized_values(outputs_[index], *params), format, target);
-  else
-    encode(outputs_[index], format, target);
+  if (params && format.type == RKNN_TENSOR_INT8) encode(quantized_values(outputs_[index], *params), format, target);
+  else encode(outputs_[index], format, target);
 }
 
 void HostContext::outputs_get(std::span<rknn_output> outputs, rknn_output_extend* extend) {
@@ -619,7 +631,8 @@ void HostContext::outputs_get(std::span<rknn_output> outputs, rknn_output_extend
     const BufferFormat format = output_format(output.index, output.want_float != 0);
     const size_t needed = format.required_bytes();
     if (output.is_prealloc) {
-      if (output.buf == nullptr) fail(RKNN_ERR_PARAM_INVALID, "output {}: is_prealloc is set but buf is NULL", output.index);
+      if (output.buf == nullptr)
+        fail(RKNN_ERR_PARAM_INVALID, "output {}: is_prealloc is set but buf is NULL", output.index);
       if (output.size < needed)
         fail(RKNN_ERR_PARAM_INVALID, "output {}: size {} is smaller than the {} bytes of {}", output.index, output.size,
              needed, format.describe());
@@ -647,8 +660,10 @@ void HostContext::outputs_release(std::span<rknn_output> outputs) {
     if (output.is_prealloc || output.buf == nullptr) continue;
     auto found = std::find(runtime_output_buffers_.begin(), runtime_output_buffers_.end(), output.buf);
     if (found == runtime_output_buffers_.end())
-      fail(RKNN_ERR_PARAM_INVALID, "output {}: buf {} was not given out by rknn_outputs_get of this context (released "
-           "twice?)", output.index, output.buf);
+      fail(RKNN_ERR_PARAM_INVALID,
+           "output {}: buf {} was not given out by rknn_outputs_get of this context (released "
+           "twice?)",
+           output.index, output.buf);
     std::free(*found);
     runtime_output_buffers_.erase(found);
     output.buf = nullptr;
@@ -659,7 +674,8 @@ void HostContext::outputs_release(std::span<rknn_output> outputs) {
 
 std::unique_ptr<HostMem> HostContext::wrap_mem(void* virt, uint32_t size, int32_t fd, int32_t offset, uint64_t phys,
                                                uint32_t flags) const {
-  if (flags == RKNN_TENSOR_MEMORY_FLAGS_FROM_FD) check_function(Function::create_mem_from_fd, "rknn_create_mem_from_fd");
+  if (flags == RKNN_TENSOR_MEMORY_FLAGS_FROM_FD)
+    check_function(Function::create_mem_from_fd, "rknn_create_mem_from_fd");
   return HostMem::wrap(handle_, virt, size, fd, offset, phys, flags);
 }
 
@@ -698,8 +714,10 @@ void HostContext::set_io_mem(const std::shared_ptr<HostMem>& mem, const rknn_ten
   if (format.dims.empty()) fail(RKNN_ERR_PARAM_INVALID, "{}: attr.n_dims is 0", role);
   const size_t needed = format.required_bytes();
   if (mem->cpu_view().size() < needed)
-    fail(RKNN_ERR_PARAM_INVALID, "{}: memory of {} bytes is smaller than the {} bytes of {} (allocate "
-         "size_with_stride)", role, mem->cpu_view().size(), needed, format.describe());
+    fail(RKNN_ERR_PARAM_INVALID,
+         "{}: memory of {} bytes is smaller than the {} bytes of {} (allocate "
+         "size_with_stride)",
+         role, mem->cpu_view().size(), needed, format.describe());
   if (input) {
     // Validate now what can be: the layout against the current shape, and the type.
     std::vector<std::byte> probe(needed);
@@ -710,7 +728,7 @@ void HostContext::set_io_mem(const std::shared_ptr<HostMem>& mem, const rknn_ten
     const rknn_tensor_type model_type = model_->runtime_type(model_->outputs()[index].dtype);
     // A float output may also be written FLOAT32 (a quantized one dequantized), as rknn_outputs_get's want_float.
     const bool float_output = model_type == RKNN_TENSOR_FLOAT16 || model_type == RKNN_TENSOR_FLOAT32 ||
-                              model_->quantization(false, index).has_value();
+        model_->quantization(false, index).has_value();
     if (format.type != model_type && !(float_output && format.type == RKNN_TENSOR_FLOAT32))
       fail(RKNN_ERR_PARAM_INVALID, "{}: the model's {} output cannot be written as {}", role,
            name_of(static_cast<TensorType>(model_type)), name_of(static_cast<TensorType>(format.type)));
@@ -830,8 +848,7 @@ void HostContext::set_input_shapes(std::span<rknn_tensor_attr> attrs) {
       for (const ShapeChoice& choice : set)
         if (given.size() == 4 && choice[a.index] == given)
           hint = fmt::format("\n  input {}: dims {} are this shape in NCHW order; NHWC wants {}", a.index,
-                             dims_string(given),
-                             dims_string({given[0], given[2], given[3], given[1]}));
+                             dims_string(given), dims_string({given[0], given[2], given[3], given[1]}));
     }
     std::string given_text;
     for (size_t i = 0; i < attrs.size(); ++i)
@@ -868,4 +885,4 @@ void HostContext::set_batch_core_num(int core_num) {
     fail(RKNN_ERR_PARAM_INVALID, "core_num {} is outside 1..{} on {}", core_num, platform.npu_cores, platform.name);
 }
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

@@ -34,7 +34,7 @@ namespace rknnxx::host {
 // (quantize::QuantizedSession, which owns its session). `->` reaches the session either way; run()
 // goes through the quantized session's rounding of inputs.
 class ContextSession {
- public:
+public:
   ContextSession() = default;
   explicit ContextSession(std::unique_ptr<Session> plain);
   explicit ContextSession(std::unique_ptr<quantize::QuantizedSession> quantized);
@@ -45,14 +45,14 @@ class ContextSession {
   // quantized, as the engine keeps them elsewhere.
   [[nodiscard]] size_t board_weight_bytes() const;
 
- private:
+private:
   std::unique_ptr<Session> plain_;
   std::unique_ptr<quantize::QuantizedSession> quantized_;
   Session* session_ = nullptr;
 };
 
 class HostContext {
- public:
+public:
   static std::shared_ptr<HostContext> create(void* model, uint32_t size, uint32_t flags, rknn_init_extend* extend);
   HostContext(std::shared_ptr<const LoadedModel> model, uint32_t flags);
   ~HostContext();  // frees output buffers the caller never released, as rknn_destroy does on a board
@@ -77,10 +77,10 @@ class HostContext {
   [[nodiscard]] std::unique_ptr<HostMem> wrap_mem(void* virt, uint32_t size, int32_t fd, int32_t offset, uint64_t phys,
                                                   uint32_t flags) const;
 
- private:
+private:
   class ThreadClaim;  // host_context.cpp
 
-  struct Binding {  // memory bound to one input or output with rknn_set_io_mem
+  struct Binding {               // memory bound to one input or output with rknn_set_io_mem
     std::weak_ptr<HostMem> mem;  // not kept alive: rknn_destroy_mem frees it, and run then refuses
     BufferFormat format;
     bool pass_through = false;
@@ -112,21 +112,21 @@ class HostContext {
   uint32_t flags_ = 0;
   rknn_context handle_ = 0;
   std::atomic<uint64_t> user_{0};  // the claiming thread's token (ThreadClaim), 0 when free
-  bool cycle_open_ = false;         // the claim outlives the call; only the claiming thread touches it
+  bool cycle_open_ = false;        // the claim outlives the call; only the claiming thread touches it
 
-  ShapeChoice shapes_;                      // the current input shapes (dynamic models)
-  bool shapes_set_ = false;                 // rknn_set_input_shapes was called
-  ContextSession session_;                  // the engine; plans again when shapes_ change
-  std::vector<std::vector<int64_t>> output_shapes_;  // under shapes_
+  ShapeChoice shapes_;                                       // the current input shapes (dynamic models)
+  bool shapes_set_ = false;                                  // rknn_set_input_shapes was called
+  ContextSession session_;                                   // the engine; plans again when shapes_ change
+  std::vector<std::vector<int64_t>> output_shapes_;          // under shapes_
   std::vector<std::vector<int64_t>> initial_output_shapes_;  // under the model's initial (largest) shapes
-  std::vector<Tensor> outputs_;             // of the last run
+  std::vector<Tensor> outputs_;                              // of the last run
   std::vector<std::optional<Tensor>> pending_inputs_;
   std::vector<std::optional<Binding>> input_bindings_;
   std::vector<std::optional<Binding>> output_bindings_;
   bool has_run_ = false;
   std::optional<std::weak_ptr<HostMem>> weight_mem_;    // holds the engine's constants (Session::use_weight_memory)
   std::optional<std::weak_ptr<HostMem>> internal_mem_;  // holds the engine's intermediates (Session::use_arena)
-  std::optional<size_t> internal_bytes_;  // the largest arena over the shape set, once computed
+  std::optional<size_t> internal_bytes_;                // the largest arena over the shape set, once computed
   // Given out by outputs_get, freed by outputs_release, which takes no claim (a thread releases
   // its own buffers while another uses the context): the mutex guards the list alone.
   std::mutex output_buffers_mutex_;
@@ -136,4 +136,4 @@ class HostContext {
   rknn_core_mask core_mask_ = RKNN_NPU_CORE_AUTO;
 };
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

@@ -96,4 +96,4 @@ void HostMem::sync_from_device() {
   std::copy(device_.begin(), device_.end(), cpu_view().begin());
 }
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

@@ -26,7 +26,7 @@
 namespace rknnxx::host {
 
 class HostMem {
- public:
+public:
   // Runtime-owned memory of `size` bytes (zeroed), mapped from a memfd.
   static std::unique_ptr<HostMem> allocate(rknn_context owner, uint64_t size, uint64_t alloc_flags);
   // Wraps memory the caller owns; `virt` must stay valid while the mem lives.
@@ -46,7 +46,7 @@ class HostMem {
   void sync_to_device();
   void sync_from_device();
 
- private:
+private:
   HostMem() = default;
   // The device view, made once on first use: never resized, so that a sync in one thread and a run
   // in another (a caller's race, as on a board) race on bytes only, never on the allocation.
@@ -61,4 +61,4 @@ class HostMem {
   std::vector<std::byte> device_;  // the device view
 };
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

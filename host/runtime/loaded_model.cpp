@@ -39,7 +39,7 @@ Dims reported(const std::vector<int64_t>& nchw, TensorFormat format) {
   return Dims{u(0), u(1), u(2), u(3)};
 }
 
-} // namespace
+}  // namespace
 
 std::shared_ptr<const LoadedModel> LoadedModel::load(std::span<const std::byte> bytes) {
   auto model = std::make_shared<LoadedModel>();
@@ -143,8 +143,10 @@ void LoadedModel::check_shapes() const {
         try {
           (void)attr(true, static_cast<uint32_t>(i), dims, kind);
         } catch (const rknnxx::Error& e) {
-          fail(RKNN_ERR_MODEL_INVALID, "{} has shape {}, more than the runtime can describe (at most 4 GiB per "
-               "tensor: rknn_tensor_attr's sizes are 32-bit): {}", where, dims_string(dims), e.message());
+          fail(RKNN_ERR_MODEL_INVALID,
+               "{} has shape {}, more than the runtime can describe (at most 4 GiB per "
+               "tensor: rknn_tensor_attr's sizes are 32-bit): {}",
+               where, dims_string(dims), e.message());
         } catch (const ApiError& e) {
           fail(RKNN_ERR_MODEL_INVALID, "{}: {}", where, e.what());
         }
@@ -152,8 +154,10 @@ void LoadedModel::check_shapes() const {
       const Normalization& n = normalization_[i];
       const size_t values = std::max(n.mean.size(), n.std.size());
       if (values != 0 && dims.size() == 4 && static_cast<int64_t>(values) != dims[1])
-        fail(RKNN_ERR_MODEL_INVALID, "{} has {} channels (shape {}), but the model's preprocessing (section 'prep') "
-             "has {} mean/std values", where, dims[1], dims_string(dims), values);
+        fail(RKNN_ERR_MODEL_INVALID,
+             "{} has {} channels (shape {}), but the model's preprocessing (section 'prep') "
+             "has {} mean/std values",
+             where, dims[1], dims_string(dims), values);
     }
 }
 
@@ -221,4 +225,4 @@ rknn_tensor_attr LoadedModel::attr(bool input, uint32_t index, const std::vector
   return attr;
 }
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

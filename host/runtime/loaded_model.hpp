@@ -34,7 +34,7 @@ struct IoTensor {
 };
 
 class LoadedModel {
- public:
+public:
   // Throws ApiError(RKNN_ERR_MODEL_INVALID) naming what is wrong with the bytes.
   static std::shared_ptr<const LoadedModel> load(std::span<const std::byte> bytes);
 
@@ -76,7 +76,7 @@ class LoadedModel {
   [[nodiscard]] rknn_tensor_attr attr(bool input, uint32_t index, const std::vector<int64_t>& dims,
                                       AttrKind kind) const;
 
- private:
+private:
   // The activation table and the parameters of every float input and output of a quantized model.
   void load_quantization();
   // Refuses input shapes the runtime cannot describe and preprocessing that does not fit them.
@@ -100,4 +100,4 @@ class LoadedModel {
 // "[1,3,224,224]"
 std::string dims_string(const std::vector<int64_t>& dims);
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

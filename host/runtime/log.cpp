@@ -15,7 +15,7 @@ int configured_level() noexcept {
   }();
   return level;
 }
-} // namespace
+}  // namespace
 
 bool log_enabled(LogLevel level) noexcept { return static_cast<int>(level) <= configured_level(); }
 
@@ -28,17 +28,17 @@ void log_line(LogLevel level, std::string_view text) noexcept {
 
 namespace {
 thread_local std::string last_error;
-} // namespace
+}  // namespace
 
 void record_last_error(std::string_view text) noexcept {
   try {
     last_error.assign(text);
   } catch (...) {
-    last_error.clear(); // out of memory: no message rather than a stale one
+    last_error.clear();  // out of memory: no message rather than a stale one
   }
 }
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host
 
 // The rknnxx extension (docs/runtime-extensions.md): the last error line this thread's rknn_*
 // calls logged, without the "E RKNN: " tag; "" when none failed. Valid until the thread's next

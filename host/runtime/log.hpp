@@ -19,21 +19,18 @@ void log_line(LogLevel level, std::string_view text) noexcept;
 // rknnxx_host_last_error() (docs/runtime-extensions.md): rknnxx::Error carries it.
 void record_last_error(std::string_view text) noexcept;
 
-template <class... Args>
-void log_error(fmt::format_string<Args...> format, Args&&... args) {
+template <class... Args> void log_error(fmt::format_string<Args...> format, Args&&... args) {
   const std::string text = fmt::format(format, std::forward<Args>(args)...);
   record_last_error(text);
   if (log_enabled(LogLevel::error)) log_line(LogLevel::error, text);
 }
 
-template <class... Args>
-void log_warning(fmt::format_string<Args...> format, Args&&... args) {
+template <class... Args> void log_warning(fmt::format_string<Args...> format, Args&&... args) {
   if (log_enabled(LogLevel::warning)) log_line(LogLevel::warning, fmt::format(format, std::forward<Args>(args)...));
 }
 
-template <class... Args>
-void log_info(fmt::format_string<Args...> format, Args&&... args) {
+template <class... Args> void log_info(fmt::format_string<Args...> format, Args&&... args) {
   if (log_enabled(LogLevel::info)) log_line(LogLevel::info, fmt::format(format, std::forward<Args>(args)...));
 }
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

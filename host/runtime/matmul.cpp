@@ -71,13 +71,11 @@ void copy_element(std::span<const std::byte> source, std::uint64_t from, std::sp
   std::memcpy(target.data() + to * width, source.data() + from * width, width);
 }
 
-template <class T>
-void store(std::span<std::byte> bytes, std::uint64_t index, T value) {
+template <class T> void store(std::span<std::byte> bytes, std::uint64_t index, T value) {
   std::memcpy(bytes.data() + index * sizeof(T), &value, sizeof(T));
 }
 
-template <class T>
-T saturate(std::int64_t value) {
+template <class T> T saturate(std::int64_t value) {
   return static_cast<T>(std::clamp<std::int64_t>(value, std::numeric_limits<T>::min(), std::numeric_limits<T>::max()));
 }
 
@@ -98,7 +96,7 @@ std::size_t element_count(std::uint32_t a, std::uint32_t b, std::string_view wha
   return static_cast<std::size_t>(count);
 }
 
-} // namespace
+}  // namespace
 
 PlatformInfo host_platform() {
   const char* name = std::getenv("RKNNXX_HOST_PLATFORM");
@@ -111,8 +109,7 @@ PlatformInfo host_platform() {
 MatmulContext::MatmulContext(const PlatformInfo& platform, const rknn_matmul_info& info,
                              std::vector<MatmulShape> shapes)
     : platform_(platform), info_(info), shapes_(std::move(shapes)) {
-  if (!platform_.supports(Function::matmul_create))
-    fail(RKNN_ERR_FAIL, "{} has no matmul API", platform_.name);
+  if (!platform_.supports(Function::matmul_create)) fail(RKNN_ERR_FAIL, "{} has no matmul API", platform_.name);
   if (info.AC_quant_type != 0)
     fail(RKNN_ERR_PARAM_INVALID, "AC_quant_type is {}: A and C are quantized per layer only (0)", info.AC_quant_type);
   if (info.B_quant_type < 0 || info.B_quant_type > 5)
@@ -124,7 +121,8 @@ MatmulContext::MatmulContext(const PlatformInfo& platform, const rknn_matmul_inf
     const MatmulGeometry& g = geometries_.back();
     if (info.B_quant_type != RKNN_QUANT_TYPE_PER_LAYER_SYM && !is_integer(g.b.type))
       fail(RKNN_ERR_PARAM_INVALID, "B_quant_type {} needs an integer B; B is {}", info.B_quant_type, name_of(g.b.type));
-    if (per_group(info.B_quant_type) && (info.group_size <= 0 || shape.k % static_cast<std::uint32_t>(info.group_size) != 0))
+    if (per_group(info.B_quant_type) &&
+        (info.group_size <= 0 || shape.k % static_cast<std::uint32_t>(info.group_size) != 0))
       fail(RKNN_ERR_PARAM_INVALID, "per-group B needs group_size > 0 dividing K (group_size={}, K={})", info.group_size,
            shape.k);
     // Only a transposed B may change K and N between shapes: a normal or native B is one
@@ -281,11 +279,13 @@ void MatmulContext::run() {
   const MatmulGeometry& g = geometries_[current_];
   const MatmulShape& shape = shapes_[current_];
   for (int i = 0; i < 3; ++i)
-    if (!mems_[i]) fail(RKNN_ERR_PARAM_INVALID, "no memory is bound to {}: call rknn_matmul_set_io_mem first", matrix_names[i]);
+    if (!mems_[i])
+      fail(RKNN_ERR_PARAM_INVALID, "no memory is bound to {}: call rknn_matmul_set_io_mem first", matrix_names[i]);
   for (int i = 0; i < 3; ++i)
     if (quant_[i].scale.size() != std::max<std::size_t>(scale_count(static_cast<Matrix>(i)), 1))
-      fail(RKNN_ERR_PARAM_INVALID, "{}'s {} quantization scale(s) are for another shape: set them again for M={}, K={}, N={}",
-           matrix_names[i], quant_[i].scale.size(), shape.m, shape.k, shape.n);
+      fail(RKNN_ERR_PARAM_INVALID,
+           "{}'s {} quantization scale(s) are for another shape: set them again for M={}, K={}, N={}", matrix_names[i],
+           quant_[i].scale.size(), shape.m, shape.k, shape.n);
   const std::span<const std::byte> a_bytes = matrix_bytes(*mems_[matrix_a], g.a.size, "A");
   const std::span<const std::byte> b_bytes = matrix_bytes(*mems_[matrix_b], g.b.size, "B");
   const std::span<std::byte> c_bytes = matrix_bytes(*mems_[matrix_c], g.c.size, "C");
@@ -296,7 +296,8 @@ void MatmulContext::run() {
       per_group(info_.B_quant_type) ? k_count / static_cast<std::uint32_t>(info_.group_size) : 1;
   const auto b_param = [&](std::uint32_t k, std::uint32_t n) -> std::size_t {
     if (per_channel(info_.B_quant_type)) return n;
-    if (per_group(info_.B_quant_type)) return static_cast<std::size_t>(n) * groups_per_row + k / static_cast<std::uint32_t>(info_.group_size);
+    if (per_group(info_.B_quant_type))
+      return static_cast<std::size_t>(n) * groups_per_row + k / static_cast<std::uint32_t>(info_.group_size);
     return 0;
   };
   const Quant& qa = quant_[matrix_a];
@@ -309,13 +310,13 @@ void MatmulContext::run() {
   std::vector<float> a(element_count(m_count, k_count, "M x K"));
   for (std::uint32_t m = 0; m < m_count; ++m)
     for (std::uint32_t k = 0; k < k_count; ++k)
-      a[static_cast<std::size_t>(m) * k_count + k] = static_cast<float>(
-          read_real(a_bytes, g.a.type, g.a.offset(m, k)) - (a_int ? qa.zero_point[0] : 0));
+      a[static_cast<std::size_t>(m) * k_count + k] =
+          static_cast<float>(read_real(a_bytes, g.a.type, g.a.offset(m, k)) - (a_int ? qa.zero_point[0] : 0));
   std::vector<float> b(element_count(k_count, n_count, "K x N"));
   for (std::uint32_t k = 0; k < k_count; ++k)
     for (std::uint32_t n = 0; n < n_count; ++n)
-      b[static_cast<std::size_t>(n) * k_count + k] = static_cast<float>(
-          read_real(b_bytes, g.b.type, g.b.offset(k, n)) - (b_int ? qb.zero_point[b_param(k, n)] : 0));
+      b[static_cast<std::size_t>(n) * k_count + k] = static_cast<float>(read_real(b_bytes, g.b.type, g.b.offset(k, n)) -
+                                                                        (b_int ? qb.zero_point[b_param(k, n)] : 0));
 
   const bool integer_result = g.c.type == TensorType::int32 || g.c.type == TensorType::int16;
   if (integer_result && qb.scale.size() > 1) {
@@ -377,7 +378,7 @@ void b_normal_to_native(const void* normal, void* native, int k, int n, const rk
       copy_element(source, normal_g.b.offset(row, col), target, native_g.b.offset(row, col), native_g.b.type);
 }
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host
 
 using namespace rknnxx::host;
 
@@ -392,7 +393,7 @@ rknnxx::MatmulShape shape_of(int m, int k, int n, const char* what) {
 // Bounds the shape list of rknn_matmul_create_dynamic_shape (each shape costs a geometry).
 constexpr int max_dynamic_shapes = 1024;
 
-} // namespace
+}  // namespace
 
 extern "C" {
 
@@ -468,4 +469,4 @@ int rknn_B_normal_layout_to_native_layout(void* B_input, void* B_output, int K, 
   });
 }
 
-} // extern "C"
+}  // extern "C"

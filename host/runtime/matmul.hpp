@@ -22,7 +22,7 @@ namespace rknnxx::host {
 PlatformInfo host_platform();
 
 class MatmulContext {
- public:
+public:
   // Validates `info` and every shape against the platform (RKNN_ERR_PARAM_INVALID otherwise).
   MatmulContext(const PlatformInfo& platform, const rknn_matmul_info& info, std::vector<MatmulShape> shapes);
 
@@ -36,7 +36,7 @@ class MatmulContext {
   void set_dynamic_shape(const rknn_matmul_shape& shape);
   void run();
 
- private:
+private:
   struct Quant {
     std::vector<float> scale{1.0f};
     std::vector<int32_t> zero_point{0};
@@ -62,4 +62,4 @@ class MatmulContext {
 // rknn_B_normal_layout_to_native_layout: B [K, N] to the native layout of `info`'s type.
 void b_normal_to_native(const void* normal, void* native, int k, int n, const rknn_matmul_info& info);
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

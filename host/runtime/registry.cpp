@@ -74,8 +74,9 @@ void Registry::remove_matmul(rknn_context handle) {
   matmuls_.erase(found);
   for (auto& [descriptor, mem] : mems_)
     if (mem->owner() == handle)
-      log_warning("rknn_matmul_destroy: memory {} of {} bytes still belongs to context {:#x}; call rknn_destroy_mem first",
-                  static_cast<const void*>(descriptor), descriptor->size, static_cast<uint64_t>(handle));
+      log_warning(
+          "rknn_matmul_destroy: memory {} of {} bytes still belongs to context {:#x}; call rknn_destroy_mem first",
+          static_cast<const void*>(descriptor), descriptor->size, static_cast<uint64_t>(handle));
 }
 
 void Registry::require_owner(rknn_context handle) const {
@@ -94,8 +95,7 @@ rknn_tensor_mem* Registry::add_mem(std::shared_ptr<HostMem> mem) {
 
 namespace {
 // The live entry for `mem` that `context` may use; called with the registry's lock held.
-template <class Map>
-auto find_mem(Map& mems, rknn_context context, rknn_tensor_mem* mem) {
+template <class Map> auto find_mem(Map& mems, rknn_context context, rknn_tensor_mem* mem) {
   auto found = mems.find(mem);
   if (found == mems.end())
     fail(RKNN_ERR_PARAM_INVALID, "mem {} is not live memory of this runtime (never created, or destroyed)",
@@ -106,7 +106,7 @@ auto find_mem(Map& mems, rknn_context context, rknn_tensor_mem* mem) {
          static_cast<uint64_t>(owner), static_cast<uint64_t>(context));
   return found;
 }
-} // namespace
+}  // namespace
 
 std::shared_ptr<HostMem> Registry::mem(rknn_context context, rknn_tensor_mem* mem) const {
   std::lock_guard lock(mutex_);
@@ -121,4 +121,4 @@ void Registry::remove_mem(rknn_context context, rknn_tensor_mem* mem) {
   mems_.erase(found);
 }
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

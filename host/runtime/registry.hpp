@@ -19,7 +19,7 @@ class HostContext;
 class MatmulContext;
 
 class Registry {
- public:
+public:
   rknn_context add_context(std::shared_ptr<HostContext> context);
   // The live context behind `handle`, or RKNN_ERR_CTX_INVALID.
   [[nodiscard]] std::shared_ptr<HostContext> context(rknn_context handle) const;
@@ -40,7 +40,7 @@ class Registry {
   [[nodiscard]] std::shared_ptr<HostMem> mem(rknn_context context, rknn_tensor_mem* mem) const;
   void remove_mem(rknn_context context, rknn_tensor_mem* mem);
 
- private:
+private:
   mutable std::mutex mutex_;
   rknn_context next_handle_ = 0x1000;
   std::unordered_map<rknn_context, std::shared_ptr<HostContext>> contexts_;
@@ -50,4 +50,4 @@ class Registry {
 
 Registry& registry();
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

@@ -33,9 +33,16 @@ std::optional<rknn_tensor_type> rknn_type_of(DataType dtype) {
 
 size_t element_bytes(rknn_tensor_type type) {
   switch (type) {
-    case RKNN_TENSOR_FLOAT32: case RKNN_TENSOR_INT32: case RKNN_TENSOR_UINT32: return 4;
-    case RKNN_TENSOR_FLOAT16: case RKNN_TENSOR_INT16: case RKNN_TENSOR_UINT16: case RKNN_TENSOR_BFLOAT16: return 2;
-    case RKNN_TENSOR_INT8: case RKNN_TENSOR_UINT8: case RKNN_TENSOR_BOOL: return 1;
+    case RKNN_TENSOR_FLOAT32:
+    case RKNN_TENSOR_INT32:
+    case RKNN_TENSOR_UINT32: return 4;
+    case RKNN_TENSOR_FLOAT16:
+    case RKNN_TENSOR_INT16:
+    case RKNN_TENSOR_UINT16:
+    case RKNN_TENSOR_BFLOAT16: return 2;
+    case RKNN_TENSOR_INT8:
+    case RKNN_TENSOR_UINT8:
+    case RKNN_TENSOR_BOOL: return 1;
     case RKNN_TENSOR_INT64: return 8;
     default: break;
   }
@@ -52,8 +59,7 @@ std::string dims_text(std::span<const uint32_t> dims) { return fmt::format("[{}]
 
 // A public layout mapping built from a caller's strides; the core's refusal (a stride smaller
 // than the extent) becomes the runtime's RKNN_ERR_INPUT_INVALID with the same message.
-template <class Mapping, class... Args>
-Mapping checked_mapping(Args... args) {
+template <class Mapping, class... Args> Mapping checked_mapping(Args... args) {
   try {
     return Mapping(args...);
   } catch (const rknnxx::Error& e) {
@@ -69,8 +75,7 @@ struct NoElements {
 
 // Checks `format` against the logical NCHW extents `s` and calls visit(mapping) with the
 // buffer's mapping from include/rknnxx/core/layout.hpp, or with NoElements for an empty tensor.
-template <class Visit>
-void visit_mapping(const BufferFormat& format, const Extents4& s, Visit&& visit) {
+template <class Visit> void visit_mapping(const BufferFormat& format, const Extents4& s, Visit&& visit) {
   const auto& d = format.dims;
   auto mismatch = [&](const char* expected) {
     fail(RKNN_ERR_INPUT_INVALID, "{} dims {} do not describe the tensor [{},{},{},{}] (NCHW): expected {}",
@@ -121,7 +126,9 @@ TensorType runtime_type(DataType type) {
 // tensor. Values pass through double, so that every integer type round-trips exactly; integers
 // round to nearest, ties to even, and saturate. The type is checked by element_bytes() first.
 rknnxx::detail::LoadFn loader(rknn_tensor_type type) { return rknnxx::detail::load_fn(static_cast<TensorType>(type)); }
-rknnxx::detail::StoreFn storer(rknn_tensor_type type) { return rknnxx::detail::store_fn(static_cast<TensorType>(type)); }
+rknnxx::detail::StoreFn storer(rknn_tensor_type type) {
+  return rknnxx::detail::store_fn(static_cast<TensorType>(type));
+}
 rknnxx::detail::LoadFn loader(DataType type) { return rknnxx::detail::load_fn(runtime_type(type)); }
 rknnxx::detail::StoreFn storer(DataType type) { return rknnxx::detail::store_fn(runtime_type(type)); }
 
@@ -138,7 +145,7 @@ uint64_t elements_of(std::span<const uint32_t> dims) {
   return count;
 }
 
-} // namespace
+}  // namespace
 
 size_t BufferFormat::required_bytes() const {
   // Checked: crafted strides or dims can make the product wrap to a small byte count, and a
@@ -247,4 +254,4 @@ void encode(const Tensor& source, const BufferFormat& format, std::span<std::byt
   });
 }
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

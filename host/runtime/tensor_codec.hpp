@@ -54,4 +54,4 @@ void decode(std::span<const std::byte> source, const BufferFormat& format, const
 // lanes and padded columns are written as zeros.
 void encode(const Tensor& source, const BufferFormat& format, std::span<std::byte> target);
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

@@ -38,9 +38,7 @@ std::span<const std::byte> bytes_of(const py::buffer_info& b) {
   return {static_cast<const std::byte*>(b.ptr), static_cast<std::size_t>(b.size * b.itemsize)};
 }
 
-py::bytes to_bytes(const std::vector<std::byte>& v) {
-  return {reinterpret_cast<const char*>(v.data()), v.size()};
-}
+py::bytes to_bytes(const std::vector<std::byte>& v) { return {reinterpret_cast<const char*>(v.data()), v.size()}; }
 
 // The toolkit's accuracy_analysis on a model that build(do_quantization=True) made: the float graph
 // (the model's ONNX) against the w8a8 one with the activation parameters the model file stores (the
@@ -86,12 +84,14 @@ AccuracyResult analyze(std::span<const std::byte> model_bytes, const std::string
   return result;
 }
 
-} // namespace
+}  // namespace
 
 PYBIND11_MODULE(_converter, m) {
   m.doc() = "The host converter: ONNX + the toolkit's config -> a host model (rknnxx convert)";
 
-  m.def("convert", [](const py::buffer& onnx, const std::string& config_json, const std::optional<std::string>& dataset) {
+  m.def(
+      "convert",
+      [](const py::buffer& onnx, const std::string& config_json, const std::optional<std::string>& dataset) {
         const py::buffer_info in = onnx.request();
         std::vector<std::byte> file;
         {
@@ -101,12 +101,15 @@ PYBIND11_MODULE(_converter, m) {
               host::convert_onnx(bytes_of(in), config, {}, dataset.value_or(std::string())).file);
         }
         return to_bytes(file);
-      }, py::arg("onnx"), py::arg("config_json"), py::arg("dataset") = py::none(),
+      },
+      py::arg("onnx"), py::arg("config_json"), py::arg("dataset") = py::none(),
       "Converts ONNX bytes with a CONFIG.json text (the toolkit's config keys) into the bytes of a host model; "
       "with a dataset file, quantized w8a8 (calibrated on its samples, as `rknnxx convert --dataset`).");
 
-  m.def("accuracy", [](const py::buffer& model, const std::string& config_json, const std::vector<std::string>& files,
-                       std::size_t threads) {
+  m.def(
+      "accuracy",
+      [](const py::buffer& model, const std::string& config_json, const std::vector<std::string>& files,
+         std::size_t threads) {
         const py::buffer_info in = model.request();
         AccuracyResult r;
         {
@@ -123,12 +126,16 @@ PYBIND11_MODULE(_converter, m) {
         d["samples"] = r.samples;
         d["layers"] = layers;
         return d;
-      }, py::arg("model"), py::arg("config_json"), py::arg("files"), py::arg("threads") = 0,
+      },
+      py::arg("model"), py::arg("config_json"), py::arg("files"), py::arg("threads") = 0,
       "Per tensor of a quantized host model, in execution order: (name, op_type, node, entire cosine, entire "
       "euclidean, single cosine, single euclidean) of w8a8 against float32 on one input set (files in the dataset's "
-      "formats, one per input), as `rknnxx accuracy` computes them; and the quantization's algorithm, method, samples.");
+      "formats, one per input), as `rknnxx accuracy` computes them; and the quantization's algorithm, method, "
+      "samples.");
 
-  m.def("model_info", [](const py::buffer& model) {
+  m.def(
+      "model_info",
+      [](const py::buffer& model) {
         const py::buffer_info in = model.request();
         const host::ModelFile file = [&] {
           py::gil_scoped_release nogil;
@@ -141,5 +148,6 @@ PYBIND11_MODULE(_converter, m) {
         d["custom_string"] = file.custom_string ? py::object(py::str(*file.custom_string)) : py::object(py::none());
         d["dynamic"] = file.dynamic_input.has_value();
         return d;
-      }, py::arg("model"), "What a host model file records: target platform, producer, config, custom string.");
+      },
+      py::arg("model"), "What a host model file records: target platform, producer, config, custom string.");
 }

@@ -52,18 +52,18 @@ void raise_error(const Error& e) {
 // The numpy spelling of a tensor type; types numpy lacks keep the runtime's name.
 std::string dtype_name(TensorType t) {
   switch (t) {
-  case TensorType::float32: return "float32";
-  case TensorType::float16: return "float16";
-  case TensorType::int8: return "int8";
-  case TensorType::uint8: return "uint8";
-  case TensorType::int16: return "int16";
-  case TensorType::uint16: return "uint16";
-  case TensorType::int32: return "int32";
-  case TensorType::uint32: return "uint32";
-  case TensorType::int64: return "int64";
-  case TensorType::boolean: return "bool";
-  case TensorType::int4: return "int4";
-  case TensorType::bfloat16: return "bfloat16";
+    case TensorType::float32: return "float32";
+    case TensorType::float16: return "float16";
+    case TensorType::int8: return "int8";
+    case TensorType::uint8: return "uint8";
+    case TensorType::int16: return "int16";
+    case TensorType::uint16: return "uint16";
+    case TensorType::int32: return "int32";
+    case TensorType::uint32: return "uint32";
+    case TensorType::int64: return "int64";
+    case TensorType::boolean: return "bool";
+    case TensorType::int4: return "int4";
+    case TensorType::bfloat16: return "bfloat16";
   }
   return std::string(name_of(t));
 }
@@ -73,20 +73,23 @@ bool has_numpy_dtype(TensorType t) { return t != TensorType::int4 && t != Tensor
 std::optional<TensorType> tensor_type_of_dtype(const py::dtype& d) {
   const auto size = d.itemsize();
   switch (d.kind()) {
-  case 'f': return size == 4 ? std::optional(TensorType::float32) : size == 2 ? std::optional(TensorType::float16) : std::nullopt;
-  case 'i':
-    return size == 1 ? std::optional(TensorType::int8)
-           : size == 2 ? std::optional(TensorType::int16)
-           : size == 4 ? std::optional(TensorType::int32)
-           : size == 8 ? std::optional(TensorType::int64)
+    case 'f':
+      return size == 4 ? std::optional(TensorType::float32)
+          : size == 2  ? std::optional(TensorType::float16)
                        : std::nullopt;
-  case 'u':
-    return size == 1 ? std::optional(TensorType::uint8)
-           : size == 2 ? std::optional(TensorType::uint16)
-           : size == 4 ? std::optional(TensorType::uint32)
+    case 'i':
+      return size == 1 ? std::optional(TensorType::int8)
+          : size == 2  ? std::optional(TensorType::int16)
+          : size == 4  ? std::optional(TensorType::int32)
+          : size == 8  ? std::optional(TensorType::int64)
                        : std::nullopt;
-  case 'b': return TensorType::boolean;
-  default: return std::nullopt;
+    case 'u':
+      return size == 1 ? std::optional(TensorType::uint8)
+          : size == 2  ? std::optional(TensorType::uint16)
+          : size == 4  ? std::optional(TensorType::uint32)
+                       : std::nullopt;
+    case 'b': return TensorType::boolean;
+    default: return std::nullopt;
   }
 }
 
@@ -111,7 +114,9 @@ HeldInput hold_input(const py::handle& given, std::size_t index, const std::stri
   py::array a = py::array::ensure(given, py::array::c_style);
   if (!a) {
     PyErr_Clear();
-    bad_argument(call, fmt::format("input {} is a {}, not an array", index, std::string(py::str(py::type::of(given).attr("__name__")))));
+    bad_argument(call,
+                 fmt::format("input {} is a {}, not an array", index,
+                             std::string(py::str(py::type::of(given).attr("__name__")))));
   }
   // Python floats make float64 arrays: the runtime has no float64 tensors, and float32 holds the
   // values an NPU model takes.
@@ -119,13 +124,15 @@ HeldInput hold_input(const py::handle& given, std::size_t index, const std::stri
     a = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(a);
   const auto type = tensor_type_of_dtype(a.dtype());
   if (!type)
-    bad_argument(call, fmt::format("input {} has numpy dtype {}, which is no tensor type (use float32, float16, int8, "
-                                   "uint8, int16, uint16, int32, uint32, int64 or bool)",
-                                   index, std::string(py::str(a.dtype()))));
+    bad_argument(call,
+                 fmt::format("input {} has numpy dtype {}, which is no tensor type (use float32, float16, int8, "
+                             "uint8, int16, uint16, int32, uint32, int64 or bool)",
+                             index, std::string(py::str(a.dtype()))));
   std::vector<std::uint32_t> extents;
   for (py::ssize_t d = 0; d < a.ndim(); ++d) {
     if (a.shape(d) <= 0 || a.shape(d) > static_cast<py::ssize_t>(UINT32_MAX))
-      bad_argument(call, fmt::format("input {} has extent {} in axis {}: extents are 1 .. 2^32-1", index, a.shape(d), d));
+      bad_argument(call,
+                   fmt::format("input {} has extent {} in axis {}: extents are 1 .. 2^32-1", index, a.shape(d), d));
     extents.push_back(static_cast<std::uint32_t>(a.shape(d)));
   }
   if (extents.empty()) extents.push_back(1);
@@ -144,25 +151,27 @@ HeldInput hold_input(const py::handle& given, std::size_t index, const std::stri
 template <class T, class F> decltype(auto) with_view_as(const HeldInput& h, F&& f) {
   const T* p = static_cast<const T*>(h.array.data());
   const Dims& d = h.dims;
-  if (d.rank() == 4 && h.format == TensorFormat::nhwc) return f(nhwc_view(p, Extents4{.n = d[0], .c = d[3], .h = d[1], .w = d[2]}));
-  if (d.rank() == 4 && h.format == TensorFormat::nchw) return f(nchw_view(p, Extents4{.n = d[0], .c = d[1], .h = d[2], .w = d[3]}));
+  if (d.rank() == 4 && h.format == TensorFormat::nhwc)
+    return f(nhwc_view(p, Extents4{.n = d[0], .c = d[3], .h = d[1], .w = d[2]}));
+  if (d.rank() == 4 && h.format == TensorFormat::nchw)
+    return f(nchw_view(p, Extents4{.n = d[0], .c = d[1], .h = d[2], .w = d[3]}));
   return f(flat_view(p, d));
 }
 
 template <class F> decltype(auto) with_view(const HeldInput& h, F&& f) {
   switch (h.type) {
-  case TensorType::float32: return with_view_as<float>(h, f);
-  case TensorType::float16: return with_view_as<Float16>(h, f);
-  case TensorType::int8: return with_view_as<std::int8_t>(h, f);
-  case TensorType::uint8: return with_view_as<std::uint8_t>(h, f);
-  case TensorType::int16: return with_view_as<std::int16_t>(h, f);
-  case TensorType::uint16: return with_view_as<std::uint16_t>(h, f);
-  case TensorType::int32: return with_view_as<std::int32_t>(h, f);
-  case TensorType::uint32: return with_view_as<std::uint32_t>(h, f);
-  case TensorType::int64: return with_view_as<std::int64_t>(h, f);
-  case TensorType::boolean: return with_view_as<bool>(h, f);
-  case TensorType::int4:
-  case TensorType::bfloat16: break;
+    case TensorType::float32: return with_view_as<float>(h, f);
+    case TensorType::float16: return with_view_as<Float16>(h, f);
+    case TensorType::int8: return with_view_as<std::int8_t>(h, f);
+    case TensorType::uint8: return with_view_as<std::uint8_t>(h, f);
+    case TensorType::int16: return with_view_as<std::int16_t>(h, f);
+    case TensorType::uint16: return with_view_as<std::uint16_t>(h, f);
+    case TensorType::int32: return with_view_as<std::int32_t>(h, f);
+    case TensorType::uint32: return with_view_as<std::uint32_t>(h, f);
+    case TensorType::int64: return with_view_as<std::int64_t>(h, f);
+    case TensorType::boolean: return with_view_as<bool>(h, f);
+    case TensorType::int4:
+    case TensorType::bfloat16: break;
   }
   bad_argument("rknnxx", fmt::format("{} arrays cannot come from numpy", name_of(h.type)));
 }
@@ -186,7 +195,8 @@ py::array to_numpy(CopiedOutput&& out) {
   const TensorType type = out.info.type();
   if (!has_numpy_dtype(type))
     throw Error(Errc::output_invalid, "rknnxx.Context.run",
-                fmt::format("output type {} has no numpy dtype: ask for float32 outputs", name_of(type)), out.info.id());
+                fmt::format("output type {} has no numpy dtype: ask for float32 outputs", name_of(type)),
+                out.info.id());
   std::vector<py::ssize_t> shape;
   for (std::uint32_t e : out.info.dims()) shape.push_back(static_cast<py::ssize_t>(e));
   auto* owned = new std::vector<std::byte>(std::move(out.bytes));
@@ -228,8 +238,9 @@ AttrQuery parse_query(const std::string& s) {
   if (s == "native_nhwc") return AttrQuery::native_nhwc;
   if (s == "current") return AttrQuery::current;
   if (s == "current_native") return AttrQuery::current_native;
-  bad_argument("rknnxx.Context.input_attrs",
-               fmt::format("attribute query \"{}\" is not one of normal, native, native_nhwc, current, current_native", s));
+  bad_argument(
+      "rknnxx.Context.input_attrs",
+      fmt::format("attribute query \"{}\" is not one of normal, native, native_nhwc, current, current_native", s));
 }
 
 std::shared_ptr<const Runtime> load_runtime(const std::optional<std::string>& choice) {
@@ -242,12 +253,15 @@ class NativeContext {
 public:
   explicit NativeContext(Context ctx) : ctx_(std::move(ctx)) {}
 
-  static std::unique_ptr<NativeContext> open(const py::object& model, const std::optional<std::string>& runtime, std::uint32_t flags) {
+  static std::unique_ptr<NativeContext> open(const py::object& model, const std::optional<std::string>& runtime,
+                                             std::uint32_t flags) {
     ContextOptions options;
     options.flags = InitFlags(static_cast<InitFlag>(flags));
-    if (py::isinstance<py::bytes>(model) || py::isinstance<py::bytearray>(model) || py::isinstance<py::memoryview>(model)) {
+    if (py::isinstance<py::bytes>(model) || py::isinstance<py::bytearray>(model) ||
+        py::isinstance<py::memoryview>(model)) {
       const py::buffer_info buf = py::buffer(model).request();
-      std::span<const std::byte> bytes(static_cast<const std::byte*>(buf.ptr), static_cast<std::size_t>(buf.size * buf.itemsize));
+      std::span<const std::byte> bytes(static_cast<const std::byte*>(buf.ptr),
+                                       static_cast<std::size_t>(buf.size * buf.itemsize));
       py::gil_scoped_release nogil;
       options.runtime = load_runtime(runtime);
       return std::make_unique<NativeContext>(Context::from_buffer(bytes, options));
@@ -310,23 +324,26 @@ public:
   }
   std::size_t set_input_shapes(const std::vector<std::vector<std::uint32_t>>& shapes, const std::string& order) {
     if (order != "runtime" && order != "nchw")
-      bad_argument("rknnxx.Context.set_input_shapes", fmt::format("order \"{}\" is not 'runtime' (NHWC) or 'nchw'", order));
+      bad_argument("rknnxx.Context.set_input_shapes",
+                   fmt::format("order \"{}\" is not 'runtime' (NHWC) or 'nchw'", order));
     std::vector<Dims> dims;
     for (const auto& s : shapes) dims.emplace_back(std::span<const std::uint32_t>(s));
     return locked([&](Context& c) {
-      return c.set_input_shapes(std::span<const Dims>(dims), order == "nchw" ? DimsOrder::nchw : DimsOrder::runtime).group;
+      return c.set_input_shapes(std::span<const Dims>(dims), order == "nchw" ? DimsOrder::nchw : DimsOrder::runtime)
+          .group;
     });
   }
 
   // Sets the inputs, runs and copies the outputs out. A dynamic-shape model switches to the group
   // the arrays' shapes name first when they differ from the current shapes (Lite2: the shape of the
   // call chooses; until the first switch the current shapes are the ones the attributes report).
-  py::list run(const py::sequence& inputs, const std::vector<std::string>& formats, const std::vector<bool>& pass_through,
-               bool want_float) {
+  py::list run(const py::sequence& inputs, const std::vector<std::string>& formats,
+               const std::vector<bool>& pass_through, bool want_float) {
     constexpr std::string_view call = "rknnxx.Context.run";
     if (formats.size() != inputs.size() || pass_through.size() != inputs.size())
-      bad_argument(call, fmt::format("{} inputs, {} data formats and {} pass-through flags: give one of each per input",
-                                     inputs.size(), formats.size(), pass_through.size()));
+      bad_argument(call,
+                   fmt::format("{} inputs, {} data formats and {} pass-through flags: give one of each per input",
+                               inputs.size(), formats.size(), pass_through.size()));
     std::vector<HeldInput> held;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       const py::object item = inputs[i];
@@ -384,7 +401,8 @@ TensorRef tensor_ref(const PyTensorRef& r) {
 BindAs bind_as(const std::optional<std::string>& dtype, const std::optional<std::string>& format, bool native) {
   constexpr std::string_view call = "rknnxx.Context.bind";
   if (native) {
-    if (dtype || format) bad_argument(call, "native binds the runtime's native type and layout: give no dtype or format with it");
+    if (dtype || format)
+      bad_argument(call, "native binds the runtime's native type and layout: give no dtype or format with it");
     return BindAs::native_layout();
   }
   BindAs as;
@@ -411,13 +429,15 @@ public:
   }
 
   TensorInfo bound(bool input, const PyTensorRef& r) {
-    return ctx_->locked([&](Context&) { return input ? io_->bound_input(tensor_ref(r)) : io_->bound_output(tensor_ref(r)); });
+    return ctx_->locked(
+        [&](Context&) { return input ? io_->bound_input(tensor_ref(r)) : io_->bound_output(tensor_ref(r)); });
   }
   std::size_t set_input_shapes(std::size_t group) {
     if (open_windows_ > 0)
       bad_argument("rknnxx.Binding.set_input_shapes",
                    fmt::format("{} buffer window(s) are open: a shape switch may move the bound memory under them; "
-                               "leave the `with` blocks first", open_windows_));
+                               "leave the `with` blocks first",
+                               open_windows_));
     return ctx_->locked([&](Context&) { return io_->set_input_shapes(group).group; });
   }
   void run() {
@@ -427,7 +447,7 @@ public:
 
 private:
   friend class NativeWindow;
-  NativeContext* ctx_; // kept alive by the Python binding object (keep_alive in the module)
+  NativeContext* ctx_;  // kept alive by the Python binding object (keep_alive in the module)
   std::unique_ptr<IoBinding> io_;
   int open_windows_ = 0;
 };
@@ -442,7 +462,7 @@ public:
   ~NativeWindow() {
     try {
       owner_->ctx_->locked_keeping_gil([&](Context&) { close(); });
-    } catch (...) { // NOLINT: a destructor must not throw; release() reports sync errors
+    } catch (...) {  // NOLINT: a destructor must not throw; release() reports sync errors
     }
   }
 
@@ -454,11 +474,11 @@ public:
   // dims (NHWC and NC1HWC2 rows padded to w_stride as strided views), or flat when the attribute
   // does not fit the allocation. Read-only for outputs.
   py::array array(const py::object& self) {
-    if (!open_)
-      bad_argument("rknnxx.Binding buffer", fmt::format("the window over {} was released", info_.id().name));
+    if (!open_) bad_argument("rknnxx.Binding buffer", fmt::format("the window over {} was released", info_.id().name));
     const TensorType type = info_.type();
     if (!has_numpy_dtype(type))
-      bad_argument("rknnxx.Binding buffer", fmt::format("{} is bound as {}, which has no numpy dtype", info_.name(), name_of(type)));
+      bad_argument("rknnxx.Binding buffer",
+                   fmt::format("{} is bound as {}, which has no numpy dtype", info_.name(), name_of(type)));
     const py::dtype dt(dtype_name(type));
     const auto item = static_cast<py::ssize_t>(dt.itemsize());
     const auto bytes = static_cast<py::ssize_t>(size_);
@@ -466,14 +486,16 @@ public:
     std::vector<py::ssize_t> shape, strides;
     if (info_.format() == TensorFormat::nhwc && d.rank() == 4) {
       // Rows padded to w_stride (and h_stride): a strided view over the logical NHWC extents.
-      const py::ssize_t c = d[3], w_stride = std::max(info_.w_stride(), d[2]), h_stride = std::max(info_.h_stride(), d[1]);
+      const py::ssize_t c = d[3], w_stride = std::max(info_.w_stride(), d[2]),
+                        h_stride = std::max(info_.h_stride(), d[1]);
       shape = {d[0], d[1], d[2], d[3]};
       strides = {h_stride * w_stride * c * item, w_stride * c * item, c * item, item};
     } else if (info_.format() == TensorFormat::nc1hwc2 && d.rank() == 5) {
       // [N, C1, H, W, C2] with W padded to w_stride.
       const py::ssize_t c2 = d[4], w_stride = std::max(info_.w_stride(), d[3]);
       shape = {d[0], d[1], d[2], d[3], d[4]};
-      strides = {d[1] * d[2] * w_stride * c2 * item, d[2] * w_stride * c2 * item, w_stride * c2 * item, c2 * item, item};
+      strides = {d[1] * d[2] * w_stride * c2 * item, d[2] * w_stride * c2 * item, w_stride * c2 * item, c2 * item,
+                 item};
     } else {
       for (std::uint32_t e : d) shape.push_back(e);
       py::ssize_t stride = item;
@@ -508,11 +530,11 @@ private:
     if (write_) {
       auto w = std::move(*write_);
       write_.reset();
-      w.reset(); // syncs to the device; throws the sync error, if any
+      w.reset();  // syncs to the device; throws the sync error, if any
     }
   }
 
-  NativeBinding* owner_; // kept alive by the Python window object (keep_alive in the module)
+  NativeBinding* owner_;  // kept alive by the Python window object (keep_alive in the module)
   TensorInfo info_;
   std::optional<MemAccess<CpuAccess::write>> write_;
   std::optional<MemAccess<CpuAccess::read>> read_;
@@ -555,8 +577,8 @@ py::dict runtime_dict(const Runtime& rt) {
   return d;
 }
 
-} // namespace
-} // namespace rknnxx::python
+}  // namespace
+}  // namespace rknnxx::python
 
 PYBIND11_MODULE(_native, m) {
   using namespace rknnxx;
@@ -589,55 +611,81 @@ PYBIND11_MODULE(_native, m) {
     codes[py::str(std::string(errc_name(e)))] = static_cast<int>(e);
   m.attr("error_codes") = codes;
 
-  m.def("load_runtime", [](const std::optional<std::string>& choice) {
-        auto rt = [&] { py::gil_scoped_release nogil; return load_runtime(choice); }();
+  m.def(
+      "load_runtime",
+      [](const std::optional<std::string>& choice) {
+        auto rt = [&] {
+          py::gil_scoped_release nogil;
+          return load_runtime(choice);
+        }();
         return runtime_dict(*rt);
-      }, py::arg("choice") = py::none(),
+      },
+      py::arg("choice") = py::none(),
       "Loads the runtime for a choice ('vendor', 'host', 'auto' or a path; None: RKNNXX_RUNTIME) and describes it.");
 
-  m.def("platforms", [] {
+  m.def(
+      "platforms",
+      [] {
         py::list l;
         for (const Platform p : all_platforms) {
           const auto& info = platform_info(p);
           l.append(py::make_tuple(std::string(info.name), info.npu_cores));
         }
         return l;
-      }, "The platforms rknnxx knows, as (name, NPU cores).");
+      },
+      "The platforms rknnxx knows, as (name, NPU cores).");
 
   py::class_<NativeContext>(m, "Context")
-      .def(py::init(&NativeContext::open), py::arg("model"), py::arg("runtime") = py::none(), py::arg("flags") = 0,
-           "Opens a model (a path, or its bytes) on a runtime ('vendor', 'host', 'auto', a path; None: RKNNXX_RUNTIME).")
-      .def_property_readonly("num_inputs", [](NativeContext& c) { return c.locked([](Context& x) { return x.num_inputs(); }); })
-      .def_property_readonly("num_outputs", [](NativeContext& c) { return c.locked([](Context& x) { return x.num_outputs(); }); })
-      .def("input_attrs", [](NativeContext& c, const std::string& q) { return c.attrs(true, q); }, py::arg("query") = "current")
-      .def("output_attrs", [](NativeContext& c, const std::string& q) { return c.attrs(false, q); }, py::arg("query") = "current")
+      .def(
+          py::init(&NativeContext::open), py::arg("model"), py::arg("runtime") = py::none(), py::arg("flags") = 0,
+          "Opens a model (a path, or its bytes) on a runtime ('vendor', 'host', 'auto', a path; None: RKNNXX_RUNTIME).")
+      .def_property_readonly("num_inputs",
+                             [](NativeContext& c) { return c.locked([](Context& x) { return x.num_inputs(); }); })
+      .def_property_readonly("num_outputs",
+                             [](NativeContext& c) { return c.locked([](Context& x) { return x.num_outputs(); }); })
+      .def(
+          "input_attrs", [](NativeContext& c, const std::string& q) { return c.attrs(true, q); },
+          py::arg("query") = "current")
+      .def(
+          "output_attrs", [](NativeContext& c, const std::string& q) { return c.attrs(false, q); },
+          py::arg("query") = "current")
       .def("shape_set", &NativeContext::shape_set)
       .def_property_readonly("current_group", &NativeContext::current_group)
       .def("set_input_shapes", &NativeContext::set_input_shapes_group, py::arg("group"))
       .def("set_input_shapes", &NativeContext::set_input_shapes, py::arg("shapes"), py::arg("order") = "runtime")
-      .def("run", &NativeContext::run, py::arg("inputs"), py::arg("formats"), py::arg("pass_through"), py::arg("want_float") = true)
+      .def("run", &NativeContext::run, py::arg("inputs"), py::arg("formats"), py::arg("pass_through"),
+           py::arg("want_float") = true)
       .def("dup", &NativeContext::dup)
-      .def("set_core_mask", [](NativeContext& c, std::uint32_t mask) {
-             c.locked([&](Context& x) { x.set_core_mask(static_cast<CoreMask>(mask)); });
-           }, py::arg("mask"))
-      .def("sdk_version", [](NativeContext& c) {
+      .def(
+          "set_core_mask",
+          [](NativeContext& c, std::uint32_t mask) {
+            c.locked([&](Context& x) { x.set_core_mask(static_cast<CoreMask>(mask)); });
+          },
+          py::arg("mask"))
+      .def("sdk_version",
+           [](NativeContext& c) {
              const auto v = c.locked([](Context& x) { return x.sdk_version(); });
              return py::make_tuple(v.api, v.driver);
            })
       .def("custom_string", [](NativeContext& c) { return c.locked([](Context& x) { return x.custom_string(); }); })
-      .def("last_run_us", [](NativeContext& c) {
+      .def("last_run_us",
+           [](NativeContext& c) {
              return c.locked([](Context& x) { return static_cast<long long>(x.last_run_duration().count()); });
            })
-      .def("bind", [](NativeContext& c, const std::optional<std::string>& input_dtype, const std::optional<std::string>& input_format,
-                      const std::optional<std::string>& output_dtype, const std::optional<std::string>& output_format, bool native) {
-             return std::make_unique<NativeBinding>(c, bind_as(input_dtype, input_format, native),
-                                                    bind_as(output_dtype, output_format, native));
-           }, py::arg("input_dtype"), py::arg("input_format"), py::arg("output_dtype"), py::arg("output_format"),
-           py::arg("native"), py::keep_alive<0, 1>())
+      .def(
+          "bind",
+          [](NativeContext& c, const std::optional<std::string>& input_dtype,
+             const std::optional<std::string>& input_format, const std::optional<std::string>& output_dtype,
+             const std::optional<std::string>& output_format, bool native) {
+            return std::make_unique<NativeBinding>(c, bind_as(input_dtype, input_format, native),
+                                                   bind_as(output_dtype, output_format, native));
+          },
+          py::arg("input_dtype"), py::arg("input_format"), py::arg("output_dtype"), py::arg("output_format"),
+          py::arg("native"), py::keep_alive<0, 1>())
       .def("runtime", [](NativeContext& c) {
-             const Runtime* rt = c.locked([](Context& x) { return &x.runtime(); });
-             return runtime_dict(*rt);
-           });
+        const Runtime* rt = c.locked([](Context& x) { return &x.runtime(); });
+        return runtime_dict(*rt);
+      });
 
   py::class_<NativeBinding>(m, "Binding")
       .def("bound", [](NativeBinding& b, bool input, const PyTensorRef& r) { return attr_dict(b.bound(input, r)); })

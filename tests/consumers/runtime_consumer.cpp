@@ -12,7 +12,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    const auto runtime = rknnxx::Runtime::load(); // RKNNXX_RUNTIME, else the vendor runtime, else the host runtime
+    const auto runtime = rknnxx::Runtime::load();  // RKNNXX_RUNTIME, else the vendor runtime, else the host runtime
     std::printf("runtime: %s\n", runtime->path().c_str());
     const auto ctx = rknnxx::Context::from_file(argv[1], {.runtime = runtime});
     std::printf("inputs: %u\n", ctx.num_inputs());

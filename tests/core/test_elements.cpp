@@ -44,7 +44,7 @@ TEST_CASE("float16: narrowing round-trips and rounds to nearest, ties to even") 
     const double mid = (decode_half(b) + decode_half(static_cast<std::uint16_t>(b + 1))) / 2;
     const std::uint16_t even = (b & 1) ? static_cast<std::uint16_t>(b + 1) : b;
     if (Float16(mid).bits() != even) ++wrong_ties;
-    if (Float16(static_cast<float>(mid)).bits() != even) ++wrong_ties; // mid is exact in float
+    if (Float16(static_cast<float>(mid)).bits() != even) ++wrong_ties;  // mid is exact in float
     // Just above the midpoint goes up, just below goes down.
     if (Float16(std::nextafter(mid, 1e9)).bits() != b + 1) ++wrong_ties;
     if (Float16(std::nextafter(mid, -1e9)).bits() != b) ++wrong_ties;
@@ -56,10 +56,10 @@ TEST_CASE("float16: specials, overflow, underflow and no double rounding through
   static_assert(Float16(1.0f).bits() == 0x3c00);
   static_assert(Float16(-2.0f).bits() == 0xc000);
   static_assert(Float16(65504.0f).bits() == 0x7bff);
-  static_assert(Float16(65520.0f).is_inf());          // the midpoint to 2^16 rounds up to infinity
+  static_assert(Float16(65520.0f).is_inf());  // the midpoint to 2^16 rounds up to infinity
   static_assert(!Float16(65519.99f).is_inf());
-  static_assert(Float16(1e-8f).bits() == 0);            // below half the smallest subnormal
-  static_assert(Float16(3e-8f).bits() == 1);            // above it
+  static_assert(Float16(1e-8f).bits() == 0);  // below half the smallest subnormal
+  static_assert(Float16(3e-8f).bits() == 1);  // above it
   static_assert(Float16(-0.0f).bits() == 0x8000);
   CHECK(Float16(std::numeric_limits<float>::quiet_NaN()).is_nan());
   CHECK(Float16(-std::numeric_limits<float>::infinity()).bits() == 0xfc00);
@@ -91,7 +91,7 @@ TEST_CASE("bfloat16: the upper half of binary32, rounded to nearest even") {
   // 1 + 2^-8 is the tie between 0x3f80 and 0x3f81: to even. 1 + 3*2^-8 ties to 0x3f82.
   CHECK(BFloat16(1.0f + std::ldexp(1.0f, -8)).bits() == 0x3f80);
   CHECK(BFloat16(1.0f + 3 * std::ldexp(1.0f, -8)).bits() == 0x3f82);
-  CHECK(BFloat16(std::numeric_limits<float>::max()).is_inf()); // rounds past the largest bfloat16
+  CHECK(BFloat16(std::numeric_limits<float>::max()).is_inf());  // rounds past the largest bfloat16
   CHECK(BFloat16(std::numeric_limits<float>::quiet_NaN()).is_nan());
   CHECK(BFloat16(std::numeric_limits<float>::denorm_min()).bits() == 0);
 }
@@ -128,9 +128,10 @@ TEST_CASE("element traits: size, name and ABI value per type") {
   CHECK(bits_of(TensorType::boolean) == 8);
   CHECK(bytes_for(TensorType::int4, 7) == 4);
   CHECK(bytes_for(TensorType::float16, 7) == 14);
-  CHECK(bytes_for(TensorType::int4, UINT64_MAX / 4) == UINT64_MAX / 8 + 1); // rounded up, no overflow
+  CHECK(bytes_for(TensorType::int4, UINT64_MAX / 4) == UINT64_MAX / 8 + 1);  // rounded up, no overflow
   CHECK_THROWS_WITH_AS((void)bytes_for(TensorType::float32, std::uint64_t{1} << 59),
-                       doctest::Contains("the bit count of the elements overflows 64 bits (576460752303423488 x 32)"), Error);
+                       doctest::Contains("the bit count of the elements overflows 64 bits (576460752303423488 x 32)"),
+                       Error);
   CHECK_THROWS_AS((void)bytes_for<std::uint8_t>(std::uint64_t{1} << 61), Error);
   CHECK(name_of(TensorType::bfloat16) == "BF16");
   CHECK(name_of(static_cast<TensorType>(12)) == "UNKNOW");

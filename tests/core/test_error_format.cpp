@@ -24,7 +24,7 @@ TEST_CASE("error: the rknn category and the exception's context") {
   CHECK(e.tensor().name == "images");
   CHECK(e.errc() == Errc::input_invalid);
   CHECK(e.code() == Errc::input_invalid);
-  const std::system_error& base = e; // catchable as the standard type
+  const std::system_error& base = e;  // catchable as the standard type
   CHECK(base.code().category() == rknn_category());
 
   CHECK_FALSE(to_error_code(RKNN_SUCC));
@@ -58,7 +58,8 @@ TEST_CASE("format: one-line dumps like the runtime's") {
         "size_with_stride=1638400, channels=255");
   CHECK(fmt::format("{}", platform_traits<Platform::rk3568>.matmul_float16) ==
         "k_align=16, n_align=8, a_sub_k=4, b_sub_n=8, b_sub_k=16");
-  CHECK(fmt::format("{}", platform_traits<Platform::rk3588>).find("matmul_int4={k_align=32, n_align=64") != std::string::npos);
+  CHECK(fmt::format("{}", platform_traits<Platform::rk3588>).find("matmul_int4={k_align=32, n_align=64") !=
+        std::string::npos);
   CHECK(fmt::format("{}", TensorId::input(1, "x")) == "input 1 \"x\"");
 }
 
@@ -78,7 +79,8 @@ TEST_CASE("format: shape sets and the query structs") {
   for (int s = 0; s < 2; ++s)
     for (int k = 0; k < 4; ++k) r.dyn_range[s][k] = shapes[s][k];
   // The toolkit's dump, character for character.
-  CHECK(fmt::format("{}", r) == "index=0, name=data, shape_number=2, range=[[1, 224, 224, 3],[1, 112, 224, 3]], fmt = NHWC");
+  CHECK(fmt::format("{}", r) ==
+        "index=0, name=data, shape_number=2, range=[[1, 224, 224, 3],[1, 112, 224, 3]], fmt = NHWC");
 
   rknn_tensor_attr a{};
   geometry<Platform::rk3588, std::uint8_t, layout::NHWC>({1, 224, 224, 3}).fill(a);

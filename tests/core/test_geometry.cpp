@@ -15,7 +15,8 @@ TEST_CASE("geometry: the documented cases (docs/c-interface.md: NC1HWC2, strides
   static_assert(fp16.n_elems == 301056 && fp16.size == 602112);
   static_assert(fp16.w_stride == 224 && fp16.size_with_stride == 602112);
   // The same 255 channels on RK3588: C2 = 16, C1 = 16.
-  static_assert(geometry<Platform::rk3588, std::int8_t, layout::NC1HWC2>({1, 255, 80, 80}).dims == Dims{1, 16, 80, 80, 16});
+  static_assert(geometry<Platform::rk3588, std::int8_t, layout::NC1HWC2>({1, 255, 80, 80}).dims ==
+                Dims{1, 16, 80, 80, 16});
   static_assert(geometry<Platform::rk3588, Float16, layout::NC1HWC2>({1, 255, 80, 80}).dims == Dims{1, 32, 80, 80, 8});
   CHECK(out.channels == 255);
 }
@@ -31,7 +32,8 @@ TEST_CASE("geometry: zero-copy width alignment per platform") {
   // Undocumented alignment: no padding assumed.
   static_assert(geometry<Platform::rv1126b, std::uint8_t, layout::NHWC>({1, 100, 300, 3}).w_stride == 300);
   // Requested strides, N = 3 batches.
-  constexpr auto batched = geometry<Platform::rk3588, std::int8_t, layout::NHWC>({3, 5, 20, 4}, {.w_stride = 32, .h_stride = 6});
+  constexpr auto batched =
+      geometry<Platform::rk3588, std::int8_t, layout::NHWC>({3, 5, 20, 4}, {.w_stride = 32, .h_stride = 6});
   static_assert(batched.w_stride == 32 && batched.h_stride == 6);
   static_assert(batched.size_with_stride == 3 * 6 * 32 * 4);
   static_assert(batched.size_with_stride == batched.mapping<layout::NHWC>().required_span_size());
@@ -74,22 +76,26 @@ TEST_CASE("geometry: nonsense is refused with the value named") {
                        doctest::Contains("n_elems = 4294967296 overflows the 32-bit field"), Error);
   CHECK_THROWS_WITH_AS((void)geometry(Platform::rk3588, TensorType::float32, TensorFormat::nchw, {1024, 1024, 1024, 1}),
                        doctest::Contains("size = 4294967296 overflows"), Error);
-  CHECK_THROWS_WITH_AS((void)geometry(Platform::rk3588, TensorType::uint8, TensorFormat::nhwc, {1, 65535, 65535, 1}, {.w_stride = 65600}),
+  CHECK_THROWS_WITH_AS((void)geometry(Platform::rk3588, TensorType::uint8, TensorFormat::nhwc, {1, 65535, 65535, 1},
+                                      {.w_stride = 65600}),
                        doctest::Contains("size_with_stride = 4299096000 overflows"), Error);
   // The 16-pixel alignment of a width just below 2^32 needs a w_stride of 2^32: refused, never truncated to 0.
   CHECK_THROWS_WITH_AS((void)geometry(Platform::rk3588, TensorType::uint8, TensorFormat::nhwc, {1, 1, 0xfffffff9u, 1}),
                        doctest::Contains("w_stride = 4294967296 overflows the 32-bit field"), Error);
-  CHECK(geometry(Platform::rk3588, TensorType::uint8, TensorFormat::nhwc, {1, 1, 0xfffffff0u, 1}).w_stride == 0xfffffff0u);
+  CHECK(geometry(Platform::rk3588, TensorType::uint8, TensorFormat::nhwc, {1, 1, 0xfffffff0u, 1}).w_stride ==
+        0xfffffff0u);
   // A padded span of 2^61 bytes wraps a 64-bit bit count to 0: refused, never a size_with_stride of 0.
   // (On 32-bit targets the span itself is refused first; both messages name it.)
   CHECK_THROWS_WITH_AS((void)geometry(Platform::rk3588, TensorType::uint8, TensorFormat::nhwc, {1, 1, 1, 1u << 29},
                                       {.w_stride = 1u << 16, .h_stride = 1u << 16}),
                        doctest::Contains("2305843009213693952"), Error);
-  CHECK_THROWS_WITH_AS((void)geometry(Platform::rk3588, TensorType::int8, TensorFormat::nc1hwc2, {1, 255, 80, 80}, {.c2 = 8}),
-                       doctest::Contains("C2 8 is not RK3588's C2 for INT8 (16)"), Error);
+  CHECK_THROWS_WITH_AS(
+      (void)geometry(Platform::rk3588, TensorType::int8, TensorFormat::nc1hwc2, {1, 255, 80, 80}, {.c2 = 8}),
+      doctest::Contains("C2 8 is not RK3588's C2 for INT8 (16)"), Error);
   CHECK_THROWS_WITH_AS((void)geometry(Platform::rv1106b, TensorType::int8, TensorFormat::nc1hwc2, {1, 255, 80, 80}),
                        doctest::Contains("RV1106B has no documented NC1HWC2 C2 for INT8"), Error);
-  CHECK(geometry(Platform::rv1106b, TensorType::int8, TensorFormat::nc1hwc2, {1, 255, 80, 80}, {.c2 = 16}).dims[4] == 16);
+  CHECK(geometry(Platform::rv1106b, TensorType::int8, TensorFormat::nc1hwc2, {1, 255, 80, 80}, {.c2 = 16}).dims[4] ==
+        16);
   CHECK_THROWS_WITH_AS((void)geometry(Platform::rk3588, TensorType::float32, TensorFormat::nc1hwc2, {1, 3, 4, 4}),
                        doctest::Contains("RK3588 has no documented NC1HWC2 C2 for FP32"), Error);
   CHECK_THROWS_WITH_AS((void)geometry(Platform::rk3588, TensorType::int8, TensorFormat::nhwc, {1, 224, 224}),
@@ -98,8 +104,9 @@ TEST_CASE("geometry: nonsense is refused with the value named") {
                        doctest::Contains("tensor type value 20"), Error);
   CHECK_THROWS_WITH_AS((void)geometry(Platform::rk3588, TensorType::int8, static_cast<TensorFormat>(4), {1, 2, 2, 1}),
                        doctest::Contains("format value 4"), Error);
-  CHECK_THROWS_WITH_AS((void)geometry(Platform::rk3588, TensorType::int8, TensorFormat::nhwc, {1, 2, 20, 1}, {.w_stride = 10}),
-                       doctest::Contains("w_stride 10 is smaller than the width 20"), Error);
+  CHECK_THROWS_WITH_AS(
+      (void)geometry(Platform::rk3588, TensorType::int8, TensorFormat::nhwc, {1, 2, 20, 1}, {.w_stride = 10}),
+      doctest::Contains("w_stride 10 is smaller than the width 20"), Error);
 }
 
 TEST_CASE("geometry: comparing with what the runtime reported") {
@@ -107,14 +114,15 @@ TEST_CASE("geometry: comparing with what the runtime reported") {
   rknn_tensor_attr attr{};
   g.fill(attr);
   CHECK(geometry_mismatch(g, attr).empty());
-  attr.w_stride = 0; // "0 means equal to the width"
+  attr.w_stride = 0;  // "0 means equal to the width"
   CHECK(geometry_mismatch(g, attr).empty());
-  attr.size_with_stride = 0; // observed for some inputs: read as size
+  attr.size_with_stride = 0;  // observed for some inputs: read as size
   CHECK(geometry_mismatch(g, attr) == "size_with_stride: computed 1638400, reported 1632000");
   g.fill(attr);
   attr.dims[4] = 16;
   attr.type = RKNN_TENSOR_FLOAT16;
-  CHECK(geometry_mismatch(g, attr) == "type: computed INT8, reported FP16; dims: computed [1, 32, 80, 80, 8], reported [1, 32, 80, 80, 16]");
+  CHECK(geometry_mismatch(g, attr) ==
+        "type: computed INT8, reported FP16; dims: computed [1, 32, 80, 80, 8], reported [1, 32, 80, 80, 16]");
   attr.n_dims = 99;
   CHECK(geometry_mismatch(g, attr).find("n_dims: computed 5, reported 99") != std::string::npos);
 }

@@ -44,7 +44,7 @@ TEST_CASE("layout: NHWC padded to w_stride and h_stride, N = 3") {
   constexpr Extents4 e{3, 3, 5, 225};
   constexpr layout::NHWC::mapping m(e, 232, 6);
   static_assert(m(0, 2, 1, 0) == (1 * 232 + 0) * 3 + 2);
-  static_assert(m(2, 0, 0, 0) == 2 * 6 * 232 * 3); // per-batch base, never cumulative
+  static_assert(m(2, 0, 0, 0) == 2 * 6 * 232 * 3);  // per-batch base, never cumulative
   static_assert(m.required_span_size() == 3 * 6 * 232 * 3);
   static_assert(m.dims() == Dims{3, 5, 225, 3});
   CHECK(check_bijective(m, e) == e.elements());
@@ -58,7 +58,7 @@ TEST_CASE("layout: NHWC padded to w_stride and h_stride, N = 3") {
 }
 
 TEST_CASE("layout: NC1HWC2 with a channel count that is not a multiple of C2, N = 3") {
-  constexpr Extents4 e{3, 19, 4, 5}; // C1 = 3 blocks of 8, the last one with 3 valid lanes
+  constexpr Extents4 e{3, 19, 4, 5};  // C1 = 3 blocks of 8, the last one with 3 valid lanes
   constexpr layout::NC1HWC2::mapping m(e, 8);
   static_assert(m.c1() == 3);
   static_assert(m.dims() == Dims{3, 3, 4, 5, 8});
@@ -72,7 +72,7 @@ TEST_CASE("layout: NC1HWC2 with a channel count that is not a multiple of C2, N 
         }
   CHECK(check_bijective(m, e) == e.elements());
   CHECK(m.required_span_size() == 3u * 3 * 4 * 5 * 8);
-  CHECK(m.required_span_size() - e.elements() == 3u * 4 * 5 * (24 - 19)); // the padding lanes
+  CHECK(m.required_span_size() - e.elements() == 3u * 4 * 5 * (24 - 19));  // the padding lanes
   CHECK_FALSE(m.is_exhaustive());
   CHECK(layout::NC1HWC2::mapping({1, 16, 2, 2}, 8).is_exhaustive());
   // Width padding: dims[3] stays the logical width, rows advance by w_stride.
@@ -108,21 +108,23 @@ TEST_CASE("runtime layout: converts to the static mapping or explains why not") 
   const auto rl = RuntimeLayout::from_attr(attr, Platform::rk3568);
   CHECK(rl.is<layout::NC1HWC2>());
   const auto m = rl.mapping<layout::NC1HWC2>();
-  CHECK(m.extents() == Extents4{1, 255, 80, 80}); // logical channels recovered from n_elems
+  CHECK(m.extents() == Extents4{1, 255, 80, 80});  // logical channels recovered from n_elems
   CHECK(m.c2() == 8);
   CHECK(m.required_span_size() == attr.size_with_stride);
   CHECK_THROWS_WITH_AS((void)rl.mapping<layout::NHWC>(),
                        doctest::Contains("expected layout NHWC, the tensor is NC1HWC2 with 5 dims"), Error);
   // The same attribute is not valid on a platform with another C2.
-  CHECK_THROWS_WITH_AS((void)RuntimeLayout::from_attr(attr, Platform::rk3588), doctest::Contains("C2 8 is not RK3588's C2 for INT8 (16)"),
-                       Error);
+  CHECK_THROWS_WITH_AS((void)RuntimeLayout::from_attr(attr, Platform::rk3588),
+                       doctest::Contains("C2 8 is not RK3588's C2 for INT8 (16)"), Error);
   // NHWC dims [N, H, W, C] with a row pitch.
   const RuntimeLayout nhwc(TensorFormat::nhwc, {1, 224, 225, 3}, 232);
   CHECK(nhwc.mapping<layout::NHWC>().extents() == Extents4{1, 3, 224, 225});
   CHECK(nhwc.mapping<layout::NHWC>().w_stride() == 232);
-  CHECK_THROWS_WITH_AS(RuntimeLayout(TensorFormat::nhwc, {1, 224, 224}), doctest::Contains("NHWC tensors have 4 dims, given 3"), Error);
+  CHECK_THROWS_WITH_AS(RuntimeLayout(TensorFormat::nhwc, {1, 224, 224}),
+                       doctest::Contains("NHWC tensors have 4 dims, given 3"), Error);
   CHECK_THROWS_WITH_AS(RuntimeLayout(static_cast<TensorFormat>(9), {1}), doctest::Contains("format value 9"), Error);
-  CHECK_THROWS_WITH_AS(RuntimeLayout(TensorFormat::nhwc, {1, 4, 8, 3}, 6), doctest::Contains("w_stride 6 is smaller than the width 8"), Error);
+  CHECK_THROWS_WITH_AS(RuntimeLayout(TensorFormat::nhwc, {1, 4, 8, 3}, 6),
+                       doctest::Contains("w_stride 6 is smaller than the width 8"), Error);
   CHECK_THROWS_WITH_AS(RuntimeLayout(TensorFormat::nc1hwc2, {1, 2, 4, 4, 8}, 0, 0, 20),
                        doctest::Contains("20 channels do not fill C1=2 blocks of C2=8"), Error);
   CHECK(RuntimeLayout(TensorFormat::undefined, {7, 9}).mapping<layout::Undefined>().required_span_size() == 63);
@@ -132,7 +134,8 @@ TEST_CASE("runtime layout: nonsense attributes and extents are refused, naming t
   rknn_tensor_attr attr{};
   geometry(Platform::rk3588, TensorType::int8, TensorFormat::nc1hwc2, {1, 255, 80, 80}).fill(attr);
   attr.n_dims = 17;
-  CHECK_THROWS_WITH_AS((void)RuntimeLayout::from_attr(attr), doctest::Contains("rank 17 exceeds RKNN_MAX_DIMS (16)"), Error);
+  CHECK_THROWS_WITH_AS((void)RuntimeLayout::from_attr(attr), doctest::Contains("rank 17 exceeds RKNN_MAX_DIMS (16)"),
+                       Error);
   attr.n_dims = 5;
   attr.dims[2] = 0;
   CHECK_THROWS_WITH_AS((void)RuntimeLayout::from_attr(attr), doctest::Contains("dims[2] is 0"), Error);
@@ -140,7 +143,8 @@ TEST_CASE("runtime layout: nonsense attributes and extents are refused, naming t
   const std::uint32_t wrapping[5] = {0x80000000u, 1, 0x80000000u, 4, 16};
   std::copy(std::begin(wrapping), std::end(wrapping), attr.dims);
   CHECK_THROWS_WITH_AS((void)RuntimeLayout::from_attr(attr),
-                       doctest::Contains("N*H*W of the NC1HWC2 dims overflows 64 bits (4611686018427387904 x 4)"), Error);
+                       doctest::Contains("N*H*W of the NC1HWC2 dims overflows 64 bits (4611686018427387904 x 4)"),
+                       Error);
   // C1 x C2 beyond the 32-bit channel count.
   CHECK_THROWS_WITH_AS(RuntimeLayout(TensorFormat::nc1hwc2, {1, 0x80000000u, 1, 1, 4}),
                        doctest::Contains("C1=2147483648 x C2=4 channels overflow 32 bits"), Error);

@@ -7,7 +7,8 @@ TEST_CASE("platform: NPU cores and valid core masks") {
   constexpr auto& rk3588 = platform_traits<Platform::rk3588>;
   static_assert(rk3588.npu_cores == 3 && rk3588.multi_core());
   static_assert(rk3588.valid_core_mask(CoreMask::core_0_1_2) && rk3588.valid_core_mask(CoreMask::core_2));
-  static_assert(platform_traits<Platform::rk3576>.npu_cores == 2 && platform_traits<Platform::rk3576>.npu_cores_inferred);
+  static_assert(platform_traits<Platform::rk3576>.npu_cores == 2 &&
+                platform_traits<Platform::rk3576>.npu_cores_inferred);
   static_assert(platform_traits<Platform::rk3576>.valid_core_mask(CoreMask::core_0_1));
   static_assert(!platform_traits<Platform::rk3576>.valid_core_mask(CoreMask::core_2));
   for (auto p : {Platform::rk3566, Platform::rk3568, Platform::rk3562, Platform::rv1106, Platform::rv1103,
@@ -62,7 +63,7 @@ TEST_CASE("platform: queries by platform and dynamic shapes") {
   static_assert(!rv1103.supports(QueryCmd::current_input_attr) && rv1103.supports(QueryCmd::device_mem_info));
   static_assert(!rv1103.dynamic_shape && !platform_traits<Platform::rk2118>.dynamic_shape);
   static_assert(platform_traits<Platform::rv1126b>.dynamic_shape && platform_traits<Platform::rk3576>.dynamic_shape);
-  static_assert(rv1103.supports(QueryCmd::native_nc1hwc2_output_attr)); // the alias is the same query
+  static_assert(rv1103.supports(QueryCmd::native_nc1hwc2_output_attr));  // the alias is the same query
   for (auto p : all_platforms) CHECK(platform_info(p).supports(QueryCmd::in_out_num));
 }
 
@@ -72,8 +73,9 @@ TEST_CASE("platform: C2, zero-copy width alignment, matmul blocking") {
   static_assert(platform_traits<Platform::rk3588>.c2(TensorType::int8) == 16);
   static_assert(platform_traits<Platform::rk3562>.c2(TensorType::int16) == 8);
   static_assert(platform_traits<Platform::rv1106>.c2(TensorType::int8) == 16);
-  static_assert(platform_traits<Platform::rk3576>.c2(TensorType::float16) == 8 && platform_traits<Platform::rk3576>.c2_inferred);
-  static_assert(platform_traits<Platform::rv1106b>.c2(TensorType::int8) == 0); // undocumented
+  static_assert(platform_traits<Platform::rk3576>.c2(TensorType::float16) == 8 &&
+                platform_traits<Platform::rk3576>.c2_inferred);
+  static_assert(platform_traits<Platform::rv1106b>.c2(TensorType::int8) == 0);  // undocumented
   static_assert(platform_traits<Platform::rk3588>.c2(TensorType::float32) == 0);
   static_assert(platform_traits<Platform::rk3566>.zero_copy_width_alignment == 8);
   static_assert(platform_traits<Platform::rk3588>.zero_copy_width_alignment == 16);

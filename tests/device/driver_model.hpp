@@ -29,10 +29,10 @@ struct Gem {
 
 struct Node {
   enum class Kind { heap, drm, misc } kind = Kind::heap;
-  std::string driver;                // DRM name: "rknpu", "rocket", "i915"
+  std::string driver;  // DRM name: "rknpu", "rocket", "i915"
   int major = 0, minor = 0, patch = 0;
-  std::uint32_t rknpu_version = 908; // GET_DRV_VERSION
-  bool knows_sram = true;            // an old driver answers EINVAL to the SRAM action
+  std::uint32_t rknpu_version = 908;  // GET_DRV_VERSION
+  bool knows_sram = true;             // an old driver answers EINVAL to the SRAM action
 };
 
 class Kernel final : public Syscalls {
@@ -63,11 +63,11 @@ public:
   void fail(const std::string& call, int error, int times = 1) { failures_[call] = {error, times}; }
 
   // ---- what happened ----
-  std::vector<std::string> log;       // every call, in order ("open /dev/..", "ioctl DMA_BUF_IOCTL_SYNC ..")
-  std::vector<std::uint64_t> syncs;   // DMA_BUF_IOCTL_SYNC flags, in order
+  std::vector<std::string> log;      // every call, in order ("open /dev/..", "ioctl DMA_BUF_IOCTL_SYNC ..")
+  std::vector<std::uint64_t> syncs;  // DMA_BUF_IOCTL_SYNC flags, in order
   std::vector<std::uint32_t> rknpu_syncs;
   std::vector<std::string> rocket_calls;
-  std::vector<std::string> violations; // pairing errors and other misuse the model saw
+  std::vector<std::string> violations;  // pairing errors and other misuse the model saw
   std::uint32_t last_mem_create_size = 0;
   std::uint32_t last_alloc_fd_flags = 0;
 
@@ -116,7 +116,7 @@ public:
     if (it == files_.end()) return -EBADF;
     int backing = fd;
     std::uint64_t backing_offset = offset;
-    if (!it->second.real) { // a DRM node: the offset names a GEM object
+    if (!it->second.real) {  // a DRM node: the offset names a GEM object
       const Gem* g = gem_at_offset(offset);
       if (g == nullptr || length > g->size) return -EINVAL;
       backing = g->memfd;
@@ -168,9 +168,9 @@ public:
     if (f.real) return dma_buf_ioctl(fd, request, arg);
     const Node& n = nodes_.at(f.path);
     switch (n.kind) {
-    case Node::Kind::heap: return heap_ioctl(request, arg);
-    case Node::Kind::drm: return drm_ioctl(n, request, arg);
-    case Node::Kind::misc: return misc_ioctl(n, request, arg);
+      case Node::Kind::heap: return heap_ioctl(request, arg);
+      case Node::Kind::drm: return drm_ioctl(n, request, arg);
+      case Node::Kind::misc: return misc_ioctl(n, request, arg);
     }
     return -ENOTTY;
   }
@@ -178,7 +178,7 @@ public:
 private:
   struct File {
     std::string path;
-    bool real = false; // a real memfd standing for a dma-buf
+    bool real = false;  // a real memfd standing for a dma-buf
     std::set<std::uint32_t> handles;
   };
   struct Failure {
@@ -187,13 +187,13 @@ private:
   };
 
   static std::string request_name(std::uint32_t r) {
-    for (const Request* q : {&requests::dma_heap_alloc, &requests::dma_buf_sync, &requests::drm_version,
-                             &requests::drm_gem_close, &requests::drm_prime_handle_to_fd, &requests::rknpu_action,
-                             &requests::rknpu_mem_create, &requests::rknpu_mem_create_legacy, &requests::rknpu_mem_map,
-                             &requests::rknpu_mem_destroy, &requests::rknpu_mem_sync, &requests::rknpu_misc_action,
-                             &requests::rknpu_misc_mem_create, &requests::rknpu_misc_mem_create_legacy,
-                             &requests::rknpu_misc_mem_destroy, &requests::rknpu_misc_mem_sync,
-                             &requests::rocket_create_bo, &requests::rocket_prep_bo, &requests::rocket_fini_bo})
+    for (const Request* q :
+         {&requests::dma_heap_alloc, &requests::dma_buf_sync, &requests::drm_version, &requests::drm_gem_close,
+          &requests::drm_prime_handle_to_fd, &requests::rknpu_action, &requests::rknpu_mem_create,
+          &requests::rknpu_mem_create_legacy, &requests::rknpu_mem_map, &requests::rknpu_mem_destroy,
+          &requests::rknpu_mem_sync, &requests::rknpu_misc_action, &requests::rknpu_misc_mem_create,
+          &requests::rknpu_misc_mem_create_legacy, &requests::rknpu_misc_mem_destroy, &requests::rknpu_misc_mem_sync,
+          &requests::rocket_create_bo, &requests::rocket_prep_bo, &requests::rocket_fini_bo})
       if (q->number == r) return std::string(q->name);
     return "unknown";
   }
@@ -265,9 +265,8 @@ private:
     }
     if (n.driver == "rknpu") return rknpu_ioctl(n, request, arg, false);
     if (n.driver == "rocket") return rocket_ioctl(request, arg);
-    if (request == requests::drm_gem_close.number || request == requests::drm_prime_handle_to_fd.number)
-      return -EINVAL;
-    return -ENOTTY; // another driver's node
+    if (request == requests::drm_gem_close.number || request == requests::drm_prime_handle_to_fd.number) return -EINVAL;
+    return -ENOTTY;  // another driver's node
   }
 
   int misc_ioctl(const Node& n, std::uint32_t request, void* arg) {
@@ -282,14 +281,14 @@ private:
     if (nr == base + 0) {
       auto* a = static_cast<abi::RknpuAction*>(arg);
       switch (a->flags) {
-      case abi::rknpu_get_hw_version: a->value = 0x46495245; return 0;
-      case abi::rknpu_get_drv_version: a->value = n.rknpu_version; return 0;
-      case abi::rknpu_get_iommu_en: a->value = 1; return 0;
-      case abi::rknpu_get_total_sram_size:
-        if (!n.knows_sram) return -EINVAL;
-        a->value = 956 * 1024;
-        return 0;
-      default: return -EINVAL;
+        case abi::rknpu_get_hw_version: a->value = 0x46495245; return 0;
+        case abi::rknpu_get_drv_version: a->value = n.rknpu_version; return 0;
+        case abi::rknpu_get_iommu_en: a->value = 1; return 0;
+        case abi::rknpu_get_total_sram_size:
+          if (!n.knows_sram) return -EINVAL;
+          a->value = 956 * 1024;
+          return 0;
+        default: return -EINVAL;
       }
     }
     if (nr == base + 2) {
@@ -313,7 +312,7 @@ private:
       return 0;
     }
     if (nr == base + 3) {
-      if (misc) return -EINVAL; // MEM_MAP is not implemented by the misc build
+      if (misc) return -EINVAL;  // MEM_MAP is not implemented by the misc build
       auto* m = static_cast<abi::RknpuMemMap*>(arg);
       const auto it = gems_.find(m->handle);
       if (it == gems_.end()) return -EINVAL;
@@ -425,4 +424,4 @@ inline std::string what_of(auto&& f) {
 }
 inline bool contains(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
 
-} // namespace model
+}  // namespace model

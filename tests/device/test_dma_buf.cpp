@@ -22,7 +22,7 @@ using namespace rknnxx::device;
 namespace {
 using model::contains;
 using model::what_of;
-} // namespace
+}  // namespace
 
 #ifdef RKNNXX_HAVE_KERNEL_UAPI
 TEST_CASE("our request numbers equal this machine's kernel headers") {
@@ -146,7 +146,7 @@ TEST_CASE("cpu_access brackets the access with DMA_BUF_IOCTL_SYNC START and END 
     std::fill(w.bytes().begin(), w.bytes().end(), std::byte{0x5a});
   }
   CHECK(k.open_syncs() == 0);
-  auto second = buf.map(); // another mapping of the same memory sees the bytes
+  auto second = buf.map();  // another mapping of the same memory sees the bytes
   {
     const auto r = buf.cpu_access(second, cpu_read);
     static_assert(std::is_same_v<decltype(r.bytes()), std::span<const std::byte>>, "a read access is read-only");
@@ -154,9 +154,10 @@ TEST_CASE("cpu_access brackets the access with DMA_BUF_IOCTL_SYNC START and END 
   }
   { auto rw = buf.cpu_access(map, cpu_read_write); }
   using namespace abi;
-  CHECK(k.syncs == std::vector<std::uint64_t>{dma_buf_sync_start | dma_buf_sync_write, dma_buf_sync_end | dma_buf_sync_write,
-                                              dma_buf_sync_start | dma_buf_sync_read, dma_buf_sync_end | dma_buf_sync_read,
-                                              dma_buf_sync_start | dma_buf_sync_rw, dma_buf_sync_end | dma_buf_sync_rw});
+  CHECK(k.syncs ==
+        std::vector<std::uint64_t>{dma_buf_sync_start | dma_buf_sync_write, dma_buf_sync_end | dma_buf_sync_write,
+                                   dma_buf_sync_start | dma_buf_sync_read, dma_buf_sync_end | dma_buf_sync_read,
+                                   dma_buf_sync_start | dma_buf_sync_rw, dma_buf_sync_end | dma_buf_sync_rw});
   CHECK(k.violations.empty());
 }
 
@@ -172,7 +173,7 @@ TEST_CASE("cpu_access: a failed START is an error and no END follows; a failed E
   k.fail("DMA_BUF_IOCTL_SYNC", EIO);
   CHECK(contains(what_of([&] { w.finish(); }), "DMA_BUF_IOCTL_SYNC"));
   CHECK(w.bytes().empty());
-  CHECK_NOTHROW(w.finish()); // the END was consumed: not issued twice
+  CHECK_NOTHROW(w.finish());  // the END was consumed: not issued twice
 }
 
 TEST_CASE("a moved CpuAccess ends the access once, from where it was moved to") {
@@ -185,7 +186,7 @@ TEST_CASE("a moved CpuAccess ends the access once, from where it was moved to") 
     auto second = std::move(first);
     CHECK(first.bytes().empty());
     CHECK(second.size() == 64);
-    first.finish(); // nothing left to end
+    first.finish();  // nothing left to end
     CHECK(k.open_syncs() == 1);
   }
   CHECK(k.open_syncs() == 0);
@@ -222,7 +223,7 @@ TEST_CASE("DmaBuf ownership: move, release and reset") {
   auto c = heap.allocate(64);
   const int released = c.release();
   CHECK_FALSE(c.valid());
-  CHECK(k.open_files() == files); // still open: the caller owns it now
+  CHECK(k.open_files() == files);  // still open: the caller owns it now
   auto adopted = DmaBuf::adopt(released, k);
   CHECK(adopted.size() == 64);
   CHECK(k.violations.empty());
@@ -254,7 +255,7 @@ TEST_CASE("allocate_dma_or_memfd: a dma-buf where the heap exists, else a memfd,
     auto w = mem.cpu_access(map, cpu_write);
     w.bytes()[0] = std::byte{7};
   }
-  CHECK(pc.syncs.empty()); // a memfd is not a dma-buf: nothing to sync
+  CHECK(pc.syncs.empty());  // a memfd is not a dma-buf: nothing to sync
   CHECK(std::none_of(pc.log.begin(), pc.log.end(), [](const std::string& s) { return contains(s, "ioctl"); }));
 
   model::Kernel board;
@@ -262,7 +263,7 @@ TEST_CASE("allocate_dma_or_memfd: a dma-buf where the heap exists, else a memfd,
   CHECK(std::holds_alternative<DmaBuf>(allocate_dma_or_memfd(4096, "system", board)));
   board.fail("open", EACCES);
   CHECK(std::holds_alternative<MemfdBuffer>(allocate_dma_or_memfd(4096, "system", board)));
-  board.fail("DMA_HEAP_IOCTL_ALLOC", ENOMEM); // the heap is there but out of memory: reported, no fallback
+  board.fail("DMA_HEAP_IOCTL_ALLOC", ENOMEM);  // the heap is there but out of memory: reported, no fallback
   CHECK(contains(what_of([&] { (void)allocate_dma_or_memfd(4096, "system", board); }), "DMA_HEAP_IOCTL_ALLOC"));
   board.fail("open", EIO);
   CHECK(contains(what_of([&] { (void)allocate_dma_or_memfd(4096, "system", board); }), "open: /dev/dma_heap/system"));

@@ -22,7 +22,7 @@ void rk3588(model::Kernel& k) {
   k.add_drm("/dev/dri/renderD129", "rknpu", 0, 9, 8);
   k.add_drm("/dev/dri/card0", "rockchip");
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("find: render nodes by driver name, numerically ordered; other drivers are skipped with their name") {
   model::Kernel k;
@@ -41,7 +41,7 @@ TEST_CASE("find: render nodes by driver name, numerically ordered; other drivers
                       [](const std::string& s) { return contains(s, "driver \"panfrost\""); }) == 1);
   CHECK(std::count_if(search.skipped.begin(), search.skipped.end(),
                       [](const std::string& s) { return contains(s, "driver \"ivpu\""); }) == 1);
-  CHECK(k.open_files() == 0); // probing closes what it opened
+  CHECK(k.open_files() == 0);  // probing closes what it opened
   CHECK(k.violations.empty());
 }
 
@@ -49,7 +49,7 @@ TEST_CASE("find: the older /dev/rknpu misc node; nodes that cannot be opened are
   model::Kernel k;
   k.add_node("/dev/rknpu", {model::Node::Kind::misc, "rknpu"});
   k.add_drm("/dev/dri/renderD128", "rknpu");
-  k.fail("open", EACCES); // the render node: no permission
+  k.fail("open", EACCES);  // the render node: no permission
   const auto search = NpuDevice::find(k);
   REQUIRE(search.nodes.size() == 1);
   CHECK(search.nodes[0].driver == NpuDriver::rknpu_misc);
@@ -86,7 +86,7 @@ TEST_CASE("info: what the rknpu driver tells through the action ioctl") {
   CHECK(info.hw_version == 0x46495245u);
   CHECK(info.iommu_enabled == true);
   CHECK(info.sram_bytes == 956u * 1024);
-  k.node("/dev/dri/renderD129").knows_sram = false; // an older driver: EINVAL is "not told", not an error
+  k.node("/dev/dri/renderD129").knows_sram = false;  // an older driver: EINVAL is "not told", not an error
   CHECK_FALSE(npu.info().sram_bytes.has_value());
   k.fail("DRM_IOCTL_RKNPU_ACTION", ENOTTY);
   const auto w = what_of([&] { (void)npu.info(); });
@@ -103,7 +103,7 @@ TEST_CASE("rknpu buffers: create, map through MEM_MAP, sync a cacheable buffer, 
     const auto npu = NpuDevice::open(k);
     auto buf = npu.allocate_rknpu(5000);
     CHECK(k.last_mem_create_size == 48);
-    CHECK(buf.size() == 8192); // page-aligned by the driver
+    CHECK(buf.size() == 8192);  // page-aligned by the driver
     CHECK(buf.dma_address() != 0);
     CHECK(buf.object_address() != 0);
     auto map = buf.map();
@@ -114,7 +114,7 @@ TEST_CASE("rknpu buffers: create, map through MEM_MAP, sync a cacheable buffer, 
     { const auto r = buf.cpu_access(map, cpu_read); }
     CHECK(k.rknpu_syncs == std::vector<std::uint32_t>{abi::rknpu_mem_sync_to_device, abi::rknpu_mem_sync_from_device});
 
-    auto dmabuf = buf.export_dma_buf(); // PRIME: the same memory as a dma-buf
+    auto dmabuf = buf.export_dma_buf();  // PRIME: the same memory as a dma-buf
     CHECK(dmabuf.size() == 8192);
     auto view = dmabuf.map();
     CHECK(dmabuf.cpu_access(view, cpu_read).bytes()[8191] == std::byte{0x42});
@@ -122,11 +122,11 @@ TEST_CASE("rknpu buffers: create, map through MEM_MAP, sync a cacheable buffer, 
     auto uncached = npu.allocate_rknpu(4096, abi::rknpu_mem_non_contiguous);
     auto um = uncached.map();
     { auto w = uncached.cpu_access(um, cpu_write); }
-    CHECK(k.rknpu_syncs.size() == 2); // an uncached buffer needs no MEM_SYNC
+    CHECK(k.rknpu_syncs.size() == 2);  // an uncached buffer needs no MEM_SYNC
     CHECK(contains(what_of([&] { (void)uncached.cpu_access(map, cpu_write); }), "not made from this buffer"));
     CHECK(k.live_gems() == 2);
   }
-  CHECK(k.live_gems() == 0); // MEM_DESTROY with the right handle and obj_addr
+  CHECK(k.live_gems() == 0);  // MEM_DESTROY with the right handle and obj_addr
   CHECK(k.open_files() == 0);
   CHECK(k.mappings() == 0);
   CHECK(k.violations.empty());
@@ -140,7 +140,7 @@ TEST_CASE("rknpu buffers outlive the device; destroy() reports a failure") {
     const auto npu = NpuDevice::open(k);
     buf = npu.allocate_rknpu(4096);
   }
-  CHECK(k.open_files() == 1); // the node stays open for the buffer
+  CHECK(k.open_files() == 1);  // the node stays open for the buffer
   k.fail("DRM_IOCTL_RKNPU_MEM_DESTROY", EFAULT);
   CHECK(contains(what_of([&] { buf.destroy(); }), "ioctl DRM_IOCTL_RKNPU_MEM_DESTROY: /dev/dri/renderD129"));
   CHECK_FALSE(buf.valid());
@@ -189,7 +189,7 @@ TEST_CASE("rocket: create, PREP_BO before and FINI_BO after a write, export, GEM
     CHECK(npu.driver() == NpuDriver::rocket);
     const auto info = npu.info();
     CHECK(info.driver_version == "0.0.1");
-    CHECK_FALSE(info.driver_version_code.has_value()); // rocket has no action ioctl
+    CHECK_FALSE(info.driver_version_code.has_value());  // rocket has no action ioctl
     CHECK(contains(what_of([&] { (void)npu.action(abi::rknpu_get_drv_version); }), "rocket node"));
     CHECK(contains(what_of([&] { (void)npu.allocate_rknpu(4096); }), "rocket node"));
     const auto calls = k.calls();
@@ -225,7 +225,7 @@ TEST_CASE("rknpu allocation failure: ENOMEM named, nothing leaked") {
   const auto w = what_of([&] { (void)npu.allocate_rknpu(1 << 20); });
   CHECK(contains(w, "ioctl DRM_IOCTL_RKNPU_MEM_CREATE: /dev/dri/renderD129: "));
   CHECK(k.live_gems() == 0);
-  k.fail("DRM_IOCTL_RKNPU_MEM_MAP", EINVAL); // created, then MEM_MAP fails: the object is destroyed again
+  k.fail("DRM_IOCTL_RKNPU_MEM_MAP", EINVAL);  // created, then MEM_MAP fails: the object is destroyed again
   CHECK(contains(what_of([&] { (void)npu.allocate_rknpu(4096); }), "ioctl DRM_IOCTL_RKNPU_MEM_MAP"));
   CHECK(k.live_gems() == 0);
   const auto calls = k.calls();

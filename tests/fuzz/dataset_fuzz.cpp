@@ -20,7 +20,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (s.files.size() != inputs || s.line <= previous) std::abort();
       previous = s.line;
     }
-  } catch (const rknnxx::host::quantize::DatasetError&) {
-  }
+  } catch (const rknnxx::host::quantize::DatasetError&) {}
   return 0;
 }

@@ -59,17 +59,15 @@ void fuzz_config(std::string_view text) {
   (void)config.max_shape_group();
 }
 
-} // namespace
+}  // namespace
 
 #ifndef MODEL_FILE_FUZZ_SEEDS
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   const auto* bytes = reinterpret_cast<const std::byte*>(data + 1);
-  if (data[0] & 1U)
-    fuzz_config(std::string_view(reinterpret_cast<const char*>(data + 1), size - 1));
-  else
-    fuzz_model_file(std::span(bytes, size - 1));
+  if (data[0] & 1U) fuzz_config(std::string_view(reinterpret_cast<const char*>(data + 1), size - 1));
+  else fuzz_model_file(std::span(bytes, size - 1));
   return 0;
 }
 
@@ -85,10 +83,8 @@ int main(int argc, char** argv) {
     std::ofstream out(dir + "/" + name, std::ios::binary);
     out.put(selector);
     out.write(body.data(), static_cast<std::streamsize>(body.size()));
-    if (selector & 1)
-      fuzz_config(body);
-    else
-      fuzz_model_file(std::as_bytes(std::span(body.data(), body.size())));
+    if (selector & 1) fuzz_config(body);
+    else fuzz_model_file(std::as_bytes(std::span(body.data(), body.size())));
   };
   auto write_model = [&](const std::string& name, const rknnxx::host::ModelFile& m) {
     const auto bytes = rknnxx::host::serialize_model_file(m);
@@ -103,15 +99,17 @@ int main(int argc, char** argv) {
   m.dynamic_input = rknnxx::toolkit::DynamicInput{{{1, 3, 4, 4}}, {{1, 3, 2, 2}}};
   m.onnx = {std::byte{0x08}, std::byte{0x07}, std::byte{0x12}, std::byte{0x00}};
   m.extra_sections.push_back({"qtab", false, {std::byte{1}, std::byte{2}}});
-  m.quantization = rknnxx::host::ModelQuantization{rknnxx::toolkit::QuantizedDtype::w8a8,
-                                                   rknnxx::toolkit::QuantizedAlgorithm::kl_divergence,
-                                                   rknnxx::toolkit::QuantizedMethod::channel(), 20,
-                                                   {{"x", 0.02f, -3}, {"y", 0.5f, -128}}, {}};
+  m.quantization = rknnxx::host::ModelQuantization{
+      rknnxx::toolkit::QuantizedDtype::w8a8,       rknnxx::toolkit::QuantizedAlgorithm::kl_divergence,
+      rknnxx::toolkit::QuantizedMethod::channel(), 20,
+      {{"x", 0.02f, -3}, {"y", 0.5f, -128}},       {}};
   write_model("model_full", m);
   rknnxx::host::ModelFile weight_only = m;
   weight_only.quantization = rknnxx::host::ModelQuantization{rknnxx::toolkit::QuantizedDtype::w4a16,
                                                              rknnxx::toolkit::QuantizedAlgorithm::gdq,
-                                                             rknnxx::toolkit::QuantizedMethod::group(64), 8, {},
+                                                             rknnxx::toolkit::QuantizedMethod::group(64),
+                                                             8,
+                                                             {},
                                                              {{"w", {1.0f, 0.5f}}}};
   write_model("model_w4a16", weight_only);
 

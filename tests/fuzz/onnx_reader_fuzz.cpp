@@ -15,7 +15,7 @@ namespace {
 // Touches what a parse produced so that a dangling or short buffer shows under ASan.
 std::size_t touch(const onnx::TensorProto& t) {
   std::size_t sum = t.name.size() + t.raw_data.size() + t.float_data.size() + t.int32_data.size() +
-                    t.int64_data.size() + t.double_data.size() + t.uint64_data.size() + t.string_data.size();
+      t.int64_data.size() + t.double_data.size() + t.uint64_data.size() + t.string_data.size();
   (void)onnx::element_count(t);  // checked by the reader: must not throw for a parsed tensor
   return sum;
 }
@@ -38,18 +38,16 @@ std::size_t touch(const onnx::GraphProto& g) {
   return sum;
 }
 
-} // namespace
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(data), size);
   volatile std::size_t sink = 0;
   try {
     sink = sink + touch(onnx::read_model(bytes).graph);
-  } catch (const onnx::ParseError&) {
-  }
+  } catch (const onnx::ParseError&) {}
   try {
     sink = sink + touch(onnx::read_tensor(bytes));
-  } catch (const onnx::ParseError&) {
-  }
+  } catch (const onnx::ParseError&) {}
   return 0;
 }

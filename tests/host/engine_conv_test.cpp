@@ -37,18 +37,18 @@ Tensor naive_conv(const ConvCase& p, const Tensor& x, const Tensor& w, const Ten
                 const int64_t iw = ow * p.sw - p.pl + j * p.dw;
                 if (ih < 0 || ih >= p.h || iw < 0 || iw >= p.w) continue;
                 sum += static_cast<double>(xd[((n * p.c + g * cg + c) * p.h + ih) * p.w + iw]) *
-                       wd[((m * cg + c) * p.kh + i) * p.kw + j];
+                    wd[((m * cg + c) * p.kh + i) * p.kw + j];
               }
           yd[((n * p.m + m) * oh_n + oh) * ow_n + ow] = static_cast<float>(sum);
         }
   return y;
 }
 
-onnx::ModelProto conv_model(const ConvCase& p, const Tensor& w, const Tensor& b, std::vector<onnx::AttributeProto> extra = {}) {
+onnx::ModelProto conv_model(const ConvCase& p, const Tensor& w, const Tensor& b,
+                            std::vector<onnx::AttributeProto> extra = {}) {
   ModelBuilder m(11);
   std::vector<onnx::AttributeProto> attrs{attr("strides", std::vector<int64_t>{p.sh, p.sw}),
-                                          attr("dilations", std::vector<int64_t>{p.dh, p.dw}),
-                                          attr("group", p.group)};
+                                          attr("dilations", std::vector<int64_t>{p.dh, p.dw}), attr("group", p.group)};
   if (extra.empty()) {
     attrs.push_back(attr("pads", std::vector<int64_t>{p.pt, p.pl, p.pb, p.pr}));
   }
@@ -70,22 +70,44 @@ void check_conv(const ConvCase& p, std::size_t threads = 2) {
   check_close(y, naive_conv(p, x, w, p.bias ? &b : nullptr));
 }
 
-} // namespace
+}  // namespace
 
 TEST_SUITE("engine.conv") {
   TEST_CASE("Conv matches the definition: im2col, pointwise and depthwise paths") {
     SUBCASE("3x3, pads, strides") { check_conv({.pt = 1, .pl = 1, .pb = 1, .pr = 1}); }
-    SUBCASE("asymmetric pads and strides") { check_conv({.h = 9, .w = 8, .sh = 2, .sw = 3, .pt = 0, .pl = 2, .pb = 1, .pr = 0}); }
+    SUBCASE("asymmetric pads and strides") {
+      check_conv({.h = 9, .w = 8, .sh = 2, .sw = 3, .pt = 0, .pl = 2, .pb = 1, .pr = 0});
+    }
     SUBCASE("dilation") { check_conv({.h = 10, .w = 11, .dh = 2, .dw = 3, .pt = 2, .pl = 1, .pb = 2, .pr = 3}); }
     SUBCASE("groups") { check_conv({.n = 2, .c = 6, .m = 4, .group = 2, .pt = 1, .pl = 1, .pb = 1, .pr = 1}); }
     SUBCASE("pointwise 1x1") { check_conv({.n = 2, .c = 5, .h = 9, .w = 9, .m = 7, .kh = 1, .kw = 1}); }
-    SUBCASE("1x1 with stride") { check_conv({.c = 5, .h = 9, .w = 9, .m = 7, .kh = 1, .kw = 1, .sh = 2, .sw = 2, .bias = false}); }
-    SUBCASE("depthwise") { check_conv({.n = 2, .c = 8, .h = 11, .w = 13, .m = 8, .group = 8, .pt = 1, .pl = 1, .pb = 1, .pr = 1}); }
-    SUBCASE("depthwise, stride 2, multiplier 2") {
-      check_conv({.c = 4, .h = 12, .w = 12, .m = 8, .group = 4, .kh = 5, .kw = 5, .sh = 2, .sw = 2, .pt = 2, .pl = 2, .pb = 2, .pr = 2});
+    SUBCASE("1x1 with stride") {
+      check_conv({.c = 5, .h = 9, .w = 9, .m = 7, .kh = 1, .kw = 1, .sh = 2, .sw = 2, .bias = false});
     }
-    SUBCASE("depthwise with dilation") { check_conv({.c = 3, .h = 9, .w = 9, .m = 3, .group = 3, .dh = 2, .dw = 2, .pt = 2, .pl = 2, .pb = 2, .pr = 2}); }
-    SUBCASE("large enough for several tiles") { check_conv({.n = 1, .c = 16, .h = 40, .w = 37, .m = 24, .pt = 1, .pl = 1, .pb = 1, .pr = 1}, 3); }
+    SUBCASE("depthwise") {
+      check_conv({.n = 2, .c = 8, .h = 11, .w = 13, .m = 8, .group = 8, .pt = 1, .pl = 1, .pb = 1, .pr = 1});
+    }
+    SUBCASE("depthwise, stride 2, multiplier 2") {
+      check_conv({.c = 4,
+                  .h = 12,
+                  .w = 12,
+                  .m = 8,
+                  .group = 4,
+                  .kh = 5,
+                  .kw = 5,
+                  .sh = 2,
+                  .sw = 2,
+                  .pt = 2,
+                  .pl = 2,
+                  .pb = 2,
+                  .pr = 2});
+    }
+    SUBCASE("depthwise with dilation") {
+      check_conv({.c = 3, .h = 9, .w = 9, .m = 3, .group = 3, .dh = 2, .dw = 2, .pt = 2, .pl = 2, .pb = 2, .pr = 2});
+    }
+    SUBCASE("large enough for several tiles") {
+      check_conv({.n = 1, .c = 16, .h = 40, .w = 37, .m = 24, .pt = 1, .pl = 1, .pb = 1, .pr = 1}, 3);
+    }
     SUBCASE("single thread") { check_conv({.c = 16, .h = 20, .w = 20, .m = 8, .pt = 1, .pl = 1, .pb = 1, .pr = 1}, 1); }
   }
 
@@ -93,23 +115,45 @@ TEST_SUITE("engine.conv") {
   // 4 when strided), their remainder one by one and the padded borders with bounds checks: rows
   // wide enough for several blocks and a tail, at every stride and dilation the models use.
   TEST_CASE("depthwise Conv on wide rows: vector blocks, tails and borders") {
-    SUBCASE("3x3 stride 1 (mobilenet)") { check_conv({.c = 5, .h = 6, .w = 29, .m = 5, .group = 5, .pt = 1, .pl = 1, .pb = 1, .pr = 1}); }
-    SUBCASE("3x3 stride 2") { check_conv({.c = 4, .h = 9, .w = 37, .m = 4, .group = 4, .sh = 2, .sw = 2, .pt = 1, .pl = 1, .pb = 1, .pr = 1}); }
+    SUBCASE("3x3 stride 1 (mobilenet)") {
+      check_conv({.c = 5, .h = 6, .w = 29, .m = 5, .group = 5, .pt = 1, .pl = 1, .pb = 1, .pr = 1});
+    }
+    SUBCASE("3x3 stride 2") {
+      check_conv({.c = 4, .h = 9, .w = 37, .m = 4, .group = 4, .sh = 2, .sw = 2, .pt = 1, .pl = 1, .pb = 1, .pr = 1});
+    }
     SUBCASE("5x5 asymmetric pads, multiplier 2") {
       check_conv({.c = 3, .h = 8, .w = 41, .m = 6, .group = 3, .kh = 5, .kw = 5, .pt = 2, .pl = 3, .pb = 1, .pr = 0});
     }
     SUBCASE("stride 3, dilation 2, no bias") {
-      check_conv({.c = 2, .h = 11, .w = 50, .m = 2, .group = 2, .sw = 3, .dh = 2, .dw = 2, .pt = 2, .pl = 2, .pb = 2, .pr = 2, .bias = false});
+      check_conv({.c = 2,
+                  .h = 11,
+                  .w = 50,
+                  .m = 2,
+                  .group = 2,
+                  .sw = 3,
+                  .dh = 2,
+                  .dw = 2,
+                  .pt = 2,
+                  .pl = 2,
+                  .pb = 2,
+                  .pr = 2,
+                  .bias = false});
     }
-    SUBCASE("kernel wider than the row") { check_conv({.c = 2, .h = 4, .w = 3, .m = 2, .group = 2, .kh = 1, .kw = 5, .pl = 2, .pr = 2}); }
+    SUBCASE("kernel wider than the row") {
+      check_conv({.c = 2, .h = 4, .w = 3, .m = 2, .group = 2, .kh = 1, .kw = 5, .pl = 2, .pr = 2});
+    }
     SUBCASE("fused Clip applies to blocks and borders") {
       const ConvCase p{.c = 4, .h = 5, .w = 27, .m = 4, .group = 4, .pt = 1, .pl = 1, .pb = 1, .pr = 1};
       const auto x = random_tensor({1, 4, 5, 27}, 61);
       const auto w = random_tensor({4, 1, 3, 3}, 62);
       const auto b = random_tensor({4}, 63);
       ModelBuilder m(9);  // Clip's bounds are attributes before opset 11
-      m.input("x", DataType::float32, {1, 4, 5, 27}).initializer("w", w).initializer("b", b).output("y")
-          .node("Conv", {"x", "w", "b"}, {"c"}, {attr("group", int64_t{4}), attr("pads", std::vector<int64_t>{1, 1, 1, 1})})
+      m.input("x", DataType::float32, {1, 4, 5, 27})
+          .initializer("w", w)
+          .initializer("b", b)
+          .output("y")
+          .node("Conv", {"x", "w", "b"}, {"c"},
+                {attr("group", int64_t{4}), attr("pads", std::vector<int64_t>{1, 1, 1, 1})})
           .node("Clip", {"c"}, {"y"}, {attr("min", -0.3f), attr("max", 0.4f)});
       Session fused(m.model());
       CHECK(fused.graph().nodes().size() == 1);
@@ -126,10 +170,16 @@ TEST_SUITE("engine.conv") {
     const auto b = random_tensor({4}, 6);
     // out = ceil(in / stride) = 4, 4; total pad h = (4-1)*2 + 4 - 7 = 3, w = (4-1)*2 + 3 - 8 = 1
     ConvCase upper = base;
-    upper.pt = 1; upper.pb = 2; upper.pl = 0; upper.pr = 1;
+    upper.pt = 1;
+    upper.pb = 2;
+    upper.pl = 0;
+    upper.pr = 1;
     check_close(run_one(conv_model(base, w, b, {attr("auto_pad", "SAME_UPPER")}), {x}), naive_conv(upper, x, w, &b));
     ConvCase lower = base;
-    lower.pt = 2; lower.pb = 1; lower.pl = 1; lower.pr = 0;
+    lower.pt = 2;
+    lower.pb = 1;
+    lower.pl = 1;
+    lower.pr = 0;
     check_close(run_one(conv_model(base, w, b, {attr("auto_pad", "SAME_LOWER")}), {x}), naive_conv(lower, x, w, &b));
     check_close(run_one(conv_model(base, w, b, {attr("auto_pad", "VALID")}), {x}), naive_conv(base, x, w, &b));
   }
@@ -138,7 +188,9 @@ TEST_SUITE("engine.conv") {
     ModelBuilder m(13);
     const auto x = random_tensor({1, 2, 10}, 7);
     const auto w = random_tensor({3, 2, 3}, 8);
-    m.input("x", DataType::float32, {1, 2, 10}).initializer("w", w).output("y")
+    m.input("x", DataType::float32, {1, 2, 10})
+        .initializer("w", w)
+        .output("y")
         .node("Conv", {"x", "w"}, {"y"}, {attr("pads", std::vector<int64_t>{1, 1})});
     const Tensor y = run_one(m.model(), {x});
     REQUIRE(y.shape() == std::vector<int64_t>{1, 3, 10});
@@ -155,7 +207,8 @@ TEST_SUITE("engine.conv") {
     const auto b = random_tensor({4}, 3);
     Session s(conv_model(p, w, b));
     const std::string e = error_of([&] { s.run(std::vector{random_tensor({1, 3, 7, 6}, 1)}); });
-    CHECK(e.find("node 'conv' (Conv): weights 'w' [4, 2, 3, 3] expect 2 input channels per group") != std::string::npos);
+    CHECK(e.find("node 'conv' (Conv): weights 'w' [4, 2, 3, 3] expect 2 input channels per group") !=
+          std::string::npos);
   }
 
   TEST_CASE("ConvTranspose matches the scatter definition") {
@@ -191,7 +244,10 @@ TEST_SUITE("engine.conv") {
                         w.data<float>()[((c * t.m_per_group + mm) * t.kh + ki) * t.kw + kj];
                   }
       ModelBuilder mb(11);
-      mb.input("x", DataType::float32, {2, t.c, t.h, t.w}).initializer("w", w).initializer("b", b).output("y")
+      mb.input("x", DataType::float32, {2, t.c, t.h, t.w})
+          .initializer("w", w)
+          .initializer("b", b)
+          .output("y")
           .node("ConvTranspose", {"x", "w", "b"}, {"y"},
                 {attr("strides", std::vector<int64_t>{t.s, t.s}), attr("dilations", std::vector<int64_t>{t.d, t.d}),
                  attr("pads", std::vector<int64_t>{t.pad, t.pad, t.pad, t.pad}), attr("group", t.group),
@@ -204,27 +260,35 @@ TEST_SUITE("engine.conv") {
     const auto x = random_tensor({1, 1, 3, 3}, 50);
     const auto w = random_tensor({1, 1, 3, 3}, 51);
     ModelBuilder a(11);
-    a.input("x", DataType::float32, {1, 1, 3, 3}).initializer("w", w).output("y")
-        .node("ConvTranspose", {"x", "w"}, {"y"}, {attr("strides", std::vector<int64_t>{2, 2}),
-                                                    attr("output_shape", std::vector<int64_t>{6, 6})});
+    a.input("x", DataType::float32, {1, 1, 3, 3})
+        .initializer("w", w)
+        .output("y")
+        .node("ConvTranspose", {"x", "w"}, {"y"},
+              {attr("strides", std::vector<int64_t>{2, 2}), attr("output_shape", std::vector<int64_t>{6, 6})});
     ModelBuilder b(11);
-    b.input("x", DataType::float32, {1, 1, 3, 3}).initializer("w", w).output("y")
-        .node("ConvTranspose", {"x", "w"}, {"y"}, {attr("strides", std::vector<int64_t>{2, 2}),
-                                                    attr("auto_pad", "SAME_UPPER")});
+    b.input("x", DataType::float32, {1, 1, 3, 3})
+        .initializer("w", w)
+        .output("y")
+        .node("ConvTranspose", {"x", "w"}, {"y"},
+              {attr("strides", std::vector<int64_t>{2, 2}), attr("auto_pad", "SAME_UPPER")});
     // total padding = 2*(3-1) + 3 - 6 = 1: at the end for output_shape (NOTSET) ... as the ONNX reference
     ModelBuilder c(11);
-    c.input("x", DataType::float32, {1, 1, 3, 3}).initializer("w", w).output("y")
-        .node("ConvTranspose", {"x", "w"}, {"y"}, {attr("strides", std::vector<int64_t>{2, 2}),
-                                                    attr("pads", std::vector<int64_t>{0, 0, 1, 1})});
+    c.input("x", DataType::float32, {1, 1, 3, 3})
+        .initializer("w", w)
+        .output("y")
+        .node("ConvTranspose", {"x", "w"}, {"y"},
+              {attr("strides", std::vector<int64_t>{2, 2}), attr("pads", std::vector<int64_t>{0, 0, 1, 1})});
     const Tensor ya = run_one(a.model(), {x});
     const Tensor yb = run_one(b.model(), {x});
     const Tensor yc = run_one(c.model(), {x});
     CHECK(ya.shape() == std::vector<int64_t>{1, 1, 6, 6});
     // output_shape beyond what the input gives: negative total padding extends the end (ONNX reference)
     ModelBuilder d(11);
-    d.input("x", DataType::float32, {1, 1, 3, 3}).initializer("w", w).output("y")
-        .node("ConvTranspose", {"x", "w"}, {"y"}, {attr("strides", std::vector<int64_t>{3, 2}),
-                                                    attr("output_shape", std::vector<int64_t>{10, 8})});
+    d.input("x", DataType::float32, {1, 1, 3, 3})
+        .initializer("w", w)
+        .output("y")
+        .node("ConvTranspose", {"x", "w"}, {"y"},
+              {attr("strides", std::vector<int64_t>{3, 2}), attr("output_shape", std::vector<int64_t>{10, 8})});
     const Tensor yd = run_one(d.model(), {x});
     CHECK(yd.shape() == std::vector<int64_t>{1, 1, 10, 8});
     CHECK(yd.values<float>()[79] == 0.0f);  // the extra last row and column get no contribution
@@ -268,8 +332,12 @@ TEST_SUITE("engine.conv") {
 
   TEST_CASE("a Conv output that is also a graph output is not fused") {
     ModelBuilder m(13);
-    m.input("x", DataType::float32, {1, 1, 3, 3}).initializer("w", Tensor::from<float>({1, 1, 1, 1}, {-1.0f}))
-        .output("c").output("y").node("Conv", {"x", "w"}, {"c"}).node("Relu", {"c"}, {"y"});
+    m.input("x", DataType::float32, {1, 1, 3, 3})
+        .initializer("w", Tensor::from<float>({1, 1, 1, 1}, {-1.0f}))
+        .output("c")
+        .output("y")
+        .node("Conv", {"x", "w"}, {"c"})
+        .node("Relu", {"c"}, {"y"});
     Session s(m.model());
     CHECK(s.graph().nodes().size() == 2);
     const auto out = s.run(std::vector{Tensor::from<float>({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9})});

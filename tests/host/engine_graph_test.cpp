@@ -12,7 +12,7 @@ ModelBuilder relu_model(int64_t opset = 13) {
   b.input("x", DataType::float32, {2, 3}).output("y").node("Relu", {"x"}, {"y"}, {}, "relu1");
   return b;
 }
-} // namespace
+}  // namespace
 
 TEST_SUITE("engine.graph") {
   TEST_CASE("a valid graph exposes inputs, outputs and nodes in topological order") {
@@ -42,7 +42,8 @@ TEST_SUITE("engine.graph") {
     ModelBuilder b;
     b.input("x", DataType::float32, {2}).output("y").node("FancyOp", {"x"}, {"y"}, {}, "mystery");
     CHECK(error_of([&] { Graph g(b.model()); }) ==
-          "node 'mystery' (FancyOp): operator FancyOp is not supported by the host engine; to run it with rknn_register_custom_ops, list it in the conversion config's \"custom_ops\" (docs/custom-operators.md)");
+          "node 'mystery' (FancyOp): operator FancyOp is not supported by the host engine; to run it with "
+          "rknn_register_custom_ops, list it in the conversion config's \"custom_ops\" (docs/custom-operators.md)");
     b.model().graph.node[0].domain = "com.microsoft";
     CHECK(error_of([&] { Graph g(b.model()); }).find("com.microsoft.FancyOp") != std::string::npos);
   }
@@ -69,20 +70,23 @@ TEST_SUITE("engine.graph") {
       b.input("x", DataType::float32, {2}).output("y").node(op_type, {"x"}, {"y"}, {}, "n");
       return error_of([&] { Graph g(b.model()); });
     };
-    CHECK(refusal("SoftmaxCrossEntropyLoss") == "node 'n' (SoftmaxCrossEntropyLoss): operator SoftmaxCrossEntropyLoss "
-                                                "is not supported by the host engine: a training operator; the host "
-                                                "engine runs inference");
+    CHECK(refusal("SoftmaxCrossEntropyLoss") ==
+          "node 'n' (SoftmaxCrossEntropyLoss): operator SoftmaxCrossEntropyLoss "
+          "is not supported by the host engine: a training operator; the host "
+          "engine runs inference");
     CHECK(refusal("StringNormalizer").find(": a string operator") != std::string::npos);
     CHECK(refusal("SequenceLength").find(": it works on sequence or optional values") != std::string::npos);
     CHECK(refusal("RandomUniformLike").find(": a random generator") != std::string::npos);
     ModelBuilder adam;
     adam.input("x", DataType::float32, {2}).output("y").node("Adam", {"x"}, {"y"}, {}, "n", "ai.onnx.preview.training");
-    CHECK(error_of([&] { Graph g(adam.model()); }).find("ai.onnx.preview.training.Adam is not supported by the host "
-                                                        "engine: a training operator") != std::string::npos);
+    CHECK(error_of([&] { Graph g(adam.model()); })
+              .find("ai.onnx.preview.training.Adam is not supported by the host "
+                    "engine: a training operator") != std::string::npos);
     ModelBuilder custom;
     custom.input("x", DataType::float32, {2}).output("y").node("Adam", {"x"}, {"y"}, {}, "n", "com.example");
     CHECK(error_of([&] { Graph g(custom.model()); }) ==
-          "node 'n' (Adam): operator com.example.Adam is not supported by the host engine; to run it with rknn_register_custom_ops, list it in the conversion config's \"custom_ops\" (docs/custom-operators.md)");
+          "node 'n' (Adam): operator com.example.Adam is not supported by the host engine; to run it with "
+          "rknn_register_custom_ops, list it in the conversion config's \"custom_ops\" (docs/custom-operators.md)");
   }
 
   TEST_CASE("a dangling input names the node, operator and missing tensor") {
@@ -106,7 +110,10 @@ TEST_SUITE("engine.graph") {
 
   TEST_CASE("a value produced twice is refused") {
     ModelBuilder b;
-    b.input("x", DataType::float32, {2}).output("y").node("Relu", {"x"}, {"y"}, {}, "a").node("Neg", {"x"}, {"y"}, {}, "b");
+    b.input("x", DataType::float32, {2})
+        .output("y")
+        .node("Relu", {"x"}, {"y"}, {}, "a")
+        .node("Neg", {"x"}, {"y"}, {}, "b");
     CHECK(error_of([&] { Graph g(b.model()); }) ==
           "node 'b' (Neg): output 'y' is already produced by another node, input or initializer");
   }
@@ -155,10 +162,32 @@ TEST_SUITE("engine.graph") {
 
   TEST_CASE("the registry lists the operators of this issue") {
     const auto ops = OpRegistry::instance().op_types();
-    for (const char* op : {"Conv", "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool",
-                           "BatchNormalization", "Relu", "Clip", "LeakyRelu", "PRelu", "Sigmoid", "HardSigmoid",
-                           "HardSwish", "Tanh", "Erf", "Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Exp", "Log",
-                           "MatMul", "Gemm", "Softmax"}) {
+    for (const char* op : {"Conv",
+                           "ConvTranspose",
+                           "MaxPool",
+                           "AveragePool",
+                           "GlobalAveragePool",
+                           "BatchNormalization",
+                           "Relu",
+                           "Clip",
+                           "LeakyRelu",
+                           "PRelu",
+                           "Sigmoid",
+                           "HardSigmoid",
+                           "HardSwish",
+                           "Tanh",
+                           "Erf",
+                           "Add",
+                           "Sub",
+                           "Mul",
+                           "Div",
+                           "Pow",
+                           "Sqrt",
+                           "Exp",
+                           "Log",
+                           "MatMul",
+                           "Gemm",
+                           "Softmax"}) {
       CHECK_MESSAGE(std::find(ops.begin(), ops.end(), op) != ops.end(), op);
     }
   }

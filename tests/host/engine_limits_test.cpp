@@ -45,7 +45,7 @@ ModelBuilder sliced_into_sum() {
   return b;
 }
 
-} // namespace
+}  // namespace
 
 TEST_SUITE("engine limits") {
   TEST_CASE("element_count and byte_count refuse instead of wrapping") {
@@ -62,7 +62,8 @@ TEST_SUITE("engine limits") {
     CHECK(contains(too_big, "int8 [2147483648, 2147483648]"));
     CHECK(contains(too_big, "4294967295 bytes"));
     CHECK(byte_count(DataType::uint8, std::vector<int64_t>{int64_t{max_tensor_bytes}}) == max_tensor_bytes);
-    CHECK(!error_of([] { (void)byte_count(DataType::int16, std::vector<int64_t>{int64_t{max_tensor_bytes}}); }).empty());
+    CHECK(
+        !error_of([] { (void)byte_count(DataType::int16, std::vector<int64_t>{int64_t{max_tensor_bytes}}); }).empty());
     CHECK(contains(error_of([] { (void)checked_mul(two_32, two_32, "the product"); }), "the product overflows"));
     CHECK(contains(error_of([] { (void)checked_add(INT64_MAX, 1, "the test sum"); }), "the test sum overflows"));
   }

@@ -22,8 +22,8 @@ Tensor direction_slice(const Tensor& t, int64_t d) {
   std::vector<int64_t> shape = t.shape();
   const int64_t per = t.elements() / shape[0];
   shape[0] = 1;
-  return Tensor::from<float>(shape, t.values<float>().subspan(static_cast<std::size_t>(d * per),
-                                                              static_cast<std::size_t>(per)));
+  return Tensor::from<float>(
+      shape, t.values<float>().subspan(static_cast<std::size_t>(d * per), static_cast<std::size_t>(per)));
 }
 
 // X [seq, batch, input] with the time axis reversed.
@@ -79,7 +79,7 @@ void check_bidirectional(const char* op, int64_t gates, std::vector<onnx::Attrib
   check_close(direction_slice(out[1], 1), ref[1], 1e-5f);
 }
 
-} // namespace
+}  // namespace
 
 TEST_SUITE("engine.more_ops") {
   TEST_CASE("bidirectional LSTM, GRU and RNN: the reverse half is a forward pass over reversed time") {
@@ -160,7 +160,10 @@ TEST_SUITE("engine.more_ops") {
       });
     };
     ModelBuilder mod;
-    mod.input("a", DataType::float32, {2}).input("b", DataType::float32, {2}).output("y").node("Mod", {"a", "b"}, {"y"});
+    mod.input("a", DataType::float32, {2})
+        .input("b", DataType::float32, {2})
+        .output("y")
+        .node("Mod", {"a", "b"}, {"y"});
     CHECK(fails(mod.model()).find("floating-point inputs need attribute fmod=1") != std::string::npos);
 
     ModelBuilder topk;

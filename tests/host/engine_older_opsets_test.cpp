@@ -39,7 +39,7 @@ ModelBuilder binary(int64_t opset, const char* op, std::vector<onnx::AttributePr
   return b;
 }
 
-} // namespace
+}  // namespace
 
 TEST_SUITE("engine.older_opsets") {
   TEST_CASE("an operator form that changed before opset 9 is refused, naming operator, opset and difference") {
@@ -55,9 +55,12 @@ TEST_SUITE("engine.older_opsets") {
           std::vector<float>{11, 22, 33, 14, 25, 36});
 
     ModelBuilder reshape(4);
-    reshape.input("x", DataType::float32, {2, 3}).output("y").node("Reshape", {"x"}, {"y"}, {attr("shape", std::vector<int64_t>{6})}, "r");
-    CHECK(refusal(reshape.model()).find("Reshape at opset 4 is not supported by the host engine: before opset 5 its "
-                                        "shape is an attribute") != std::string::npos);
+    reshape.input("x", DataType::float32, {2, 3})
+        .output("y")
+        .node("Reshape", {"x"}, {"y"}, {attr("shape", std::vector<int64_t>{6})}, "r");
+    CHECK(refusal(reshape.model())
+              .find("Reshape at opset 4 is not supported by the host engine: before opset 5 its "
+                    "shape is an attribute") != std::string::npos);
 
     ModelBuilder bn(8);
     bn.input("x", DataType::float32, {1, 2, 2})
@@ -67,8 +70,9 @@ TEST_SUITE("engine.older_opsets") {
         .initializer("v", Tensor(DataType::float32, {2, 2}))
         .output("y")
         .node("BatchNormalization", {"x", "s", "b", "m", "v"}, {"y"}, {attr("spatial", int64_t{0})}, "bn");
-    CHECK(refusal(bn.model()).find("BatchNormalization at opset 8 is not supported by the host engine: before opset "
-                                   "9 spatial=0 normalizes per activation") != std::string::npos);
+    CHECK(refusal(bn.model())
+              .find("BatchNormalization at opset 8 is not supported by the host engine: before opset "
+                    "9 spatial=0 normalizes per activation") != std::string::npos);
     ModelBuilder concat(3);
     concat.input("x", DataType::float32, {2}).output("y").node("Concat", {"x", "x"}, {"y"}, {}, "c");
     CHECK(refusal(concat.model()).find("before opset 4 its axis may be omitted") != std::string::npos);
@@ -143,8 +147,7 @@ TEST_SUITE("engine.integer_ops") {
         .node("ConvInteger", {"x", "w", "xz"}, {"y"}, {attr("pads", std::vector<int64_t>{0, 1, 0, 1})});
     const Tensor y = run_one(b.model(), {Tensor::from<uint8_t>({1, 1, 1, 2}, {13, 20})});
     // Windows: [pad, 13, 20] and [13, 20, pad]: (13 - 10) + (20 - 10) each.
-    CHECK(std::vector<int32_t>(y.values<int32_t>().begin(), y.values<int32_t>().end()) ==
-          std::vector<int32_t>{13, 13});
+    CHECK(std::vector<int32_t>(y.values<int32_t>().begin(), y.values<int32_t>().end()) == std::vector<int32_t>{13, 13});
   }
 
   TEST_CASE("a per-column zero point of the wrong length is named") {
@@ -165,7 +168,8 @@ TEST_SUITE("engine.more_added_ops") {
   TEST_CASE("ReverseSequence refuses a length beyond the time steps when it runs") {
     ModelBuilder b(10);
     b.input("x", DataType::float32, {3, 2}).input("len", DataType::int64, {2}).output("y");
-    b.node("ReverseSequence", {"x", "len"}, {"y"}, {attr("batch_axis", int64_t{1}), attr("time_axis", int64_t{0})}, "rs");
+    b.node("ReverseSequence", {"x", "len"}, {"y"}, {attr("batch_axis", int64_t{1}), attr("time_axis", int64_t{0})},
+           "rs");
     const Tensor x = Tensor::from<float>({3, 2}, {1, 2, 3, 4, 5, 6});
     const Tensor y = run_one(b.model(), {x, Tensor::from<int64_t>({2}, {3, 2})});
     CHECK(std::vector<float>(y.values<float>().begin(), y.values<float>().end()) ==
@@ -177,8 +181,8 @@ TEST_SUITE("engine.more_added_ops") {
   TEST_CASE("MaxUnpool refuses an index outside its output") {
     ModelBuilder b(11);
     b.input("x", DataType::float32, {1, 1, 1, 1}).input("i", DataType::int64, {1, 1, 1, 1}).output("y");
-    b.node("MaxUnpool", {"x", "i"}, {"y"}, {attr("kernel_shape", std::vector<int64_t>{2, 2}),
-                                            attr("strides", std::vector<int64_t>{2, 2})}, "unpool");
+    b.node("MaxUnpool", {"x", "i"}, {"y"},
+           {attr("kernel_shape", std::vector<int64_t>{2, 2}), attr("strides", std::vector<int64_t>{2, 2})}, "unpool");
     const Tensor x = Tensor::from<float>({1, 1, 1, 1}, {7});
     const Tensor y = run_one(b.model(), {x, Tensor::from<int64_t>({1, 1, 1, 1}, {3})});
     CHECK(std::vector<float>(y.values<float>().begin(), y.values<float>().end()) == std::vector<float>{0, 0, 0, 7});
@@ -199,8 +203,9 @@ TEST_SUITE("engine.more_added_ops") {
     b.input("n", DataType::int64, {}).output("w").node("HannWindow", {"n"}, {"w"}, {}, "hann");
     CHECK(run_error(b.model(), {Tensor::scalar<int64_t>(4)}).find("must be a constant") != std::string::npos);
     ModelBuilder one(17);
-    one.initializer("n", Tensor::scalar<int64_t>(1)).output("w").node("HammingWindow", {"n"}, {"w"},
-                                                                      {attr("periodic", int64_t{0})});
+    one.initializer("n", Tensor::scalar<int64_t>(1))
+        .output("w")
+        .node("HammingWindow", {"n"}, {"w"}, {attr("periodic", int64_t{0})});
     const Tensor w = run_one(one.model(), {});
     CHECK(w.data<float>()[0] == doctest::Approx(1.0f));
   }
@@ -216,7 +221,9 @@ TEST_SUITE("engine.more_added_ops") {
       CHECK(y.data<float>()[i] == doctest::Approx(want[i]).epsilon(1e-6));
     }
     ModelBuilder bad(17);
-    bad.input("x", DataType::float32, {1, 3, 2}).output("y").node("DFT", {"x"}, {"y"}, {attr("onesided", int64_t{1})}, "dft");
+    bad.input("x", DataType::float32, {1, 3, 2})
+        .output("y")
+        .node("DFT", {"x"}, {"y"}, {attr("onesided", int64_t{1})}, "dft");
     CHECK(refusal(bad.model()).empty());
     CHECK(run_error(bad.model(), {Tensor(DataType::float32, {1, 3, 2})}) ==
           "node 'dft' (DFT): onesided=1 needs a real input ([..., 1])");

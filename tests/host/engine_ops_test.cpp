@@ -21,14 +21,13 @@ Tensor binary(const std::string& op, const Tensor& a, const Tensor& b, int64_t o
   return run_one(m.model(), {a, b});
 }
 
-Tensor unary(const std::string& op, const Tensor& x, std::vector<onnx::AttributeProto> attrs = {},
-             int64_t opset = 13) {
+Tensor unary(const std::string& op, const Tensor& x, std::vector<onnx::AttributeProto> attrs = {}, int64_t opset = 13) {
   ModelBuilder m(opset);
   m.input("x", x.dtype(), x.shape()).output("y").node(op, {"x"}, {"y"}, std::move(attrs));
   return run_one(m.model(), {x});
 }
 
-} // namespace
+}  // namespace
 
 TEST_SUITE("engine.ops") {
   TEST_CASE("Add, Sub, Mul, Div broadcast like numpy") {
@@ -82,8 +81,9 @@ TEST_SUITE("engine.ops") {
     });
     CHECK(shapes.find("(Mul): inputs 'a', 'b': shapes [2, 3] and [2] cannot be broadcast together") !=
           std::string::npos);
-    CHECK(error_of([] { unary("Sigmoid", Tensor::from<int32_t>({1}, {1})); })
-              .find("input 0 has element type int32, expected float32") != std::string::npos);
+    CHECK(error_of([] {
+            unary("Sigmoid", Tensor::from<int32_t>({1}, {1}));
+          }).find("input 0 has element type int32, expected float32") != std::string::npos);
   }
 
   TEST_CASE("Pow with float and integer exponents") {
@@ -157,8 +157,9 @@ TEST_SUITE("engine.ops") {
     CHECK(y.values<float>()[0] == -0.5f);
     CHECK(y.values<float>()[1] == 2.0f);
     CHECK(y.values<float>()[2] == -0.75f);
-    CHECK(error_of([&] { binary("PRelu", Tensor::from<float>({2}, {1, 2}), Tensor::from<float>({2, 2}, {1, 2, 3, 4})); })
-              .find("does not broadcast to the input shape [2]") != std::string::npos);
+    CHECK(error_of([&] {
+            binary("PRelu", Tensor::from<float>({2}, {1, 2}), Tensor::from<float>({2, 2}, {1, 2, 3, 4}));
+          }).find("does not broadcast to the input shape [2]") != std::string::npos);
   }
 
   TEST_CASE("BatchNormalization normalizes per channel") {
@@ -169,15 +170,18 @@ TEST_SUITE("engine.ops") {
     const auto mean = Tensor::from<float>({3}, {0.1f, -0.2f, 0.3f});
     const auto var = Tensor::from<float>({3}, {1, 4, 0.25f});
     m.input("x", DataType::float32, {2, 3, 2, 2})
-        .initializer("s", scale).initializer("b", bias).initializer("m", mean).initializer("v", var)
+        .initializer("s", scale)
+        .initializer("b", bias)
+        .initializer("m", mean)
+        .initializer("v", var)
         .output("y")
         .node("BatchNormalization", {"x", "s", "b", "m", "v"}, {"y"}, {attr("epsilon", 1e-3f)});
     const Tensor y = run_one(m.model(), {x});
     for (int64_t i = 0; i < 24; ++i) {
       const auto c = static_cast<std::size_t>((i / 4) % 3);
       const float want = (x.values<float>()[static_cast<std::size_t>(i)] - mean.values<float>()[c]) /
-                             std::sqrt(var.values<float>()[c] + 1e-3f) * scale.values<float>()[c] +
-                         bias.values<float>()[c];
+              std::sqrt(var.values<float>()[c] + 1e-3f) * scale.values<float>()[c] +
+          bias.values<float>()[c];
       CHECK(y.values<float>()[static_cast<std::size_t>(i)] == doctest::Approx(want));
     }
   }
@@ -187,18 +191,19 @@ TEST_SUITE("engine.ops") {
     std::vector<float> v(16);
     std::iota(v.begin(), v.end(), 0.0f);
     const auto x = Tensor::from<float>({1, 1, 4, 4}, std::span<const float>(v));
-    const Tensor mp = unary("MaxPool", x, {attr("kernel_shape", std::vector<int64_t>{2, 2}),
-                                           attr("strides", std::vector<int64_t>{2, 2})});
+    const Tensor mp = unary(
+        "MaxPool", x, {attr("kernel_shape", std::vector<int64_t>{2, 2}), attr("strides", std::vector<int64_t>{2, 2})});
     CHECK(mp.shape() == std::vector<int64_t>{1, 1, 2, 2});
     CHECK(mp.values<float>()[0] == 5.0f);
     CHECK(mp.values<float>()[3] == 15.0f);
     // ceil_mode: 3x3 windows, stride 2 over 4 -> 2 outputs (the second window is partial)
-    const Tensor mc = unary("MaxPool", x, {attr("kernel_shape", std::vector<int64_t>{3, 3}),
-                                           attr("strides", std::vector<int64_t>{2, 2}), attr("ceil_mode", int64_t{1})});
+    const Tensor mc = unary("MaxPool", x,
+                            {attr("kernel_shape", std::vector<int64_t>{3, 3}),
+                             attr("strides", std::vector<int64_t>{2, 2}), attr("ceil_mode", int64_t{1})});
     CHECK(mc.shape() == std::vector<int64_t>{1, 1, 2, 2});
     CHECK(mc.values<float>()[3] == 15.0f);
-    const Tensor mf = unary("MaxPool", x, {attr("kernel_shape", std::vector<int64_t>{3, 3}),
-                                           attr("strides", std::vector<int64_t>{2, 2})});
+    const Tensor mf = unary(
+        "MaxPool", x, {attr("kernel_shape", std::vector<int64_t>{3, 3}), attr("strides", std::vector<int64_t>{2, 2})});
     CHECK(mf.shape() == std::vector<int64_t>{1, 1, 1, 1});
     // padded average: corner window covers 0,1,4,5 of a padded 3x3
     const std::vector<onnx::AttributeProto> avg{attr("kernel_shape", std::vector<int64_t>{3, 3}),
@@ -211,12 +216,13 @@ TEST_SUITE("engine.ops") {
     CHECK(unary("AveragePool", x, with_pad).values<float>()[0] == doctest::Approx((0 + 1 + 4 + 5) / 9.0f));
     CHECK(unary("AveragePool", x, with_pad).values<float>()[5] == doctest::Approx(5.0f));
     // ceil_mode average over a partial window divides by the part inside the input
-    const Tensor ac = unary("AveragePool", x, {attr("kernel_shape", std::vector<int64_t>{3, 3}),
-                                               attr("strides", std::vector<int64_t>{2, 2}), attr("ceil_mode", int64_t{1})});
+    const Tensor ac = unary("AveragePool", x,
+                            {attr("kernel_shape", std::vector<int64_t>{3, 3}),
+                             attr("strides", std::vector<int64_t>{2, 2}), attr("ceil_mode", int64_t{1})});
     CHECK(ac.values<float>()[3] == doctest::Approx((10 + 11 + 14 + 15) / 4.0f));
     // SAME_UPPER
-    const Tensor same = unary("MaxPool", x, {attr("kernel_shape", std::vector<int64_t>{2, 2}),
-                                             attr("auto_pad", "SAME_UPPER")});
+    const Tensor same =
+        unary("MaxPool", x, {attr("kernel_shape", std::vector<int64_t>{2, 2}), attr("auto_pad", "SAME_UPPER")});
     CHECK(same.shape() == std::vector<int64_t>{1, 1, 4, 4});
     CHECK(same.values<float>()[15] == 15.0f);
     CHECK(same.values<float>()[0] == 5.0f);
@@ -228,7 +234,9 @@ TEST_SUITE("engine.ops") {
     const Tensor mu = unary("MaxPool", u, {attr("kernel_shape", std::vector<int64_t>{2, 2})}, 12);
     CHECK(mu.values<uint8_t>()[0] == 250);
     ModelBuilder m(12);
-    m.input("x", DataType::float32, {2, 1, 2, 3}).output("y").output("i")
+    m.input("x", DataType::float32, {2, 1, 2, 3})
+        .output("y")
+        .output("i")
         .node("MaxPool", {"x"}, {"y", "i"}, {attr("kernel_shape", std::vector<int64_t>{2, 2})});
     Session s(m.model());
     const auto out = s.run(std::vector{Tensor::from<float>({2, 1, 2, 3}, {1, 9, 2, 3, 4, 5, 6, 0, 0, 0, 7, 8})});
@@ -243,19 +251,25 @@ TEST_SUITE("engine.ops") {
   // (no per-element bounds test); with it, it keeps the general loop. Both agree on Y, and with
   // the definition, over pads, strides, dilations and ceil_mode.
   TEST_CASE("MaxPool without Indices agrees with the indexed path and the definition") {
-    struct Geometry { int64_t h, w, k, s, d, pad, ceil; };
-    for (const Geometry t : {Geometry{112, 112, 3, 2, 1, 1, 0}, Geometry{9, 10, 3, 2, 1, 1, 1}, Geometry{8, 11, 2, 1, 2, 1, 0},
-                             Geometry{7, 7, 3, 3, 1, 2, 1}, Geometry{5, 6, 5, 1, 1, 2, 0}}) {
+    struct Geometry {
+      int64_t h, w, k, s, d, pad, ceil;
+    };
+    for (const Geometry t :
+         {Geometry{112, 112, 3, 2, 1, 1, 0}, Geometry{9, 10, 3, 2, 1, 1, 1}, Geometry{8, 11, 2, 1, 2, 1, 0},
+          Geometry{7, 7, 3, 3, 1, 2, 1}, Geometry{5, 6, 5, 1, 1, 2, 0}}) {
       CAPTURE(t.h);
       CAPTURE(t.k);
       const auto x = random_tensor({1, 3, t.h, t.w}, 70);
       const std::vector<onnx::AttributeProto> attrs{
           attr("kernel_shape", std::vector<int64_t>{t.k, t.k}), attr("strides", std::vector<int64_t>{t.s, t.s}),
-          attr("dilations", std::vector<int64_t>{t.d, t.d}), attr("pads", std::vector<int64_t>{t.pad, t.pad, t.pad, t.pad}),
-          attr("ceil_mode", t.ceil)};
+          attr("dilations", std::vector<int64_t>{t.d, t.d}),
+          attr("pads", std::vector<int64_t>{t.pad, t.pad, t.pad, t.pad}), attr("ceil_mode", t.ceil)};
       const Tensor fast = unary("MaxPool", x, attrs, 12);
       ModelBuilder m(12);
-      m.input("x", DataType::float32, {1, 3, t.h, t.w}).output("y").output("i").node("MaxPool", {"x"}, {"y", "i"}, attrs);
+      m.input("x", DataType::float32, {1, 3, t.h, t.w})
+          .output("y")
+          .output("i")
+          .node("MaxPool", {"x"}, {"y", "i"}, attrs);
       const auto indexed = Session(m.model()).run(std::vector{x});
       REQUIRE(fast.shape() == indexed[0].shape());
       const int64_t oh = fast.dim(2), ow = fast.dim(3);
@@ -266,7 +280,8 @@ TEST_SUITE("engine.ops") {
             for (int64_t ki = 0; ki < t.k; ++ki)
               for (int64_t kj = 0; kj < t.k; ++kj) {
                 const int64_t ih = i * t.s - t.pad + ki * t.d, iw = j * t.s - t.pad + kj * t.d;
-                if (ih >= 0 && ih < t.h && iw >= 0 && iw < t.w) want = std::max(want, x.values<float>()[(c * t.h + ih) * t.w + iw]);
+                if (ih >= 0 && ih < t.h && iw >= 0 && iw < t.w)
+                  want = std::max(want, x.values<float>()[(c * t.h + ih) * t.w + iw]);
               }
             const auto at = static_cast<std::size_t>((c * oh + i) * ow + j);
             CHECK(fast.values<float>()[at] == want);
@@ -278,7 +293,8 @@ TEST_SUITE("engine.ops") {
   TEST_CASE("Neg and Abs on integers, Pow with mixed types") {
     CHECK(unary("Neg", Tensor::from<int64_t>({2}, {5, -7})).values<int64_t>()[1] == 7);
     CHECK(unary("Abs", Tensor::from<int32_t>({2}, {5, -7})).values<int32_t>()[1] == 7);
-    CHECK(binary("Pow", Tensor::from<int64_t>({2}, {3, 2}), Tensor::from<float>({2}, {2.0f, 0.5f})).values<int64_t>()[0] == 9);
+    CHECK(binary("Pow", Tensor::from<int64_t>({2}, {3, 2}), Tensor::from<float>({2}, {2.0f, 0.5f}))
+              .values<int64_t>()[0] == 9);
   }
 
   TEST_CASE("GlobalAveragePool averages each plane") {
@@ -312,10 +328,13 @@ TEST_SUITE("engine.ops") {
     Tensor y = binary("MatMul", a, b);
     CHECK(y.shape() == std::vector<int64_t>{3, 4, 6});
     check_close(y, Tensor::from<float>({3, 4, 6}, std::span<const float>(reference(a, b, 3, 3, 4, 5, 6))));
-    check_close(binary("MatMul", a, b2), Tensor::from<float>({3, 4, 6}, std::span<const float>(reference(a, b2, 3, 1, 4, 5, 6))));
-    check_close(binary("MatMul", a, b1), Tensor::from<float>({3, 4, 6}, std::span<const float>(reference(a, b1, 3, 1, 4, 5, 6))));
+    check_close(binary("MatMul", a, b2),
+                Tensor::from<float>({3, 4, 6}, std::span<const float>(reference(a, b2, 3, 1, 4, 5, 6))));
+    check_close(binary("MatMul", a, b1),
+                Tensor::from<float>({3, 4, 6}, std::span<const float>(reference(a, b1, 3, 1, 4, 5, 6))));
     const auto a1 = random_tensor({1, 4, 5}, 14);
-    check_close(binary("MatMul", a1, b), Tensor::from<float>({3, 4, 6}, std::span<const float>(reference(a1, b, 1, 3, 4, 5, 6))));
+    check_close(binary("MatMul", a1, b),
+                Tensor::from<float>({3, 4, 6}, std::span<const float>(reference(a1, b, 1, 3, 4, 5, 6))));
     // vector x matrix and matrix x vector drop the promoted dimension
     const auto v = random_tensor({5}, 15);
     CHECK(binary("MatMul", v, b2).shape() == std::vector<int64_t>{6});
@@ -326,20 +345,25 @@ TEST_SUITE("engine.ops") {
   }
 
   TEST_CASE("Gemm: alpha, beta, transposes and C broadcast") {
-    const auto a = random_tensor({6, 4}, 20);   // transA: [K=6, M=4]
-    const auto b = random_tensor({5, 6}, 21);   // transB: [N=5, K=6]
-    for (const auto& c : {random_tensor({5}, 22), random_tensor({4, 1}, 23), random_tensor({4, 5}, 24), Tensor::scalar<float>(0.5f)}) {
+    const auto a = random_tensor({6, 4}, 20);  // transA: [K=6, M=4]
+    const auto b = random_tensor({5, 6}, 21);  // transB: [N=5, K=6]
+    for (const auto& c :
+         {random_tensor({5}, 22), random_tensor({4, 1}, 23), random_tensor({4, 5}, 24), Tensor::scalar<float>(0.5f)}) {
       ModelBuilder m(13);
-      m.input("a", DataType::float32, {6, 4}).initializer("b", b).initializer("c", c).output("y")
-          .node("Gemm", {"a", "b", "c"}, {"y"}, {attr("transA", int64_t{1}), attr("transB", int64_t{1}),
-                                                 attr("alpha", 0.5f), attr("beta", 2.0f)});
+      m.input("a", DataType::float32, {6, 4})
+          .initializer("b", b)
+          .initializer("c", c)
+          .output("y")
+          .node("Gemm", {"a", "b", "c"}, {"y"},
+                {attr("transA", int64_t{1}), attr("transB", int64_t{1}), attr("alpha", 0.5f), attr("beta", 2.0f)});
       const Tensor y = run_one(m.model(), {a});
       REQUIRE(y.shape() == std::vector<int64_t>{4, 5});
       std::vector<float> want(20);
       for (int64_t i = 0; i < 4; ++i) {
         for (int64_t j = 0; j < 5; ++j) {
           const auto& cs = c.shape();
-          const int64_t ci = cs.size() == 2 ? (cs[0] == 1 ? 0 : i) * cs[1] + (cs[1] == 1 ? 0 : j) : (cs.empty() ? 0 : j);
+          const int64_t ci =
+              cs.size() == 2 ? (cs[0] == 1 ? 0 : i) * cs[1] + (cs[1] == 1 ? 0 : j) : (cs.empty() ? 0 : j);
           want[static_cast<std::size_t>(i * 5 + j)] = 2.0f * c.values<float>()[static_cast<std::size_t>(ci)];
         }
       }
@@ -348,7 +372,10 @@ TEST_SUITE("engine.ops") {
     }
     // no C (opset 11+)
     ModelBuilder m(11);
-    m.input("a", DataType::float32, {4, 6}).input("b", DataType::float32, {6, 5}).output("y").node("Gemm", {"a", "b"}, {"y"});
+    m.input("a", DataType::float32, {4, 6})
+        .input("b", DataType::float32, {6, 5})
+        .output("y")
+        .node("Gemm", {"a", "b"}, {"y"});
     const auto a2 = random_tensor({4, 6}, 25);
     const auto b2 = random_tensor({6, 5}, 26);
     std::vector<float> want(20);
@@ -394,7 +421,7 @@ TEST_SUITE("engine.ops") {
   TEST_CASE("Softmax over thousands of classes is exact to float precision") {
     const int64_t classes = 6625;
     Tensor x = random_tensor({2, classes}, 80, -18.0f, -12.0f);
-    x.values<float>()[17] = 0.0f;  // dominant in line 0
+    x.values<float>()[17] = 0.0f;               // dominant in line 0
     x.values<float>()[classes + 4000] = -9.0f;  // line 1: a milder maximum
     for (const int opset : {11, 13}) {
       CAPTURE(opset);
@@ -406,7 +433,8 @@ TEST_SUITE("engine.ops") {
         for (int64_t i = 0; i < classes; ++i) sum += std::exp(double(z[i]) - max);
         double worst = 0;
         for (int64_t i = 0; i < classes; ++i)
-          worst = std::max(worst, std::abs(double(y.values<float>()[line * classes + i]) - std::exp(double(z[i]) - max) / sum));
+          worst = std::max(
+              worst, std::abs(double(y.values<float>()[line * classes + i]) - std::exp(double(z[i]) - max) / sum));
         CHECK(worst < 1e-6);
       }
     }

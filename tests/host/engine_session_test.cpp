@@ -47,36 +47,45 @@ PreparedOp prepare_test_flatten(OpContext& ctx) {
   const int64_t axis = ctx.normalize_axis(ctx.attr_int("axis", 1), static_cast<int64_t>(s.size()));
   const auto split = static_cast<std::size_t>(axis);
   PreparedOp op;
-  op.outputs = {TensorInfo{ctx.input(0).dtype, {element_count(std::span(s).first(split)),
-                                                element_count(std::span(s).subspan(split))}}};
+  op.outputs = {TensorInfo{ctx.input(0).dtype,
+                           {element_count(std::span(s).first(split)), element_count(std::span(s).subspan(split))}}};
   op.kernel = [](KernelContext& k) { std::memcpy(k.output(0).raw(), k.input(0).raw(), k.input(0).bytes()); };
   return op;
 }
-} // namespace
+}  // namespace
 
 TEST_SUITE("engine.session") {
   TEST_CASE("a wrong input type or shape names the input, expected and given") {
     Session s(small_cnn().model());
     CHECK(s.input_names() == std::vector<std::string>{"image"});
     CHECK(s.output_names() == std::vector<std::string>{"probs"});
-    CHECK(error_of([&] { s.run(std::vector{Tensor(DataType::float32, {1, 3, 16, 15})}); }) ==
+    CHECK(error_of([&] {
+            s.run(std::vector{Tensor(DataType::float32, {1, 3, 16, 15})});
+          }) ==
           "input 'image': expected float32 [1, 3, 16, 16], given float32 [1, 3, 16, 15] (dimension 3 must be 16)");
-    CHECK(error_of([&] { s.run(std::vector{Tensor(DataType::int32, {1, 3, 16, 16})}); }) ==
-          "input 'image': expected float32 [1, 3, 16, 16], given int32 [1, 3, 16, 16] (wrong element type)");
-    CHECK(error_of([&] { s.run(std::vector{Tensor(DataType::float32, {3, 16, 16})}); }).find("(wrong rank)") !=
-          std::string::npos);
+    CHECK(error_of([&] {
+            s.run(std::vector{Tensor(DataType::int32, {1, 3, 16, 16})});
+          }) == "input 'image': expected float32 [1, 3, 16, 16], given int32 [1, 3, 16, 16] (wrong element type)");
+    CHECK(error_of([&] {
+            s.run(std::vector{Tensor(DataType::float32, {3, 16, 16})});
+          }).find("(wrong rank)") != std::string::npos);
     CHECK(error_of([&] { s.run(std::vector<Tensor>{}); }) == "the graph has 1 inputs, given 0");
   }
 
   TEST_CASE("symbolic dimensions take the values of the inputs and must agree") {
     ModelBuilder m(13);
-    m.input("a", DataType::float32, {-1, 2}).input("b", DataType::float32, {-1, 2}).output("y").node("Add", {"a", "b"}, {"y"});
+    m.input("a", DataType::float32, {-1, 2})
+        .input("b", DataType::float32, {-1, 2})
+        .output("y")
+        .node("Add", {"a", "b"}, {"y"});
     Session s(m.model());
     auto y = s.run(std::vector{Tensor(DataType::float32, {3, 2}), Tensor(DataType::float32, {3, 2})});
     CHECK(y[0].shape() == std::vector<int64_t>{3, 2});
     y = s.run(std::vector{Tensor(DataType::float32, {5, 2}), Tensor(DataType::float32, {5, 2})});
     CHECK(y[0].shape() == std::vector<int64_t>{5, 2});
-    CHECK(error_of([&] { s.run(std::vector{Tensor(DataType::float32, {5, 2}), Tensor(DataType::float32, {4, 2})}); }) ==
+    CHECK(error_of([&] {
+            s.run(std::vector{Tensor(DataType::float32, {5, 2}), Tensor(DataType::float32, {4, 2})});
+          }) ==
           "input 'b': expected float32 [N, 2], given float32 [4, 2] (dimension 0 is 'N', which is 5 in input 'a')");
   }
 
@@ -91,11 +100,14 @@ TEST_SUITE("engine.session") {
     CHECK_THROWS_AS(s.info("nope"), EngineError);
     // an inference error names the node
     ModelBuilder bad(13);
-    bad.input("x", DataType::float32, {2, 3}).initializer("w", random_tensor({4, 5}, 1)).output("y")
+    bad.input("x", DataType::float32, {2, 3})
+        .initializer("w", random_tensor({4, 5}, 1))
+        .output("y")
         .node("MatMul", {"x", "w"}, {"y"}, {}, "mm");
     Session b(bad.model());
-    CHECK(error_of([&] { b.prepare(std::vector<TensorInfo>{{DataType::float32, {2, 3}}}); })
-              .find("node 'mm' (MatMul): inputs 'x' [2, 3] and 'w' [4, 5] cannot be multiplied") != std::string::npos);
+    CHECK(error_of([&] {
+            b.prepare(std::vector<TensorInfo>{{DataType::float32, {2, 3}}});
+          }).find("node 'mm' (MatMul): inputs 'x' [2, 3] and 'w' [4, 5] cannot be multiplied") != std::string::npos);
   }
 
   TEST_CASE("the arena reuses memory: peak smaller than the sum of intermediates") {
@@ -153,8 +165,9 @@ TEST_SUITE("engine.session") {
     small.use_arena({});  // back to its own memory
     check_close(small.run(std::vector{x3})[0], expected3[0], 0.0f);
     // misaligned memory is refused before any run
-    CHECK(error_of([&] { small.use_arena({shared.data() + 8, needed2}); }).find("is not aligned to 16 bytes") !=
-          std::string::npos);
+    CHECK(error_of([&] {
+            small.use_arena({shared.data() + 8, needed2});
+          }).find("is not aligned to 16 bytes") != std::string::npos);
   }
 
   TEST_CASE("weights moved into a caller's memory are read from there") {
@@ -167,10 +180,13 @@ TEST_SUITE("engine.session") {
     // 10 floats; the initializer 'shape', which no node reads, takes no room
     CHECK(bytes == (216 + 8 + 72 + 128 + 160 + 10) * 4);
     AlignedBuffer weights(bytes);
-    CHECK(error_of([&] { s.use_weight_memory({weights.data(), bytes - 1}); }) ==
+    CHECK(error_of([&] {
+            s.use_weight_memory({weights.data(), bytes - 1});
+          }) ==
           fmt::format("the weight memory of {} bytes is smaller than the {} bytes of the constants", bytes - 1, bytes));
-    CHECK(error_of([&] { s.use_weight_memory({weights.data() + 4, bytes}); }).find("is not aligned to 16 bytes") !=
-          std::string::npos);
+    CHECK(error_of([&] {
+            s.use_weight_memory({weights.data() + 4, bytes});
+          }).find("is not aligned to 16 bytes") != std::string::npos);
     s.use_weight_memory({weights.data(), bytes});
     check_close(s.run(std::vector{x})[0], expected[0], 0.0f);
     // the session reads the caller's bytes: clearing them changes the result
@@ -198,8 +214,11 @@ TEST_SUITE("engine.session") {
 
   TEST_CASE("float16 activation storage rounds every activation") {
     ModelBuilder m(13);
-    m.input("x", DataType::float32, {4}).initializer("k", Tensor::from<float>({4}, {3, 3, 3, 3})).output("y")
-        .node("Div", {"x", "k"}, {"t"}).node("Mul", {"t", "k"}, {"y"});
+    m.input("x", DataType::float32, {4})
+        .initializer("k", Tensor::from<float>({4}, {3, 3, 3, 3}))
+        .output("y")
+        .node("Div", {"x", "k"}, {"t"})
+        .node("Mul", {"t", "k"}, {"y"});
     const auto x = Tensor::from<float>({4}, {1.0f, 0.1f, 1000.1f, 1e-6f});
     const Tensor exact = run_one(m.model(), {x});
     const Tensor half = run_one(m.model(), {x}, {.float16_activations = true});
@@ -231,7 +250,11 @@ TEST_SUITE("engine.session") {
 
   TEST_CASE("graph outputs that are inputs or constants, and several outputs") {
     ModelBuilder m(13);
-    m.input("x", DataType::float32, {2}).initializer("c", Tensor::from<float>({1}, {7})).output("x").output("c").output("y")
+    m.input("x", DataType::float32, {2})
+        .initializer("c", Tensor::from<float>({1}, {7}))
+        .output("x")
+        .output("c")
+        .output("y")
         .node("Add", {"x", "c"}, {"y"});
     const auto out = Session(m.model()).run(std::vector{Tensor::from<float>({2}, {1, 2})});
     REQUIRE(out.size() == 3);

@@ -29,10 +29,10 @@ TEST_SUITE("engine.tensor") {
     CHECK(float_to_half_bits(65519.0f) == 0x7BFF);
     CHECK(float_to_half_bits(65520.0f) == 0x7C00);  // ties to even: overflow
     CHECK(float_to_half_bits(std::ldexp(1.0f, -24)) == 0x0001);
-    CHECK(float_to_half_bits(std::ldexp(1.0f, -25)) == 0x0000);           // tie to even zero
-    CHECK(float_to_half_bits(std::ldexp(1.5f, -25)) == 0x0001);           // above the tie
-    CHECK(float_to_half_bits(std::ldexp(1.0f, -14)) == 0x0400);           // smallest normal
-    CHECK(float_to_half_bits(1.0f + std::ldexp(1.0f, -11)) == 0x3C00);    // tie, even stays
+    CHECK(float_to_half_bits(std::ldexp(1.0f, -25)) == 0x0000);             // tie to even zero
+    CHECK(float_to_half_bits(std::ldexp(1.5f, -25)) == 0x0001);             // above the tie
+    CHECK(float_to_half_bits(std::ldexp(1.0f, -14)) == 0x0400);             // smallest normal
+    CHECK(float_to_half_bits(1.0f + std::ldexp(1.0f, -11)) == 0x3C00);      // tie, even stays
     CHECK(float_to_half_bits(1.0f + 3 * std::ldexp(1.0f, -11)) == 0x3C02);  // tie, odd rounds up
     CHECK(std::isnan(half_bits_to_float(float_to_half_bits(std::nanf("")))));
     CHECK(half_bits_to_float(0x7C00) == std::numeric_limits<float>::infinity());
@@ -60,7 +60,8 @@ TEST_SUITE("engine.tensor") {
         for (std::size_t i = 0; i < length; ++i) {
           const std::uint32_t want = std::bit_cast<std::uint32_t>(round_to_half(values[start + i]));
           const std::uint32_t got = std::bit_cast<std::uint32_t>(rounded[i]);
-          if (got != want) FAIL_CHECK(fmt::format("{:08x} rounds to {:08x}, want {:08x}", patterns[start + i], got, want));
+          if (got != want)
+            FAIL_CHECK(fmt::format("{:08x} rounds to {:08x}, want {:08x}", patterns[start + i], got, want));
         }
       }
     }
@@ -130,15 +131,15 @@ TEST_SUITE("engine.tensor") {
     shapes = {{2, 3, 4, 5}, {1, 3, 1, 1}};
     Broadcast bc(shapes);
     int64_t runs = 0;
-    bc.for_each_run(0, bc.elements(), [&](int64_t o, std::span<const int64_t> off, std::span<const int64_t> st,
-                                          int64_t n) {
-      CHECK(n == 20);
-      CHECK(st[0] == 1);
-      CHECK(st[1] == 0);
-      CHECK(off[0] == o);
-      CHECK(off[1] == (o / 20) % 3);
-      ++runs;
-    });
+    bc.for_each_run(0, bc.elements(),
+                    [&](int64_t o, std::span<const int64_t> off, std::span<const int64_t> st, int64_t n) {
+                      CHECK(n == 20);
+                      CHECK(st[0] == 1);
+                      CHECK(st[1] == 0);
+                      CHECK(off[0] == o);
+                      CHECK(off[1] == (o / 20) % 3);
+                      ++runs;
+                    });
     CHECK(runs == 6);
   }
 
@@ -157,9 +158,11 @@ TEST_SUITE("engine.tensor") {
         });
         CHECK(std::all_of(hits.begin(), hits.end(), [](const auto& h) { return h == 1; }));
       }
-      CHECK_THROWS_AS(pool.parallel_for(100, 1, [](int64_t b, int64_t e) {
-        if (b <= 50 && 50 < e) throw std::runtime_error("boom");
-      }), std::runtime_error);
+      CHECK_THROWS_AS(pool.parallel_for(100, 1,
+                                        [](int64_t b, int64_t e) {
+                                          if (b <= 50 && 50 < e) throw std::runtime_error("boom");
+                                        }),
+                      std::runtime_error);
       std::atomic<int64_t> total{0};
       pool.parallel_for(10, 1, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) {
@@ -234,7 +237,7 @@ TEST_SUITE("engine.tensor") {
       for (std::size_t b = a + 1; b < blocks.size(); ++b) {
         const bool live_together = blocks[a].first <= blocks[b].last && blocks[b].first <= blocks[a].last;
         const bool disjoint = blocks[a].offset + blocks[a].bytes <= blocks[b].offset ||
-                              blocks[b].offset + blocks[b].bytes <= blocks[a].offset;
+            blocks[b].offset + blocks[b].bytes <= blocks[a].offset;
         CHECK((!live_together || disjoint));
       }
     }

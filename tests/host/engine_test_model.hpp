@@ -37,7 +37,9 @@ inline onnx::AttributeProto attr(std::string name, std::string value) {
   a.s = std::move(value);
   return a;
 }
-inline onnx::AttributeProto attr(std::string name, const char* value) { return attr(std::move(name), std::string(value)); }
+inline onnx::AttributeProto attr(std::string name, const char* value) {
+  return attr(std::move(name), std::string(value));
+}
 inline onnx::AttributeProto attr(std::string name, std::vector<int64_t> values) {
   onnx::AttributeProto a;
   a.name = std::move(name);
@@ -163,4 +165,4 @@ template <class F> std::string error_of(F&& f) {
   return "";
 }
 
-} // namespace rknnxx::host::testing
+}  // namespace rknnxx::host::testing

@@ -19,13 +19,13 @@
 
 #define MAX_OUTPUTS 8
 
-#define CHECK(call)                                                   \
-  do {                                                                \
-    int ret_ = (call);                                                \
-    if (ret_ < 0) {                                                   \
-      fprintf(stderr, "%s failed: %d (line %d)\n", #call, ret_, __LINE__); \
-      exit(1);                                                        \
-    }                                                                 \
+#define CHECK(call)                                                                                                    \
+  do {                                                                                                                 \
+    int ret_ = (call);                                                                                                 \
+    if (ret_ < 0) {                                                                                                    \
+      fprintf(stderr, "%s failed: %d (line %d)\n", #call, ret_, __LINE__);                                             \
+      exit(1);                                                                                                         \
+    }                                                                                                                  \
   } while (0)
 
 static void dump_attr(const char* what, const rknn_tensor_attr* a) {
@@ -40,7 +40,8 @@ static unsigned char* make_image(uint32_t h, uint32_t w, uint32_t c) {
   unsigned char* img = malloc((size_t)h * w * c);
   for (uint32_t y = 0; y < h; ++y)
     for (uint32_t x = 0; x < w; ++x)
-      for (uint32_t k = 0; k < c; ++k) img[((size_t)y * w + x) * c + k] = (unsigned char)((x * 7 + y * 3 + k * 50) % 256);
+      for (uint32_t k = 0; k < c; ++k)
+        img[((size_t)y * w + x) * c + k] = (unsigned char)((x * 7 + y * 3 + k * 50) % 256);
   return img;
 }
 
@@ -147,7 +148,7 @@ int main(int argc, char** argv) {
     cur_in.type = RKNN_TENSOR_UINT8;
     CHECK(rknn_set_io_mem(ctx, input_mem, &cur_in));
     for (uint32_t o = 0; o < n_out; ++o) {
-      cur_out[o].type = RKNN_TENSOR_FLOAT32;  /* want float32 results in the logical layout */
+      cur_out[o].type = RKNN_TENSOR_FLOAT32; /* want float32 results in the logical layout */
       CHECK(rknn_set_io_mem(ctx, output_mems[o], &cur_out[o]));
     }
     CHECK(rknn_run(ctx, NULL));
@@ -187,9 +188,10 @@ int main(int argc, char** argv) {
     rknn_perf_run perf;
     CHECK(rknn_query(ctx, RKNN_QUERY_PERF_RUN, &perf, sizeof perf));
     const float* logits = zero_copy[0];
-    printf("  top1 general=%d zero-copy=%d, max |difference| %g over %u outputs, run %lld us, w_stride %u for width %u\n",
-           top1(general[0], cur_out[0].n_elems), top1(logits, cur_out[0].n_elems), worst, n_out,
-           (long long)perf.run_duration, stride, width);
+    printf(
+        "  top1 general=%d zero-copy=%d, max |difference| %g over %u outputs, run %lld us, w_stride %u for width %u\n",
+        top1(general[0], cur_out[0].n_elems), top1(logits, cur_out[0].n_elems), worst, n_out,
+        (long long)perf.run_duration, stride, width);
     if (worst != 0.0f) {
       fprintf(stderr, "shape %u: the general and zero-copy flows disagree\n", s);
       ++failures;

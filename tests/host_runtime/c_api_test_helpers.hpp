@@ -35,4 +35,4 @@ inline rknn_tensor_attr query_attr(rknn_context ctx, rknn_query_cmd cmd, uint32_
 
 inline std::vector<uint32_t> dims_of(const rknn_tensor_attr& a) { return {a.dims, a.dims + a.n_dims}; }
 
-} // namespace rknnxx::test
+}  // namespace rknnxx::test

@@ -60,4 +60,4 @@ inline std::string squeezenet(const std::string& platform = "rk3588") {
   return converted("vision/squeezenet1_1.onnx", R"({"target_platform": ")" + platform + R"("})");
 }
 
-} // namespace rknnxx::test
+}  // namespace rknnxx::test

@@ -96,7 +96,7 @@ float max_abs_difference(const std::vector<float>& a, const std::vector<float>& 
   return worst;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("attributes are reported as on the board") {
   Ctx ctx(test::dyncnn());
@@ -532,8 +532,7 @@ TEST_CASE("misuse gets the vendor's return codes, never a crash") {
 namespace {
 
 // What the runtime logs while `body` runs (its stderr, captured in a temporary file).
-template <class Body>
-std::string logged(Body&& body) {
+template <class Body> std::string logged(Body&& body) {
   std::fflush(stderr);
   FILE* capture = std::tmpfile();
   REQUIRE(capture != nullptr);
@@ -559,8 +558,7 @@ std::filesystem::path scratch_dir() {
 }
 
 // dyncnn's model file changed by `edit`, saved under `name`.
-template <class Edit>
-std::string crafted_model(const std::string& name, Edit&& edit) {
+template <class Edit> std::string crafted_model(const std::string& name, Edit&& edit) {
   host::ModelFile file = host::parse_model_file(test::read_bytes(test::dyncnn()));
   edit(file);
   const auto path = scratch_dir() / name;
@@ -572,7 +570,7 @@ int init_path(rknn_context* c, const std::string& path) {
   return rknn_init(c, const_cast<char*>(path.c_str()), 0, 0, nullptr);
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("strides whose byte count wraps 64 bits are refused by rknn_set_io_mem") {
   Ctx ctx(test::dyncnn());
@@ -642,18 +640,14 @@ TEST_CASE("rknn_init reads only regular model files, of a bounded size") {
   }
   SUBCASE("a sparse file of 8 GiB") {
     const auto sparse = (dir / "sparse.hrknn").string();
-    {
-      std::ofstream create(sparse);
-    }
+    { std::ofstream create(sparse); }
     REQUIRE(truncate(sparse.c_str(), off_t{8} << 30) == 0);
     refused(sparse, "more than the 4294967295");
     std::filesystem::remove(sparse);
   }
   SUBCASE("an empty file") {
     const auto empty = (dir / "empty.hrknn").string();
-    {
-      std::ofstream create(empty);
-    }
+    { std::ofstream create(empty); }
     const std::string log = logged([&] { CHECK(init_path(&c, empty) == RKNN_ERR_MODEL_INVALID); });
     CHECK(contains(log, "empty (0 bytes)"));
   }

@@ -32,10 +32,10 @@
 #include <vector>
 
 using namespace rknnxx;
+using host::quantize::AffineParams;
 using test::Ctx;
 using test::dims_of;
 using test::query_attr;
-using host::quantize::AffineParams;
 
 namespace {
 
@@ -113,8 +113,7 @@ rknn_input input_of(void* data, size_t bytes, rknn_tensor_type type, bool pass_t
 }
 
 // Both outputs of the last run, as float32 (want_float) or as the raw bytes.
-template <class T>
-std::vector<std::vector<T>> outputs(rknn_context ctx, bool want_float) {
+template <class T> std::vector<std::vector<T>> outputs(rknn_context ctx, bool want_float) {
   rknn_output outs[2]{};
   for (uint32_t i = 0; i < 2; ++i) {
     outs[i].index = i;
@@ -138,7 +137,7 @@ std::vector<std::vector<float>> run_uint8(rknn_context ctx, std::vector<uint8_t>
   return outputs<float>(ctx, true);
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("a quantized model reports INT8 AFFINE attributes as a board does") {
   const std::string path = quantized_model();
@@ -157,7 +156,7 @@ TEST_CASE("a quantized model reports INT8 AFFINE attributes as a board does") {
   CHECK(in.fmt == RKNN_TENSOR_NHWC);
   CHECK(dims_of(in) == std::vector<uint32_t>{1, 8, 8, 3});
   CHECK(in.n_elems == 192);
-  CHECK(in.size == 192);  // one byte an element
+  CHECK(in.size == 192);     // one byte an element
   CHECK(in.w_stride == 16);  // RK3588's zero-copy width alignment
   CHECK(in.size_with_stride == 8 * 16 * 3);
   CHECK(in.zp == in_params.zero_point);
@@ -309,10 +308,8 @@ TEST_CASE("zero-copy: int8 input memory, native NC1HWC2 int8 output, weight memo
   for (uint32_t c = 0; c < 16; ++c)
     for (uint32_t hw = 0; hw < 64; ++hw) {
       CAPTURE(c);
-      if (c < 4)
-        CHECK(blocked[hw * 16 + c] == raw[0][c * 64 + hw]);
-      else
-        CHECK(blocked[hw * 16 + c] == 0);  // padding lanes
+      if (c < 4) CHECK(blocked[hw * 16 + c] == raw[0][c * 64 + hw]);
+      else CHECK(blocked[hw * 16 + c] == 0);  // padding lanes
     }
   CHECK(std::vector<int8_t>(static_cast<const int8_t*>(score_mem->virt_addr),
                             static_cast<const int8_t*>(score_mem->virt_addr) + 4) == raw[1]);
@@ -326,8 +323,8 @@ TEST_CASE("zero-copy: int8 input memory, native NC1HWC2 int8 output, weight memo
   for (uint32_t h = 0; h < 8; ++h)
     for (uint32_t w = 0; w < 8; ++w)
       for (uint32_t c = 0; c < 3; ++c)
-        q[(h * q_attr.w_stride + w) * 3 + c] = static_cast<int8_t>(
-            in_params.quantize((static_cast<float>(img[(h * 8 + w) * 3 + c]) - mean[c]) / std_[c]));
+        q[(h * q_attr.w_stride + w) * 3 + c] =
+            static_cast<int8_t>(in_params.quantize((static_cast<float>(img[(h * 8 + w) * 3 + c]) - mean[c]) / std_[c]));
   REQUIRE(rknn_set_io_mem(ctx, q_mem, &q_attr) == RKNN_SUCC);
   rknn_tensor_attr float_y = query_attr(ctx, RKNN_QUERY_OUTPUT_ATTR, 0);
   float_y.type = RKNN_TENSOR_FLOAT32;
@@ -424,7 +421,8 @@ TEST_CASE("conversion with a dataset: the config's quantization keys, refusals w
   // A dataset problem names the file and the line.
   const auto dir = std::filesystem::temp_directory_path() / ("rknnxx-int8-dataset-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
-  std::ofstream(dir / "bad.txt") << std::filesystem::absolute(data_dir() / "sample_00.npy").string() << "\nmissing.npy\n";
+  std::ofstream(dir / "bad.txt") << std::filesystem::absolute(data_dir() / "sample_00.npy").string()
+                                 << "\nmissing.npy\n";
   CHECK_THROWS_WITH_AS((void)host::convert_onnx(onnx, host::config_from_json(static_config()), {}, dir / "bad.txt"),
                        doctest::Contains("bad.txt:2"), host::quantize::DatasetError);
   std::filesystem::remove_all(dir);
@@ -451,15 +449,15 @@ std::pair<double, double> compare(const std::vector<float>& a, const std::vector
   return {dot / std::sqrt(aa * bb), worst};
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("weight-only models (w8a16, w4a16): float16 inputs and outputs, weights on their integer grid") {
   const std::string w8 = converted("small_cnn.onnx", config_on("rk3562", R"(, "quantized_dtype": "w8a16")"), true);
   const std::string w4 = converted("small_cnn.onnx", config_on("rk3576", R"(, "quantized_dtype": "w4a16")"), true);
-  const std::string w4_group =
-      converted("small_cnn.onnx", config_on("rk3576", R"(, "quantized_dtype": "w4a16", "quantized_method": "group32")"), true);
-  const std::string w4_layer =
-      converted("small_cnn.onnx", config_on("rk3576", R"(, "quantized_dtype": "w4a16", "quantized_method": "layer")"), true);
+  const std::string w4_group = converted(
+      "small_cnn.onnx", config_on("rk3576", R"(, "quantized_dtype": "w4a16", "quantized_method": "group32")"), true);
+  const std::string w4_layer = converted(
+      "small_cnn.onnx", config_on("rk3576", R"(, "quantized_dtype": "w4a16", "quantized_method": "layer")"), true);
 
   // The section records the type, the method and the samples, and no activation parameters.
   const auto file = host::load_model_file(w4_group);
@@ -510,9 +508,9 @@ TEST_CASE("weight-only models (w8a16, w4a16): float16 inputs and outputs, weight
     const auto [w8_cos, w8_worst] = compare(w8_out[0], reference[0]);
     const auto [w4_cos, w4_worst] = compare(w4_out[0], reference[0]);
     const auto [w4_layer_cos, w4_layer_worst] = compare(run_uint8(w4_layer_ctx, img)[0], reference[0]);
-    MESSAGE("seed " << seed << ": cosine against float16, w8a16 " << w8_cos << " (max diff " << w8_worst
-                    << "), w4a16 " << w4_cos << " (" << w4_worst << "), w4a16 per layer " << w4_layer_cos << " ("
-                    << w4_layer_worst << ")");
+    MESSAGE("seed " << seed << ": cosine against float16, w8a16 " << w8_cos << " (max diff " << w8_worst << "), w4a16 "
+                    << w4_cos << " (" << w4_worst << "), w4a16 per layer " << w4_layer_cos << " (" << w4_layer_worst
+                    << ")");
     CHECK(w8_worst > 0);
     CHECK(w8_cos > 0.9999);
     CHECK(w4_cos > 0.99);
@@ -539,7 +537,8 @@ TEST_CASE("weight-only and platform refusals name the key and both sides") {
   CHECK(refusal("rk3562", R"(, "quantized_dtype": "w4a16")").find("'w4a16' is supported only on rk3576") !=
         std::string::npos);
   CHECK(refusal("rk3562", R"(, "quantized_dtype": "w8a16", "quantized_method": "group64")")
-            .starts_with("quantized_method: config: quantized_method 'group64' is valid only with quantized_dtype w4a16"));
+            .starts_with(
+                "quantized_method: config: quantized_method 'group64' is valid only with quantized_dtype w4a16"));
   CHECK(refusal("rk3576", R"(, "quantized_dtype": "w4a16", "quantized_method": "group48")").find("multiple of 32") !=
         std::string::npos);
   CHECK(refusal("rk3588", R"(, "quantized_algorithm": "gdq")").starts_with("quantized_algorithm:"));
@@ -586,6 +585,9 @@ TEST_CASE("gdq (w4a16, w8a16): clip ratios chosen on the dataset, recorded, and 
   if (clipped > 0) CHECK(run_uint8(gdq_ctx, image(8, 8, 1)) != run_uint8(minmax_ctx, image(8, 8, 1)));
 
   // w8a16 with gdq converts and runs too; w8a8 with gdq is refused (above).
-  Ctx w8(converted("small_cnn.onnx", config_on("rk3562", R"(, "quantized_dtype": "w8a16", "quantized_algorithm": "gdq", "quantized_method": "layer")"), true));
+  Ctx w8(converted(
+      "small_cnn.onnx",
+      config_on("rk3562", R"(, "quantized_dtype": "w8a16", "quantized_algorithm": "gdq", "quantized_method": "layer")"),
+      true));
   CHECK(run_uint8(w8, image(8, 8, 2))[0].size() == 256);
 }

@@ -105,12 +105,32 @@ std::size_t c_index(const rknn_matmul_tensor_attr& attr, std::size_t m, std::siz
 
 double read_c(const unsigned char* bytes, rknn_tensor_type type, std::size_t index) {
   switch (type) {
-    case RKNN_TENSOR_FLOAT32: { float v; std::memcpy(&v, bytes + index * 4, 4); return v; }
-    case RKNN_TENSOR_INT32: { std::int32_t v; std::memcpy(&v, bytes + index * 4, 4); return v; }
-    case RKNN_TENSOR_INT16: { std::int16_t v; std::memcpy(&v, bytes + index * 2, 2); return v; }
+    case RKNN_TENSOR_FLOAT32: {
+      float v;
+      std::memcpy(&v, bytes + index * 4, 4);
+      return v;
+    }
+    case RKNN_TENSOR_INT32: {
+      std::int32_t v;
+      std::memcpy(&v, bytes + index * 4, 4);
+      return v;
+    }
+    case RKNN_TENSOR_INT16: {
+      std::int16_t v;
+      std::memcpy(&v, bytes + index * 2, 2);
+      return v;
+    }
     case RKNN_TENSOR_INT8: return static_cast<std::int8_t>(bytes[index]);
-    case RKNN_TENSOR_FLOAT16: { std::uint16_t v; std::memcpy(&v, bytes + index * 2, 2); return Float16::from_bits(v).to_double(); }
-    case RKNN_TENSOR_BFLOAT16: { std::uint16_t v; std::memcpy(&v, bytes + index * 2, 2); return BFloat16::from_bits(v).to_double(); }
+    case RKNN_TENSOR_FLOAT16: {
+      std::uint16_t v;
+      std::memcpy(&v, bytes + index * 2, 2);
+      return Float16::from_bits(v).to_double();
+    }
+    case RKNN_TENSOR_BFLOAT16: {
+      std::uint16_t v;
+      std::memcpy(&v, bytes + index * 2, 2);
+      return BFloat16::from_bits(v).to_double();
+    }
     default: FAIL("unexpected C type"); return 0;
   }
 }
@@ -144,12 +164,18 @@ int set_quant(rknn_matmul_ctx ctx, const char* name, std::vector<float> scale, s
 // Runs one multiplication through the C interface and checks C against the reference.
 void check_matmul(const TypeCase& tc, const Run& run, const Quant& q = {}) {
   CAPTURE(get_matmul_type_string(tc.type));
-  CAPTURE(run.m); CAPTURE(run.k); CAPTURE(run.n); CAPTURE(run.b_layout); CAPTURE(run.ac_layout);
+  CAPTURE(run.m);
+  CAPTURE(run.k);
+  CAPTURE(run.n);
+  CAPTURE(run.b_layout);
+  CAPTURE(run.ac_layout);
   const std::size_t M = static_cast<std::size_t>(run.m), K = static_cast<std::size_t>(run.k),
                     N = static_cast<std::size_t>(run.n);
   rknn_matmul_info info;
   std::memset(&info, 0, sizeof info);
-  info.M = run.m; info.K = run.k; info.N = run.n;
+  info.M = run.m;
+  info.K = run.k;
+  info.N = run.n;
   info.type = tc.type;
   info.B_layout = static_cast<int16_t>(run.b_layout);
   info.AC_layout = static_cast<int16_t>(run.ac_layout);
@@ -217,7 +243,8 @@ void check_matmul(const TypeCase& tc, const Run& run, const Quant& q = {}) {
           expected += av * (b_int ? bv * q.b_scale[b_param(k, n)] : bv);
         }
         if (a_int) expected *= q.a_scale;
-        if (tc.c == RKNN_TENSOR_INT8) expected = std::clamp(std::nearbyint(expected / q.c_scale) + q.c_zp, -128.0, 127.0);
+        if (tc.c == RKNN_TENSOR_INT8)
+          expected = std::clamp(std::nearbyint(expected / q.c_scale) + q.c_zp, -128.0, 127.0);
       }
       const double got = read_c(c_bytes, tc.c, c_index(io.C, m, n, M, N));
       double tolerance = 0;  // integers: exact
@@ -241,7 +268,7 @@ struct PlatformScope {  // RKNNXX_HOST_PLATFORM for one test case
   ~PlatformScope() { unsetenv("RKNNXX_HOST_PLATFORM"); }
 };
 
-} // namespace
+}  // namespace
 
 TEST_CASE("every matmul type, every layout, equals the naive reference (RK3588)") {
   for (const TypeCase& tc : all_types)
@@ -254,9 +281,12 @@ TEST_CASE("quantization: per-layer asymmetric, per-channel and per-group B, int8
   const TypeCase int8_to_int8 = all_types[2];
   Quant layer;
   layer.b_quant_type = RKNN_QUANT_TYPE_PER_LAYER_ASYM;
-  layer.a_scale = 0.05f; layer.a_zp = 3;
-  layer.b_scale = {0.02f}; layer.b_zp = {-5};
-  layer.c_scale = 2.5f; layer.c_zp = -7;
+  layer.a_scale = 0.05f;
+  layer.a_zp = 3;
+  layer.b_scale = {0.02f};
+  layer.b_zp = {-5};
+  layer.c_scale = 2.5f;
+  layer.c_zp = -7;
   check_matmul(int8_to_int8, {4, 64, 32}, layer);
 
   Quant channel;
@@ -264,8 +294,8 @@ TEST_CASE("quantization: per-layer asymmetric, per-channel and per-group B, int8
   channel.b_scale.clear();
   for (int n = 0; n < 64; ++n) channel.b_scale.push_back(0.01f * static_cast<float>(n + 1));
   channel.b_zp.assign(64, 0);
-  check_matmul(all_types[6], {3, 64, 64}, channel);    // float16 x int4 -> float32
-  check_matmul(all_types[10], {3, 64, 64}, channel);   // int8 x int4 -> int32: B brought to one scale
+  check_matmul(all_types[6], {3, 64, 64}, channel);   // float16 x int4 -> float32
+  check_matmul(all_types[10], {3, 64, 64}, channel);  // int8 x int4 -> int32: B brought to one scale
 
   Quant group;
   group.b_quant_type = RKNN_QUANT_TYPE_PER_GROUP_SYM;
@@ -273,13 +303,15 @@ TEST_CASE("quantization: per-layer asymmetric, per-channel and per-group B, int8
   group.b_scale.clear();
   for (int i = 0; i < 32 * 2; ++i) group.b_scale.push_back(0.5f + 0.125f * static_cast<float>(i % 7));
   group.b_zp.assign(64, 0);
-  check_matmul(all_types[8], {2, 64, 32}, group);      // int8 x int8 -> float32, per group
+  check_matmul(all_types[8], {2, 64, 32}, group);  // int8 x int8 -> float32, per group
 }
 
 TEST_CASE("io_attr: the dims and sizes of the layouts (docs/matmul.md)") {
   rknn_matmul_info info;
   std::memset(&info, 0, sizeof info);
-  info.M = 4; info.K = 64; info.N = 32;
+  info.M = 4;
+  info.K = 64;
+  info.N = 32;
   info.type = RKNN_INT8_MM_INT8_TO_INT32;
   info.B_layout = RKNN_MM_LAYOUT_NATIVE;
   info.AC_layout = RKNN_MM_LAYOUT_NATIVE;
@@ -287,12 +319,12 @@ TEST_CASE("io_attr: the dims and sizes of the layouts (docs/matmul.md)") {
   rknn_matmul_ctx ctx = 0;
   REQUIRE(rknn_matmul_create(&ctx, &info, &io) == RKNN_SUCC);
   CHECK(io.A.n_dims == 3);
-  CHECK((io.A.dims[0] == 4 && io.A.dims[1] == 4 && io.A.dims[2] == 16));   // [K/16, M, 16]
+  CHECK((io.A.dims[0] == 4 && io.A.dims[1] == 4 && io.A.dims[2] == 16));  // [K/16, M, 16]
   CHECK(io.A.size == 4 * 64);
   CHECK(io.B.n_dims == 4);
   CHECK((io.B.dims[0] == 1 && io.B.dims[1] == 2 && io.B.dims[2] == 32 && io.B.dims[3] == 32));
   CHECK(io.C.n_dims == 3);
-  CHECK((io.C.dims[0] == 8 && io.C.dims[1] == 4 && io.C.dims[2] == 4));    // [N/4, M, 4] for int32
+  CHECK((io.C.dims[0] == 8 && io.C.dims[1] == 4 && io.C.dims[2] == 4));  // [N/4, M, 4] for int32
   CHECK(io.C.size == 4 * 32 * 4);
   CHECK(io.A.type == RKNN_TENSOR_INT8);
   CHECK(rknn_matmul_destroy(ctx) == RKNN_SUCC);
@@ -303,8 +335,8 @@ TEST_CASE("io_attr: the dims and sizes of the layouts (docs/matmul.md)") {
   REQUIRE(rknn_matmul_create(&ctx, &info, &io) == RKNN_SUCC);
   CHECK((io.B.n_dims == 2 && io.B.dims[0] == 64 && io.B.dims[1] == 64));  // [N, K]
   CHECK(io.B.size == 64 * 64 / 2);
-  CHECK((io.A.dims[0] == 8 && io.A.dims[2] == 8));                         // float16 A: subK 8
-  CHECK((io.C.dims[0] == 8 && io.C.dims[2] == 8));                         // float16 C: subN 8
+  CHECK((io.A.dims[0] == 8 && io.A.dims[2] == 8));  // float16 A: subK 8
+  CHECK((io.C.dims[0] == 8 && io.C.dims[2] == 8));  // float16 C: subN 8
   CHECK(rknn_matmul_destroy(ctx) == RKNN_SUCC);
 }
 
@@ -313,7 +345,9 @@ TEST_CASE("rknn_B_normal_layout_to_native_layout, with B in segments past K 8192
     CAPTURE(k);
     rknn_matmul_info info;
     std::memset(&info, 0, sizeof info);
-    info.M = 1; info.K = k; info.N = 32;
+    info.M = 1;
+    info.K = k;
+    info.N = 32;
     info.type = RKNN_INT8_MM_INT8_TO_INT32;
     info.B_layout = RKNN_MM_LAYOUT_NATIVE;
     rknn_matmul_io_attr io;
@@ -387,7 +421,9 @@ TEST_CASE("dynamic shapes: one context, several M, switched with rknn_matmul_set
 TEST_CASE("quant params: get returns what set stored, and B's common scale") {
   rknn_matmul_info info;
   std::memset(&info, 0, sizeof info);
-  info.M = 2; info.K = 64; info.N = 32;
+  info.M = 2;
+  info.K = 64;
+  info.N = 32;
   info.type = RKNN_INT8_MM_INT8_TO_INT32;
   info.B_quant_type = RKNN_QUANT_TYPE_PER_CHANNEL_SYM;
   rknn_matmul_io_attr io;
@@ -422,21 +458,27 @@ TEST_CASE("quant params: get returns what set stored, and B's common scale") {
 TEST_CASE("misuse: refused with RKNN_ERR_PARAM_INVALID and a reason, never a crash") {
   rknn_matmul_info info;
   std::memset(&info, 0, sizeof info);
-  info.M = 4; info.K = 48; info.N = 32;
+  info.M = 4;
+  info.K = 48;
+  info.N = 32;
   info.type = RKNN_INT8_MM_INT8_TO_INT32;
   rknn_matmul_io_attr io;
   rknn_matmul_ctx ctx = 0;
   CHECK(rknn_matmul_create(&ctx, &info, &io) == RKNN_ERR_PARAM_INVALID);
   CHECK(last_error().find("K=48 must be a multiple of 32") != std::string::npos);
-  info.K = 64; info.N = 48;
+  info.K = 64;
+  info.N = 48;
   CHECK(rknn_matmul_create(&ctx, &info, &io) == RKNN_ERR_PARAM_INVALID);
   CHECK(last_error().find("N=48 must be a multiple of 32") != std::string::npos);
-  info.N = 32; info.M = 0;
+  info.N = 32;
+  info.M = 0;
   CHECK(rknn_matmul_create(&ctx, &info, &io) == RKNN_ERR_PARAM_INVALID);
-  info.M = 0x10000; info.K = 0x10000;  // M x K bytes do not fit the 32-bit size field
+  info.M = 0x10000;
+  info.K = 0x10000;  // M x K bytes do not fit the 32-bit size field
   CHECK(rknn_matmul_create(&ctx, &info, &io) == RKNN_ERR_PARAM_INVALID);
   CHECK(last_error().find("32-bit size") != std::string::npos);
-  info.M = 4; info.K = 64;
+  info.M = 4;
+  info.K = 64;
   info.type = static_cast<rknn_matmul_type>(13);
   CHECK(rknn_matmul_create(&ctx, &info, &io) == RKNN_ERR_PARAM_INVALID);
   CHECK(last_error().find("type 13") != std::string::npos);
@@ -473,15 +515,17 @@ TEST_CASE("RKNNXX_HOST_PLATFORM: the blocking and core rules of another platform
   PlatformScope rk3566("RK3566");
   rknn_matmul_info info;
   std::memset(&info, 0, sizeof info);
-  info.M = 4; info.K = 32; info.N = 16;
+  info.M = 4;
+  info.K = 32;
+  info.N = 16;
   info.type = RKNN_INT8_MM_INT8_TO_INT32;
   info.B_layout = RKNN_MM_LAYOUT_NATIVE;
   info.AC_layout = RKNN_MM_LAYOUT_NATIVE;
   rknn_matmul_io_attr io;
   rknn_matmul_ctx ctx = 0;
   REQUIRE_MESSAGE(rknn_matmul_create(&ctx, &info, &io) == RKNN_SUCC, last_error());
-  CHECK((io.A.dims[0] == 4 && io.A.dims[2] == 8));                      // RK3566 int8 A: subK 8
-  CHECK((io.B.dims[2] == 16 && io.B.dims[3] == 32));                    // (subN, subK) = (16, 32)
+  CHECK((io.A.dims[0] == 4 && io.A.dims[2] == 8));                          // RK3566 int8 A: subK 8
+  CHECK((io.B.dims[2] == 16 && io.B.dims[3] == 32));                        // (subN, subK) = (16, 32)
   CHECK(rknn_matmul_set_core_mask(ctx, RKNN_NPU_CORE_0) == RKNN_ERR_FAIL);  // single core
   CHECK(rknn_matmul_destroy(ctx) == RKNN_SUCC);
   check_matmul(all_types[1], {3, 32, 16, RKNN_MM_LAYOUT_NATIVE, RKNN_MM_LAYOUT_NATIVE});

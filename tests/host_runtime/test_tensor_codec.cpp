@@ -31,19 +31,22 @@ int code_of(auto&& call) {
   }
   return RKNN_SUCC;
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("encode: an empty 4-D tensor still clears its padded buffer") {
   struct Case {
     const char* what;
-    std::vector<int64_t> shape; // NCHW
+    std::vector<int64_t> shape;  // NCHW
     BufferFormat format;
     std::size_t bytes;
   };
   const std::vector<Case> cases{
       {"NHWC, W = 0 with a w_stride", {1, 3, 2, 0}, {RKNN_TENSOR_UINT8, RKNN_TENSOR_NHWC, {1, 2, 0, 3}, 4, 0}, 24},
       {"NHWC, H = 0 with an h_stride", {1, 3, 0, 4}, {RKNN_TENSOR_FLOAT16, RKNN_TENSOR_NHWC, {1, 0, 4, 3}, 0, 2}, 48},
-      {"NC1HWC2, W = 0 with a row pitch", {1, 3, 2, 0}, {RKNN_TENSOR_INT8, RKNN_TENSOR_NC1HWC2, {1, 1, 2, 4, 8}, 0, 0}, 64},
+      {"NC1HWC2, W = 0 with a row pitch",
+       {1, 3, 2, 0},
+       {RKNN_TENSOR_INT8, RKNN_TENSOR_NC1HWC2, {1, 1, 2, 4, 8}, 0, 0},
+       64},
   };
   for (const Case& c : cases) {
     INFO(c.what);
@@ -57,7 +60,7 @@ TEST_CASE("encode: an empty 4-D tensor still clears its padded buffer") {
 
 TEST_CASE("encode: an empty tensor's format is checked before anything is written") {
   const Tensor source(DataType::float32, {1, 3, 2, 0});
-  const BufferFormat wrong{RKNN_TENSOR_UINT8, RKNN_TENSOR_NHWC, {1, 2, 1, 3}, 4, 0}; // W 1, the tensor's is 0
+  const BufferFormat wrong{RKNN_TENSOR_UINT8, RKNN_TENSOR_NHWC, {1, 2, 1, 3}, 4, 0};  // W 1, the tensor's is 0
   std::vector<std::byte> target = prefilled(wrong.required_bytes());
   CHECK(code_of([&] { encode(source, wrong, target); }) == RKNN_ERR_INPUT_INVALID);
   CHECK(target == prefilled(wrong.required_bytes()));
@@ -68,7 +71,8 @@ TEST_CASE("encode: an empty tensor's format is checked before anything is writte
 
 TEST_CASE("encode: NHWC with a w_stride, padding zeroed, integers rounded half to even and saturated") {
   // NCHW [1, 1, 1, 6] into UINT8 NHWC [1, 1, 6, 1] with w_stride 8.
-  const Tensor source = Tensor::from<float>({1, 1, 1, 6}, {2.5f, 3.5f, -2.5f, 300.f, std::numeric_limits<float>::quiet_NaN(), 0.5f});
+  const Tensor source =
+      Tensor::from<float>({1, 1, 1, 6}, {2.5f, 3.5f, -2.5f, 300.f, std::numeric_limits<float>::quiet_NaN(), 0.5f});
   const BufferFormat format{RKNN_TENSOR_UINT8, RKNN_TENSOR_NHWC, {1, 1, 6, 1}, 8, 0};
   std::vector<std::byte> target = prefilled(format.required_bytes());
   REQUIRE(target.size() == 8);
@@ -99,7 +103,7 @@ TEST_CASE("encode: NC1HWC2 padding lanes read as zero") {
 
 TEST_CASE("decode: mean/std per channel, then rounding half to even into the engine's type") {
   // UINT8 NHWC [1, 1, 2, 2] -> uint8 NCHW [1, 2, 1, 2]; channel 0 minus 0.5, channel 1 halved.
-  const std::vector<std::uint8_t> pixels{3, 5, 4, 7}; // (w0: c0 3, c1 5), (w1: c0 4, c1 7)
+  const std::vector<std::uint8_t> pixels{3, 5, 4, 7};  // (w0: c0 3, c1 5), (w1: c0 4, c1 7)
   const BufferFormat format{RKNN_TENSOR_UINT8, RKNN_TENSOR_NHWC, {1, 1, 2, 2}, 0, 0};
   Tensor target(DataType::uint8, {1, 2, 1, 2});
   decode(std::as_bytes(std::span(pixels)), format, {{0.5f, 0.f}, {1.f, 2.f}}, target);

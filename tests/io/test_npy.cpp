@@ -20,8 +20,7 @@ using rknnxx::io::NpyType;
 
 namespace {
 
-template <std::size_t N>
-std::vector<std::byte> bytes_of(const std::array<std::uint8_t, N>& a) {
+template <std::size_t N> std::vector<std::byte> bytes_of(const std::array<std::uint8_t, N>& a) {
   std::vector<std::byte> v(N);
   for (std::size_t i = 0; i < N; ++i) v[i] = std::byte{a[i]};
   return v;
@@ -164,11 +163,15 @@ TEST_CASE("the writer produces what numpy's reader expects") {
   SUBCASE("one-byte types carry '|', a 1-d shape a trailing comma, a 0-d shape ()") {
     const std::vector<std::uint8_t> one{7};
     const std::vector<std::int64_t> vector_shape{1}, scalar_shape{};
-    auto header = [](const std::vector<std::byte>& f) { return std::string(reinterpret_cast<const char*>(f.data()) + 10, 60); };
-    CHECK(header(rknnxx::io::format_npy(std::span<const std::int64_t>(vector_shape), std::span<const std::uint8_t>(one)))
-              .starts_with("{'descr': '|u1', 'fortran_order': False, 'shape': (1,), }"));
-    CHECK(header(rknnxx::io::format_npy(std::span<const std::int64_t>(scalar_shape), std::span<const std::uint8_t>(one)))
-              .starts_with("{'descr': '|u1', 'fortran_order': False, 'shape': (), }"));
+    auto header = [](const std::vector<std::byte>& f) {
+      return std::string(reinterpret_cast<const char*>(f.data()) + 10, 60);
+    };
+    CHECK(
+        header(rknnxx::io::format_npy(std::span<const std::int64_t>(vector_shape), std::span<const std::uint8_t>(one)))
+            .starts_with("{'descr': '|u1', 'fortran_order': False, 'shape': (1,), }"));
+    CHECK(
+        header(rknnxx::io::format_npy(std::span<const std::int64_t>(scalar_shape), std::span<const std::uint8_t>(one)))
+            .starts_with("{'descr': '|u1', 'fortran_order': False, 'shape': (), }"));
   }
 }
 
@@ -176,15 +179,25 @@ TEST_CASE("every type survives a round trip through the writer and the reader") 
   const std::vector<std::int64_t> shape{2, 2};
   auto round_trip = [&](NpyType type, std::size_t size) {
     std::vector<std::byte> data(4 * size);
-    for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::byte>(type == NpyType::boolean ? i % 2 : i * 37 + 1);
+    for (std::size_t i = 0; i < data.size(); ++i)
+      data[i] = static_cast<std::byte>(type == NpyType::boolean ? i % 2 : i * 37 + 1);
     const auto back = rknnxx::io::parse_npy(rknnxx::io::format_npy(type, shape, data));
     CHECK(back.type == type);
     CHECK(back.shape == shape);
     CHECK(back.data == data);
   };
-  for (auto [type, size] : {std::pair{NpyType::float16, 2}, {NpyType::float32, 4}, {NpyType::float64, 8}, {NpyType::int8, 1},
-                            {NpyType::uint8, 1}, {NpyType::int16, 2}, {NpyType::uint16, 2}, {NpyType::int32, 4},
-                            {NpyType::uint32, 4}, {NpyType::int64, 8}, {NpyType::uint64, 8}, {NpyType::boolean, 1}}) {
+  for (auto [type, size] : {std::pair{NpyType::float16, 2},
+                            {NpyType::float32, 4},
+                            {NpyType::float64, 8},
+                            {NpyType::int8, 1},
+                            {NpyType::uint8, 1},
+                            {NpyType::int16, 2},
+                            {NpyType::uint16, 2},
+                            {NpyType::int32, 4},
+                            {NpyType::uint32, 4},
+                            {NpyType::int64, 8},
+                            {NpyType::uint64, 8},
+                            {NpyType::boolean, 1}}) {
     CAPTURE(rknnxx::io::npy_type_name(type));
     CHECK(rknnxx::io::npy_type_size(type) == static_cast<std::size_t>(size));
     round_trip(type, static_cast<std::size_t>(size));
@@ -219,10 +232,12 @@ TEST_CASE("files on disk: write_npy then read_npy, and errors that name the path
   CHECK(back.type == NpyType::int32);
   CHECK(back.values<std::int32_t>()[1] == -2);
   std::filesystem::resize_file(path, std::filesystem::file_size(path) - 1);
-  CHECK_THROWS_WITH_AS(rknnxx::io::read_npy(path), doctest::Contains((path.string() + ": truncated data").c_str()), NpyError);
+  CHECK_THROWS_WITH_AS(rknnxx::io::read_npy(path), doctest::Contains((path.string() + ": truncated data").c_str()),
+                       NpyError);
   std::filesystem::remove(path);
   CHECK_THROWS_WITH_AS(rknnxx::io::read_npy(path), doctest::Contains("cannot open the file for reading"), NpyError);
-  CHECK_THROWS_WITH_AS(rknnxx::io::read_npy(std::filesystem::temp_directory_path()), doctest::Contains("is a directory"), NpyError);
+  CHECK_THROWS_WITH_AS(rknnxx::io::read_npy(std::filesystem::temp_directory_path()),
+                       doctest::Contains("is a directory"), NpyError);
   CHECK_THROWS_AS(rknnxx::io::write_npy(temp_path("no_such_dir") / "x.npy", std::span<const std::int64_t>(shape),
                                         std::span<const std::int32_t>(values)),
                   NpyError);
@@ -286,16 +301,19 @@ TEST_CASE("malformed files are refused with a message naming the problem") {
   CHECK(error_of(file_with_header("{'descr': '<f4\\x', 'fortran_order': False, 'shape': (2,) }")) ==
         doctest::Contains("without escapes"));
   CHECK(error_of(file_with_header("{'descr': '<f4")) == doctest::Contains("closing quote"));
-  CHECK(error_of(file_with_header("{'descr': '|b1', 'fortran_order': False, 'shape': (2,), }", std::string("\x01\x02", 2))) ==
+  CHECK(error_of(file_with_header("{'descr': '|b1', 'fortran_order': False, 'shape': (2,), }",
+                                  std::string("\x01\x02", 2))) ==
         doctest::Contains("boolean element 1 holds the byte 2"));
 }
 
 TEST_CASE("the header grammar: double quotes, any key order, free spacing, (N) without a comma") {
-  const auto a = rknnxx::io::parse_npy(file_with_header("{ \"shape\" : ( 2 , 1 ) ,\"fortran_order\":False,'descr':\"<i2\"}", "abcd"));
+  const auto a = rknnxx::io::parse_npy(
+      file_with_header("{ \"shape\" : ( 2 , 1 ) ,\"fortran_order\":False,'descr':\"<i2\"}", "abcd"));
   CHECK(a.type == NpyType::int16);
   CHECK(a.shape == std::vector<std::int64_t>{2, 1});
-  CHECK(rknnxx::io::parse_npy(file_with_header("{'descr': '<i2', 'fortran_order': False, 'shape': (2)}", "abcd")).shape ==
-        std::vector<std::int64_t>{2});
+  CHECK(
+      rknnxx::io::parse_npy(file_with_header("{'descr': '<i2', 'fortran_order': False, 'shape': (2)}", "abcd")).shape ==
+      std::vector<std::int64_t>{2});
 }
 
 TEST_CASE("no prefix of a valid file and no single corrupted byte crashes the reader") {

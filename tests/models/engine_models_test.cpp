@@ -71,8 +71,8 @@ double mean_relative_error(std::span<const float> actual, std::span<const float>
 }
 
 // The seven real models the issue names; index.json may list more (the dynamic-shape cases).
-const std::vector<std::string> kRealModels = {"resnet18",      "mobilenet_v2", "mobilenet_v3_small", "squeezenet1_1",
-                                              "ocr_det",       "ocr_rec",      "ocr_cls"};
+const std::vector<std::string> kRealModels = {
+    "resnet18", "mobilenet_v2", "mobilenet_v3_small", "squeezenet1_1", "ocr_det", "ocr_rec", "ocr_cls"};
 
 host::DataType engine_type(io::NpyType type) {
   switch (type) {

@@ -38,16 +38,16 @@ inline std::filesystem::path models_dir() {
 }
 
 struct ReferenceTensor {
-  std::string name;          // the model's input or output name
+  std::string name;            // the model's input or output name
   rknnxx::io::NpyArray array;  // its value; the shape is array.shape
 };
 
 struct ReferenceCase {
-  std::string name;                       // e.g. "resnet18", "dyncnn_99x130"
-  std::filesystem::path model;            // absolute path of the .onnx
-  std::vector<ReferenceTensor> inputs;    // in the model's input order
-  std::vector<ReferenceTensor> outputs;   // in the model's output order
-  double tolerance = 1e-4;                // bound on relative_error per output
+  std::string name;                      // e.g. "resnet18", "dyncnn_99x130"
+  std::filesystem::path model;           // absolute path of the .onnx
+  std::vector<ReferenceTensor> inputs;   // in the model's input order
+  std::vector<ReferenceTensor> outputs;  // in the model's output order
+  double tolerance = 1e-4;               // bound on relative_error per output
 };
 
 // The case names fetch.sh made, from ref/index.json; empty when nothing was fetched.
@@ -74,7 +74,8 @@ inline std::optional<ReferenceCase> load_reference_case(std::string_view name) {
     for (const auto& t : list) {
       ReferenceTensor r{t.at("name").get<std::string>(), rknnxx::io::read_npy(dir / t.at("file").get<std::string>())};
       if (r.array.shape != t.at("shape").get<std::vector<std::int64_t>>())
-        throw std::runtime_error((dir / t.at("file").get<std::string>()).string() + ": shape differs from manifest.json");
+        throw std::runtime_error((dir / t.at("file").get<std::string>()).string() +
+                                 ": shape differs from manifest.json");
       into.push_back(std::move(r));
     }
   };

@@ -38,13 +38,38 @@ namespace {
 // Operator inputs the host engine needs while planning (shape-like arguments).
 const std::map<std::string, std::set<std::size_t>>& plan_time_inputs() {
   static const std::map<std::string, std::set<std::size_t>> table{
-      {"Reshape", {1}}, {"Expand", {1}}, {"ConstantOfShape", {0}}, {"Squeeze", {1}}, {"Unsqueeze", {1}},
-      {"Slice", {1, 2, 3, 4}}, {"Split", {1}}, {"Pad", {1}}, {"Resize", {1, 2, 3}}, {"Upsample", {1}},
-      {"ReduceMean", {1}}, {"ReduceSum", {1}}, {"ReduceMax", {1}}, {"ReduceMin", {1}}, {"ReduceProd", {1}},
-      {"ReduceL1", {1}}, {"ReduceL2", {1}}, {"ReduceLogSum", {1}}, {"ReduceLogSumExp", {1}},
-      {"ReduceSumSquare", {1}}, {"Tile", {1}}, {"TopK", {1}}, {"OneHot", {1}}, {"Range", {0, 1, 2}},
-      {"Compress", {1}}, {"Dropout", {1, 2}}, {"NonMaxSuppression", {0, 1, 2, 3, 4}}, {"HannWindow", {0}},
-      {"HammingWindow", {0}}, {"BlackmanWindow", {0}}, {"MaxUnpool", {2}}, {"DFT", {1}},
+      {"Reshape", {1}},
+      {"Expand", {1}},
+      {"ConstantOfShape", {0}},
+      {"Squeeze", {1}},
+      {"Unsqueeze", {1}},
+      {"Slice", {1, 2, 3, 4}},
+      {"Split", {1}},
+      {"Pad", {1}},
+      {"Resize", {1, 2, 3}},
+      {"Upsample", {1}},
+      {"ReduceMean", {1}},
+      {"ReduceSum", {1}},
+      {"ReduceMax", {1}},
+      {"ReduceMin", {1}},
+      {"ReduceProd", {1}},
+      {"ReduceL1", {1}},
+      {"ReduceL2", {1}},
+      {"ReduceLogSum", {1}},
+      {"ReduceLogSumExp", {1}},
+      {"ReduceSumSquare", {1}},
+      {"Tile", {1}},
+      {"TopK", {1}},
+      {"OneHot", {1}},
+      {"Range", {0, 1, 2}},
+      {"Compress", {1}},
+      {"Dropout", {1, 2}},
+      {"NonMaxSuppression", {0, 1, 2, 3, 4}},
+      {"HannWindow", {0}},
+      {"HammingWindow", {0}},
+      {"BlackmanWindow", {0}},
+      {"MaxUnpool", {2}},
+      {"DFT", {1}},
       {"NonZero", {0}},
   };
   return table;
@@ -213,7 +238,7 @@ Outcome run_test(const fs::path& dir, const onnx::ModelProto& model) {
   }
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv) {
   fs::path root = "/usr/share/libonnx-testdata/data/node";
@@ -265,9 +290,9 @@ int main(int argc, char** argv) {
       continue;
     }
     if (const auto why = ineligible(model); !why.empty()) {
-      ++skipped[why.starts_with("operator")  ? std::string("unsupported operator")
-                : why.starts_with("refused") ? std::string("operator refused by design")
-                                             : why];
+      ++skipped[why.starts_with("operator")      ? std::string("unsupported operator")
+                    : why.starts_with("refused") ? std::string("operator refused by design")
+                                                 : why];
       if (verbose) {
         fmt::print("skip {}: {}\n", name, why);
       }
@@ -288,8 +313,8 @@ int main(int argc, char** argv) {
   for (const auto& [why, n] : skipped) {
     skipped_total += n;
   }
-  fmt::print("onnx conformance: {}/{} node tests passed ({} of {} tests not eligible:", passed, eligible,
-             skipped_total, tests.size());
+  fmt::print("onnx conformance: {}/{} node tests passed ({} of {} tests not eligible:", passed, eligible, skipped_total,
+             tests.size());
   for (const auto& [why, n] : skipped) {
     fmt::print(" {} {}", n, why);
   }

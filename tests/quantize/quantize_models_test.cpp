@@ -48,7 +48,7 @@ std::size_t argmax(std::span<const float> v) {
   return static_cast<std::size_t>(std::max_element(v.begin(), v.end()) - v.begin());
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("w8a8 mobilenet_v2 against float32") {
   const auto dir = rknnxx::test_models::models_dir() / "vision";
@@ -89,9 +89,10 @@ TEST_CASE("w8a8 mobilenet_v2 against float32") {
         agree += argmax(out[0].values<float>()) == argmax(float_logits[i]) ? 1 : 0;
       }
       const std::string_view algo = rknnxx::toolkit::spelling(algorithm);
-      std::printf("%s w8a8 %-13.*s: ranges chosen in %.2f s; logits cosine mean %.5f, min %.5f; top-1 agreement %zu/%zu\n",
-                  name, static_cast<int>(algo.size()), algo.data(), choosing.count(), sum / test_samples, worst, agree,
-                  test_samples);
+      std::printf(
+          "%s w8a8 %-13.*s: ranges chosen in %.2f s; logits cosine mean %.5f, min %.5f; top-1 agreement %zu/%zu\n",
+          name, static_cast<int>(algo.size()), algo.data(), choosing.count(), sum / test_samples, worst, agree,
+          test_samples);
       CHECK(worst > 0.95);  // top-1 agreement over 3 samples says little: vision_int8_test.py checks it
     }
   }

@@ -31,8 +31,9 @@ onnx::ModelProto chain_model() {
     const std::string w = "w" + std::to_string(layer);
     const std::string conv = "conv" + std::to_string(layer);
     const std::string out = layer == 2 ? "y" : "tanh" + std::to_string(layer);
-    b.initializer(w, random_tensor({4, layer == 0 ? 1 : 4, 3, 1}, 10 + static_cast<uint32_t>(layer),
-                                   layer == 0 ? -2e-5f : -1.0f, layer == 0 ? 2e-5f : 1.0f));
+    b.initializer(w,
+                  random_tensor({4, layer == 0 ? 1 : 4, 3, 1}, 10 + static_cast<uint32_t>(layer),
+                                layer == 0 ? -2e-5f : -1.0f, layer == 0 ? 2e-5f : 1.0f));
     b.node("Conv", {previous, w}, {conv}, {attr("pads", std::vector<int64_t>{1, 0, 1, 0})}, conv);
     if (layer < 2) b.node("Tanh", {conv}, {out}, {}, "tanh" + std::to_string(layer));
     else b.node("Identity", {conv}, {out}, {}, "out");
@@ -65,7 +66,7 @@ const TensorAccuracy& row(const std::vector<TensorAccuracy>& report, std::string
   return report.front();
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("similarity: cosine and euclidean distance") {
   const std::vector<float> a{1.0f, 0.0f}, b{0.0f, 1.0f}, zero{0.0f, 0.0f};
@@ -87,13 +88,14 @@ TEST_CASE("accuracy analysis: every calibrated tensor in execution order, entire
   const ActivationTable table = calibrated(graph);
   const auto input = integer_sample(7);
   std::size_t last_done = 0, last_total = 0, calls = 0;
-  const auto report = analyze_accuracy(graph, table, Method::channel(), input,
-                                       {.session = {.threads = 1}, .progress = [&](std::size_t done, std::size_t total) {
-                                          CHECK(done >= last_done);
-                                          last_done = done;
-                                          last_total = total;
-                                          ++calls;
-                                        }});
+  const auto report =
+      analyze_accuracy(graph, table, Method::channel(), input,
+                       {.session = {.threads = 1}, .progress = [&](std::size_t done, std::size_t total) {
+                          CHECK(done >= last_done);
+                          last_done = done;
+                          last_total = total;
+                          ++calls;
+                        }});
   CHECK(calls > 3);
   CHECK(last_done == last_total);
 

@@ -46,7 +46,7 @@ bool on_grid(float v, const AffineParams& p) {
   return std::abs(q - std::round(q)) < 1e-3 && q >= p.range.min - 1e-3 && q <= p.range.max + 1e-3;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("the step observer sees every executed step and may rewrite its outputs") {
   Session session(small_model(), {.threads = 1});
@@ -86,7 +86,7 @@ TEST_CASE("normal calibration: exact ranges; Reshape shares its input's paramete
   CHECK(table.params.at("x") == affine_from_range(lo, hi));
   CHECK(table.params.at("flat") == table.params.at("relu"));
   CHECK(table.params.at("relu").zero_point == -128);  // after ReLU: [0, max]
-  CHECK_FALSE(table.params.contains("conv"));  // fused away: the NPU never stores it
+  CHECK_FALSE(table.params.contains("conv"));         // fused away: the NPU never stores it
 }
 
 TEST_CASE("quantized execution: every calibrated tensor on its grid, close to float") {

@@ -34,9 +34,7 @@ struct TempDir {
   }
 };
 
-void write_text(const fs::path& p, std::string_view text) {
-  std::ofstream(p, std::ios::binary) << text;
-}
+void write_text(const fs::path& p, std::string_view text) { std::ofstream(p, std::ios::binary) << text; }
 
 std::string error_of(const auto& f) {
   try {
@@ -54,7 +52,7 @@ CalibrationInput nchw(std::string name, std::vector<std::int64_t> shape) {
   return in;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("parse: one sample per line, files separated by spaces, relative to the dataset's folder") {
   const auto samples = parse_dataset("a.npy b.npy\n\n  /abs/c.npy\td.png  \r\n", "/data/set", 2, "ds.txt");
@@ -70,8 +68,9 @@ TEST_CASE("parse: one sample per line, files separated by spaces, relative to th
 TEST_CASE("parse: a wrong count of files, a NUL byte or no sample is one line naming the dataset line") {
   CHECK(error_of([] { (void)parse_dataset("a.npy b.npy\nc.npy\n", "/d", 2, "ds.txt"); }) ==
         "ds.txt:2: 1 file for a model of 2 inputs (one file per input, separated by spaces, on each line)");
-  CHECK(error_of([] { (void)parse_dataset(std::string_view("a.npy\0b", 7), "/d", 1, "ds.txt"); })
-            .starts_with("ds.txt:1: a NUL byte"));
+  CHECK(error_of([] {
+          (void)parse_dataset(std::string_view("a.npy\0b", 7), "/d", 1, "ds.txt");
+        }).starts_with("ds.txt:1: a NUL byte"));
   CHECK(error_of([] { (void)parse_dataset(" \n\n", "/d", 1, "ds.txt"); }).starts_with("ds.txt: no samples"));
   CHECK(error_of([] { (void)read_dataset("/nonexistent/ds.txt", 1); }).find("cannot open") != std::string::npos);
 }
@@ -85,7 +84,8 @@ TEST_CASE("npy samples: the calibration shape exactly, input dtypes, mean/std as
   const std::vector<float> eight(8, 1.0f);
   rknnxx::io::write_npy(dir.path / "big.npy", std::span<const std::int64_t>(other), std::span<const float>(eight));
   const std::vector<std::int64_t> ints{1, 2, 3, 4};
-  rknnxx::io::write_npy(dir.path / "ints.npy", std::span<const std::int64_t>(shape), std::span<const std::int64_t>(ints));
+  rknnxx::io::write_npy(dir.path / "ints.npy", std::span<const std::int64_t>(shape),
+                        std::span<const std::int64_t>(ints));
   write_text(dir.path / "ds.txt", "a.npy\nbig.npy\nints.npy\nmissing.npy\nnotes.txt\n");
   const auto samples = read_dataset(dir.path / "ds.txt", 1);
   REQUIRE(samples.size() == 5);
@@ -96,21 +96,23 @@ TEST_CASE("npy samples: the calibration shape exactly, input dtypes, mean/std as
   const auto tensors = load_sample(samples[0], std::span(&in, 1), "ds.txt");
   REQUIRE(tensors.size() == 1);
   const auto got = tensors[0].values<float>();
-  CHECK(got[0] == 0.0f);   // (10 - 10) / 2
-  CHECK(got[1] == 5.0f);   // (20 - 10) / 2
-  CHECK(got[2] == 2.5f);   // (30 - 20) / 4
-  CHECK(got[3] == 5.0f);   // (40 - 20) / 4
+  CHECK(got[0] == 0.0f);  // (10 - 10) / 2
+  CHECK(got[1] == 5.0f);  // (20 - 10) / 2
+  CHECK(got[2] == 2.5f);  // (30 - 20) / 4
+  CHECK(got[3] == 5.0f);  // (40 - 20) / 4
 
   CHECK(error_of([&] { (void)load_sample(samples[1], std::span(&in, 1), "ds.txt"); }) ==
         fmt::format("ds.txt:2: {}: shape [1,2,2,2], input 'x' is calibrated with shape [1,2,1,2]",
                     (dir.path / "big.npy").string()));
-  CHECK(error_of([&] { (void)load_sample(samples[2], std::span(&in, 1), "ds.txt"); })
-            .find("dtype int64 is not an input type") != std::string::npos);
+  CHECK(error_of([&] {
+          (void)load_sample(samples[2], std::span(&in, 1), "ds.txt");
+        }).find("dtype int64 is not an input type") != std::string::npos);
   CHECK(error_of([&] { (void)load_sample(samples[3], std::span(&in, 1), "ds.txt"); }) ==
         fmt::format("ds.txt:4: {}: no such file", (dir.path / "missing.npy").string()));
   write_text(dir.path / "notes.txt", "x");
-  CHECK(error_of([&] { (void)load_sample(samples[4], std::span(&in, 1), "ds.txt"); })
-            .find("unknown file type '.txt'") != std::string::npos);
+  CHECK(error_of([&] {
+          (void)load_sample(samples[4], std::span(&in, 1), "ds.txt");
+        }).find("unknown file type '.txt'") != std::string::npos);
   write_text(dir.path / "a.npy", "not an array");
   CHECK(error_of([&] { (void)load_sample(samples[0], std::span(&in, 1), "ds.txt"); }).starts_with("ds.txt:1: "));
 }
@@ -136,8 +138,8 @@ TEST_CASE("image samples: resized bilinear to the calibration shape, RGB2BGR per
   rknnxx::image::Image img(4, 2, 3);
   for (int y = 0; y < 2; ++y)
     for (int x = 0; x < 4; ++x) {
-      img.at(x, y)[0] = 200;  // R
-      img.at(x, y)[1] = 100;  // G
+      img.at(x, y)[0] = 200;                                // R
+      img.at(x, y)[1] = 100;                                // G
       img.at(x, y)[2] = static_cast<std::uint8_t>(x * 10);  // B varies
     }
   rknnxx::image::write_image(dir.path / "img.png", img);
@@ -151,7 +153,7 @@ TEST_CASE("image samples: resized bilinear to the calibration shape, RGB2BGR per
   const auto rgb = t[0].values<float>();
   const auto expected = rknnxx::image::resize(img, 8, 2);
   for (int x = 0; x < 8; ++x) {
-    CHECK(rgb[static_cast<std::size_t>(x)] == 200.0f);                 // channel 0 = R
+    CHECK(rgb[static_cast<std::size_t>(x)] == 200.0f);                     // channel 0 = R
     CHECK(rgb[32 + static_cast<std::size_t>(x)] == expected.at(x, 0)[2]);  // channel 2 = B, resized
   }
 
@@ -161,16 +163,18 @@ TEST_CASE("image samples: resized bilinear to the calibration shape, RGB2BGR per
   t = load_sample(samples[0], std::span(&in, 1));
   const auto bgr = t[0].values<float>();
   CHECK(bgr[0] == expected.at(0, 0)[2]);  // channel 0 = B
-  CHECK(bgr[16] == 0.0f);                // G - 100
-  CHECK(bgr[32] == 100.0f);              // R / 2
+  CHECK(bgr[16] == 0.0f);                 // G - 100
+  CHECK(bgr[32] == 100.0f);               // R / 2
 
-  CHECK(error_of([&] { (void)load_sample(samples[1], std::span(&in, 1), "ds.txt"); })
-            .find("not a readable PNG or JPEG image") != std::string::npos);
+  CHECK(error_of([&] {
+          (void)load_sample(samples[1], std::span(&in, 1), "ds.txt");
+        }).find("not a readable PNG or JPEG image") != std::string::npos);
   CalibrationInput gray = nchw("g", {1, 1, 2, 2});
-  CHECK(error_of([&] { (void)load_sample(samples[0], std::span(&gray, 1), "ds.txt"); })
-            .find("a RGB image for input 'g', which takes 1 channel") != std::string::npos);
+  CHECK(error_of([&] {
+          (void)load_sample(samples[0], std::span(&gray, 1), "ds.txt");
+        }).find("a RGB image for input 'g', which takes 1 channel") != std::string::npos);
   CalibrationInput flat = nchw("f", {1, 12});
-  CHECK(error_of([&] { (void)load_sample(samples[0], std::span(&flat, 1), "ds.txt"); })
-            .find("does not take images") != std::string::npos);
+  CHECK(error_of([&] { (void)load_sample(samples[0], std::span(&flat, 1), "ds.txt"); }).find("does not take images") !=
+        std::string::npos);
 }
 #endif

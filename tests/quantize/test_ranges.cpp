@@ -28,7 +28,7 @@ TensorStatistics stats_of(const std::vector<float>& values, std::size_t batches 
   return s;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("affine parameters: the range is covered, 0 is exact, rounding is half to even") {
   const AffineParams p = affine_from_range(-1.0, 3.0);
@@ -37,7 +37,7 @@ TEST_CASE("affine parameters: the range is covered, 0 is exact, rounding is half
   CHECK(p.fake_quantize(0.0f) == 0.0f);
   CHECK(p.quantize(-1.0f) == -128);
   CHECK(p.quantize(3.0f) == 127);
-  CHECK(p.quantize(100.0f) == 127);   // saturates
+  CHECK(p.quantize(100.0f) == 127);  // saturates
   CHECK(p.quantize(-100.0f) == -128);
   CHECK(p.quantize(std::nanf("")) == p.zero_point);
 

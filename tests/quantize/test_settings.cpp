@@ -20,7 +20,7 @@ std::string refusal(const Config& config) {
   }
   return "";
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("defaults: w8a8, normal, per channel") {
   Config config;
@@ -37,7 +37,8 @@ TEST_CASE("defaults: w8a8, normal, per channel") {
 TEST_CASE("platform and key rules, with the toolkit's names") {
   Config config;
   config.target_platform = rknnxx::Platform::rk2118;
-  CHECK(refusal(config).starts_with("quantized_dtype: config: quantized_dtype 'w8a8' (the default) is not supported on rk2118"));
+  CHECK(refusal(config).starts_with(
+      "quantized_dtype: config: quantized_dtype 'w8a8' (the default) is not supported on rk2118"));
   config.quantized_dtype = QuantizedDtype::w8a8;
   CHECK(refusal(config) == "quantized_dtype: config: quantized_dtype 'w8a8' is not supported on rk2118");
 
@@ -54,7 +55,8 @@ TEST_CASE("platform and key rules, with the toolkit's names") {
   CHECK(refusal(config).starts_with("quantized_algorithm: config: quantized_algorithm 'gdq' is valid only with"));
   config.quantized_algorithm = std::nullopt;
   config.quantized_method = QuantizedMethod::group(64);
-  CHECK(refusal(config).starts_with("quantized_method: config: quantized_method 'group64' is valid only with quantized_dtype w4a16"));
+  CHECK(refusal(config).starts_with(
+      "quantized_method: config: quantized_method 'group64' is valid only with quantized_dtype w4a16"));
   config.quantized_method = QuantizedMethod::group(48);
   CHECK(refusal(config).find("multiple of 32") != std::string::npos);
 }

@@ -32,7 +32,7 @@ double relative_error(const std::vector<float>& a, const std::vector<float>& b, 
   return std::sqrt(num / den);
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("per channel beats per layer on channels of different ranges") {
   std::vector<std::int64_t> shape;

@@ -14,31 +14,47 @@
 using namespace rknnxx;
 
 namespace {
-using DynCnn = ModelSpec<InputSpecs<TensorSpec<"data", std::uint8_t, layout::NHWC>>,
-                         OutputSpecs<TensorSpec<"logits", float, layout::Undefined>, TensorSpec<"features", float, layout::NCHW>>,
-                         ShapeSet{{{Dims{1, 224, 224, 3}}, {Dims{1, 160, 160, 3}}, {Dims{1, 100, 100, 3}}}}>;
+using DynCnn =
+    ModelSpec<InputSpecs<TensorSpec<"data", std::uint8_t, layout::NHWC>>,
+              OutputSpecs<TensorSpec<"logits", float, layout::Undefined>, TensorSpec<"features", float, layout::NCHW>>,
+              ShapeSet{{{Dims{1, 224, 224, 3}}, {Dims{1, 160, 160, 3}}, {Dims{1, 100, 100, 3}}}}>;
 // Wrong on purpose: a name, an element type, a layout and the shape set.
-using Wrong = ModelSpec<InputSpecs<TensorSpec<"image", std::int16_t, layout::Undefined>>,
-                        OutputSpecs<TensorSpec<"logits", std::int8_t, layout::Undefined>, TensorSpec<"", float, layout::NCHW>>,
-                        ShapeSet{{{Dims{1, 224, 224, 3}}, {Dims{1, 3, 160, 160}}}}>;
+using Wrong =
+    ModelSpec<InputSpecs<TensorSpec<"image", std::int16_t, layout::Undefined>>,
+              OutputSpecs<TensorSpec<"logits", std::int8_t, layout::Undefined>, TensorSpec<"", float, layout::NCHW>>,
+              ShapeSet{{{Dims{1, 224, 224, 3}}, {Dims{1, 3, 160, 160}}}}>;
 
 // What must not compile, as requires-expressions.
-template <class C> concept GroupFive = requires(C c) { c.template set_input_shapes<5>(); };
-template <class C> concept GroupTwo = requires(C c) { c.template set_input_shapes<2>(); };
-template <class C> concept OutsideShape = requires(C c) { c.template set_input_shapes<Dims{1, 17, 19, 3}>(); };
-template <class C> concept NchwShape = requires(C c) { c.template set_input_shapes<Dims{1, 3, 160, 160}>(); };
-template <class C> concept InsideShape = requires(C c) { c.template set_input_shapes<Dims{1, 160, 160, 3}>(); };
-template <class C, class V> concept Writes = requires(C c, V v) { c.set_inputs(v); };
-template <class O> concept Output2 = requires(O o) { o.template get<2>(); };
+template <class C>
+concept GroupFive = requires(C c) { c.template set_input_shapes<5>(); };
+template <class C>
+concept GroupTwo = requires(C c) { c.template set_input_shapes<2>(); };
+template <class C>
+concept OutsideShape = requires(C c) {
+  c.template set_input_shapes<Dims{1, 17, 19, 3}>();
+};
+template <class C>
+concept NchwShape = requires(C c) {
+  c.template set_input_shapes<Dims{1, 3, 160, 160}>();
+};
+template <class C>
+concept InsideShape = requires(C c) {
+  c.template set_input_shapes<Dims{1, 160, 160, 3}>();
+};
+template <class C, class V>
+concept Writes = requires(C c, V v) { c.set_inputs(v); };
+template <class O>
+concept Output2 = requires(O o) { o.template get<2>(); };
 static_assert(GroupTwo<TypedContext<DynCnn>> && !GroupFive<TypedContext<DynCnn>>);
-static_assert(InsideShape<TypedContext<DynCnn>> && !OutsideShape<TypedContext<DynCnn>> && !NchwShape<TypedContext<DynCnn>>);
+static_assert(InsideShape<TypedContext<DynCnn>> && !OutsideShape<TypedContext<DynCnn>> &&
+              !NchwShape<TypedContext<DynCnn>>);
 static_assert(Writes<TypedContext<DynCnn>, TensorView<std::uint8_t, layout::NHWC>>);
 static_assert(Writes<TypedContext<DynCnn>, TensorView<const std::uint8_t, layout::NHWC>>);
-static_assert(!Writes<TypedContext<DynCnn>, TensorView<float, layout::NCHW>>);   // NCHW float into NHWC uint8
+static_assert(!Writes<TypedContext<DynCnn>, TensorView<float, layout::NCHW>>);  // NCHW float into NHWC uint8
 static_assert(!Writes<TypedContext<DynCnn>, TensorView<std::uint8_t, layout::NCHW>>);
 static_assert(!Writes<TypedContext<DynCnn>, TensorView<float, layout::NHWC>>);
 static_assert(!Output2<TypedOutputs<DynCnn>>);
-} // namespace
+}  // namespace
 
 TEST_CASE("dynamic shapes: the set from the runtime, switches by group and by dims, explained refusals") {
   RKNNXX_NEED_MODEL(path, "dyncnn.hrknn");
@@ -74,13 +90,14 @@ TEST_CASE("dynamic shapes: the set from the runtime, switches by group and by di
   CHECK_THROWS_WITH_AS(ctx.set_input_shapes({Dims{1, 17, 19, 3}}), doctest::Contains("the allowed shapes are"), Error);
   CHECK_THROWS_WITH_AS(ctx.set_input_shapes(3), doctest::Contains("outside the model's 3 groups"), Error);
   CHECK_THROWS_WITH_AS(ctx.set_input_shapes({Dims{1, 4}, Dims{1, 5}}), doctest::Contains("2 shapes given"), Error);
-  CHECK(ctx.current_shape_group() == 0); // refusals change nothing
+  CHECK(ctx.current_shape_group() == 0);  // refusals change nothing
 }
 
 TEST_CASE("IoBinding: the dynamic-shape zero-copy flow agrees with the general API on every shape") {
   RKNNXX_NEED_MODEL(path, "dyncnn.hrknn");
   auto ctx = Context::from_file(path);
-  IoBinding io(ctx, BindAs::type(TensorType::uint8, TensorFormat::nhwc), BindAs::type(TensorType::float32, TensorFormat::nchw));
+  IoBinding io(ctx, BindAs::type(TensorType::uint8, TensorFormat::nhwc),
+               BindAs::type(TensorType::float32, TensorFormat::nchw));
   const std::uint32_t allocated = io.input_memory("data").size();
   for (std::size_t g = 0; g < ctx.shape_set()->num_shapes(); ++g) {
     CAPTURE(g);
@@ -109,7 +126,7 @@ TEST_CASE("IoBinding: the dynamic-shape zero-copy flow agrees with the general A
     const auto gf = general[1].as<float>();
     CHECK(std::equal(features.begin(), features.end(), gf.begin(), gf.end()));
   }
-  CHECK(io.input_memory("data").size() == allocated); // allocated once, at the largest shape
+  CHECK(io.input_memory("data").size() == allocated);  // allocated once, at the largest shape
   CHECK_THROWS_WITH_AS((void)io.output<Float16>("logits"), doctest::Contains("bound as FP32"), Error);
 }
 
@@ -143,9 +160,10 @@ TEST_CASE("misuse: a stale binding after a shape switch, and a binding that went
     IoBinding io(ctx, BindAs::type(TensorType::uint8, TensorFormat::nhwc), BindAs::type(TensorType::float32));
     io.set_input_shapes(1);
     CHECK_FALSE(io.stale());
-    ctx.set_input_shapes(2); // behind the binding's back
+    ctx.set_input_shapes(2);  // behind the binding's back
     CHECK(io.stale());
-    CHECK_THROWS_WITH_AS(io.write("data", nhwc_view(img.data(), {1, 3, 160, 160})), doctest::Contains("stale binding"), Error);
+    CHECK_THROWS_WITH_AS(io.write("data", nhwc_view(img.data(), {1, 3, 160, 160})), doctest::Contains("stale binding"),
+                         Error);
     CHECK_THROWS_WITH_AS(io.run(), doctest::Contains("stale binding"), Error);
     CHECK_THROWS_WITH_AS(ctx.run(), doctest::Contains("stale zero-copy binding"), Error);
     CHECK_THROWS_WITH_AS((void)io.output<float>("logits"), doctest::Contains("stale binding"), Error);
@@ -159,9 +177,10 @@ TEST_CASE("misuse: a stale binding after a shape switch, and a binding that went
   IoBinding again(ctx, BindAs::type(TensorType::uint8, TensorFormat::nhwc), BindAs::type(TensorType::float32));
   const auto small = example::make_image(100, 100);
   again.write("data", nhwc_view(small.data(), {1, 3, 100, 100}));
-  again.run(); // every tensor has live memory again
+  again.run();  // every tensor has live memory again
   IoBinding unbound(ctx);
-  CHECK_THROWS_WITH_AS(unbound.write("data", nhwc_view(small.data(), {1, 3, 100, 100})), doctest::Contains("not bound"), Error);
+  CHECK_THROWS_WITH_AS(unbound.write("data", nhwc_view(small.data(), {1, 3, 100, 100})), doctest::Contains("not bound"),
+                       Error);
 }
 
 TEST_CASE("two inputs: the documented shape set and MaxShape, bound as float UNDEFINED") {

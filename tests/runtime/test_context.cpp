@@ -28,17 +28,17 @@ std::vector<std::byte> read_bytes(const std::string& path) {
   std::memcpy(b.data(), c.data(), c.size());
   return b;
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("Context: made from a file on the host runtime, with typed queries") {
   RKNNXX_NEED_MODEL(path, "dyncnn.hrknn");
   auto ctx = Context::from_file(path);
   CHECK(ctx.runtime().is_host());
-  CHECK_FALSE(ctx.runtime().path().empty()); // the file dlopen resolved
+  CHECK_FALSE(ctx.runtime().path().empty());  // the file dlopen resolved
   CHECK(ctx.native_handle() != 0);
   const SdkVersion v = ctx.sdk_version();
   CHECK(v.api_version >= min_sdk_version);
-  CHECK(ctx.runtime().sdk_version().has_value()); // read and checked at the first context
+  CHECK(ctx.runtime().sdk_version().has_value());  // read and checked at the first context
   CHECK(ctx.io_count() == IoCount{1, 2});
   CHECK(ctx.num_inputs() == 1);
   CHECK(ctx.num_outputs() == 2);
@@ -48,7 +48,7 @@ TEST_CASE("Context: made from a file on the host runtime, with typed queries") {
   CHECK_THROWS_WITH_AS((void)ctx.input_index(3), doctest::Contains("out of range"), Error);
   const TensorInfo in = ctx.input_info("data");
   CHECK(in.format() == TensorFormat::nhwc);
-  CHECK(in.dims() == Dims{1, 224, 224, 3}); // the largest shape before any switch
+  CHECK(in.dims() == Dims{1, 224, 224, 3});  // the largest shape before any switch
   CHECK(ctx.input_infos().size() == 1);
   const TensorInfo native = ctx.output_info("features", AttrQuery::native);
   CHECK(native.format() == TensorFormat::nc1hwc2);
@@ -74,7 +74,8 @@ TEST_CASE("Context: from a buffer, from zero-copy model memory, and a bad model"
   auto b = Context::from_model_memory(std::move(model));
   CHECK(b.flags().has(InitFlag::model_buffer_zero_copy));
   CHECK(b.custom_string() == "rknnxx runtime tests");
-  CHECK_THROWS_WITH_AS((void)Context::from_file("/nonexistent.hrknn"), doctest::Contains("model file /nonexistent.hrknn"), Error);
+  CHECK_THROWS_WITH_AS((void)Context::from_file("/nonexistent.hrknn"),
+                       doctest::Contains("model file /nonexistent.hrknn"), Error);
   std::vector<std::byte> junk(64, std::byte{7});
   try {
     (void)Context::from_buffer(junk);
@@ -89,7 +90,7 @@ TEST_CASE("Context: from a buffer, from zero-copy model memory, and a bad model"
 TEST_CASE("Context: the general API with typed views; outputs are RAII and typed") {
   RKNNXX_NEED_MODEL(path, "dyncnn.hrknn");
   auto ctx = Context::from_file(path, {.flags = InitFlag::collect_perf});
-  const ShapeChange change = ctx.set_input_shapes(2); // 100 x 100
+  const ShapeChange change = ctx.set_input_shapes(2);  // 100 x 100
   CHECK(change.inputs[0].dims() == Dims{1, 100, 100, 3});
   CHECK(change.outputs[1].dims() == Dims{1, 32, 25, 25});
   const auto img = example::make_image(100, 100);
@@ -126,7 +127,8 @@ TEST_CASE("Context: the general API with typed views; outputs are RAII and typed
                        doctest::Contains("the current input shape is NHWC [1, 100, 100, 3]"), Error);
   CHECK_THROWS_WITH_AS(ctx.set_inputs(std::span<const InputData>{}), doctest::Contains("0 inputs given"), Error);
   std::vector<std::uint8_t> strided(100 * 112 * 3);
-  CHECK_THROWS_WITH_AS(ctx.set_inputs(nhwc_view(strided.data(), {1, 3, 100, 100}, 112)), doctest::Contains("dense"), Error);
+  CHECK_THROWS_WITH_AS(ctx.set_inputs(nhwc_view(strided.data(), {1, 3, 100, 100}, 112)), doctest::Contains("dense"),
+                       Error);
 }
 
 TEST_CASE("Context: cores are checked against the platform") {
@@ -148,7 +150,7 @@ TEST_CASE("Context: move-only; a moved-from context refuses use; dup is refused 
   const rknn_context handle = a.native_handle();
   Context b = std::move(a);
   CHECK(b.native_handle() == handle);
-  CHECK_THROWS_WITH_AS(a.run(), doctest::Contains("moved-from"), Error); // NOLINT: the misuse under test
+  CHECK_THROWS_WITH_AS(a.run(), doctest::Contains("moved-from"), Error);  // NOLINT: the misuse under test
   CHECK_THROWS_AS((void)a.num_inputs(), Error);
   a = std::move(b);
   CHECK(a.native_handle() == handle);
@@ -215,7 +217,7 @@ TEST_CASE("Mem: create, CPU access windows with cache sync, fd and physical memo
   CHECK_THROWS_WITH_AS((void)empty.size(), doctest::Contains("empty"), Error);
   Mem moved = std::move(m);
   CHECK(moved.size() == 256);
-  CHECK_FALSE(m); // NOLINT: the moved-from state under test
+  CHECK_FALSE(m);  // NOLINT: the moved-from state under test
   moved.reset();
   CHECK_FALSE(moved);
 }
@@ -236,14 +238,14 @@ TEST_CASE("misuse: memory and outputs outliving their context are refused, not d
   CHECK_THROWS_WITH_AS((void)m.size(), doctest::Contains("outlived its Context"), Error);
   CHECK_THROWS_WITH_AS((void)m.write(), doctest::Contains("outlived its Context"), Error);
   CHECK_THROWS_WITH_AS((void)(*outs)[0], doctest::Contains("outlived its Context"), Error);
-  outs.reset(); // the destructors do nothing harmful
+  outs.reset();  // the destructors do nothing harmful
 }
 
 #if RKNNXX_THREAD_CHECKS
 TEST_CASE("misuse: a context used from a second thread while the first owns it (debug builds)") {
   RKNNXX_NEED_MODEL(path, "dyncnn.hrknn");
   auto ctx = Context::from_file(path);
-  (void)ctx.num_inputs(); // this thread owns it now
+  (void)ctx.num_inputs();  // this thread owns it now
   std::string message;
   std::thread([&] {
     try {

@@ -66,28 +66,29 @@ struct Doubler {
   }
 };
 
-} // namespace
+}  // namespace
 
 TEST_CASE("a lambda custom operator sees the tensors and the node's attributes") {
   Context ctx = open_model();
   std::string seen_names;
-  ctx.register_custom_op(CustomOp{"ScaleShift", [&](std::span<const CustomTensor> in, std::span<CustomTensor> out,
-                                                    const CustomOpAttrs& attrs) {
-    REQUIRE(in.size() == 1);
-    REQUIRE(out.size() == 1);
-    seen_names = std::string(in[0].name()) + "->" + std::string(out[0].name());
-    CHECK(in[0].type() == TensorType::float32);
-    CHECK(std::vector<std::uint32_t>(in[0].dims().begin(), in[0].dims().end()) ==
-          std::vector<std::uint32_t>{1, channels, height, width});
-    CHECK(in[0].elements() == count);
-    CHECK(out[0].bytes() == count * sizeof(float));
-    CHECK(attrs.value<std::int64_t>("axis") == 1);
-    CHECK(attrs.string("mode") == "affine");
-    CHECK(attrs.values<float>("table") == std::vector<float>{3, 4});
-    CHECK_FALSE(attrs.value<float>("no_such_attribute").has_value());
-    CHECK_THROWS_WITH_AS((void)attrs.values<std::int64_t>("alpha"), doctest::Contains("holds FP32, not INT64"), Error);
-    scale_shift(in, out, attrs);
-  }});
+  ctx.register_custom_op(CustomOp{
+      "ScaleShift", [&](std::span<const CustomTensor> in, std::span<CustomTensor> out, const CustomOpAttrs& attrs) {
+        REQUIRE(in.size() == 1);
+        REQUIRE(out.size() == 1);
+        seen_names = std::string(in[0].name()) + "->" + std::string(out[0].name());
+        CHECK(in[0].type() == TensorType::float32);
+        CHECK(std::vector<std::uint32_t>(in[0].dims().begin(), in[0].dims().end()) ==
+              std::vector<std::uint32_t>{1, channels, height, width});
+        CHECK(in[0].elements() == count);
+        CHECK(out[0].bytes() == count * sizeof(float));
+        CHECK(attrs.value<std::int64_t>("axis") == 1);
+        CHECK(attrs.string("mode") == "affine");
+        CHECK(attrs.values<float>("table") == std::vector<float>{3, 4});
+        CHECK_FALSE(attrs.value<float>("no_such_attribute").has_value());
+        CHECK_THROWS_WITH_AS((void)attrs.values<std::int64_t>("alpha"), doctest::Contains("holds FP32, not INT64"),
+                             Error);
+        scale_shift(in, out, attrs);
+      }});
   check_result(run(ctx), 2.0f, {1.0f, -2.0f, 0.5f});
   CHECK(seen_names == "x->y");
 }
@@ -104,14 +105,14 @@ TEST_CASE("an object with compute() keeps its state over runs") {
 TEST_CASE("an exception of the callable fails the run with its message") {
   Context ctx = open_model();
   ctx.register_custom_op(CustomOp{"ScaleShift", [](std::span<const CustomTensor>, std::span<CustomTensor>) {
-    throw std::runtime_error("the op refuses");
-  }});
+                                    throw std::runtime_error("the op refuses");
+                                  }});
   CHECK_THROWS_WITH_AS((void)run(ctx), doctest::Contains("custom operator ScaleShift: the op refuses"), Error);
   // Reading a tensor as the wrong type is such an exception.
   Context other = open_model();
   other.register_custom_op(CustomOp{"ScaleShift", [](std::span<const CustomTensor> in, std::span<CustomTensor>) {
-    (void)in[0].data<std::int8_t>();
-  }});
+                                      (void)in[0].data<std::int8_t>();
+                                    }});
   CHECK_THROWS_WITH_AS((void)run(other), doctest::Contains("tensor 'x' holds FP32, not INT8"), Error);
 }
 

@@ -21,7 +21,7 @@ namespace {
 
 class RecordingSyncs final : public dev::Syscalls {
 public:
-  std::vector<std::uint64_t> syncs; // the flags of each DMA_BUF_IOCTL_SYNC, in order
+  std::vector<std::uint64_t> syncs;  // the flags of each DMA_BUF_IOCTL_SYNC, in order
 
   int open(const char* path, int flags) noexcept override { return real().open(path, flags); }
   int close(int fd) noexcept override { return real().close(fd); }
@@ -79,7 +79,7 @@ std::uint64_t output_bytes(Context& ctx) {
   return ctx.output_info("logits").with(TensorType::float32, TensorFormat::nchw).alloc_size();
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("import_buffer: a dma-buf's access windows bracket the runtime's sync with DMA_BUF_IOCTL_SYNC") {
   RKNNXX_NEED_MODEL(path, "dyncnn.hrknn");
@@ -96,7 +96,7 @@ TEST_CASE("import_buffer: a dma-buf's access windows bracket the runtime's sync 
   auto in = dev::DmaBuf::adopt(dev::MemfdBuffer::allocate(input_bytes(ctx)).release(), sys);
   auto out = dev::DmaBuf::adopt(dev::MemfdBuffer::allocate(output_bytes(ctx)).release(), sys);
   const auto got = run_every_shape(ctx, in, out);
-  CHECK(got == want); // same logits, every shape: the imported memory is the tensors' memory
+  CHECK(got == want);  // same logits, every shape: the imported memory is the tensors' memory
 
   // Per shape: the input written in one window, the output read in one window.
   std::vector<std::uint64_t> expected;

@@ -44,7 +44,7 @@ std::vector<float> general_y(Context& ctx, const std::vector<std::uint8_t>& img)
   return {v.begin(), v.end()};
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("a quantized model through Context: INT8 AFFINE attributes, float and int8 outputs") {
   auto ctx = Context::from_file(int8_model());

@@ -24,7 +24,7 @@ MatMulOptions on_host(MatmulLayout b_layout = MatmulLayout::normal) {
   return o;
 }
 
-} // namespace
+}  // namespace
 
 static_assert(MatMul<Float16, Float16, float>::type == RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32);
 static_assert(MatMul<std::int8_t, Int4, std::int32_t>::type == RKNN_INT8_MM_INT4_TO_INT32);
@@ -143,7 +143,8 @@ TEST_CASE("MatMul: move assignment (self-move included) and reset") {
 TEST_CASE("MatMul: native B written from normal layout gives the normal-layout result") {
   std::vector<std::int8_t> a_values(2 * 64), b_values(64 * 32);
   for (std::size_t i = 0; i < a_values.size(); ++i) a_values[i] = static_cast<std::int8_t>(static_cast<int>(i % 9) - 4);
-  for (std::size_t i = 0; i < b_values.size(); ++i) b_values[i] = static_cast<std::int8_t>(static_cast<int>(i % 23) - 11);
+  for (std::size_t i = 0; i < b_values.size(); ++i)
+    b_values[i] = static_cast<std::int8_t>(static_cast<int>(i % 23) - 11);
   std::vector<std::int32_t> results[2];
   for (MatmulLayout layout : {MatmulLayout::normal, MatmulLayout::native}) {
     auto mm = MatMul<std::int8_t, std::int8_t, std::int32_t>::create({2, 64, 32}, on_host(layout));

@@ -20,7 +20,7 @@ inline std::optional<std::string> model(const char* file) {
   return path;
 }
 
-} // namespace rknnxx::test
+}  // namespace rknnxx::test
 
 // Binds `var` to the model's path or leaves the test case (reported as a message).
 #define RKNNXX_NEED_MODEL(var, file)                                                                                   \

@@ -51,7 +51,7 @@ struct MemFile {
 constexpr std::size_t page = 4096;
 std::size_t pages_for(std::size_t bytes) { return (bytes + page - 1) / page * page; }
 
-} // namespace
+}  // namespace
 
 static_assert(std::is_nothrow_move_assignable_v<Context> && std::is_nothrow_move_assignable_v<Mem> &&
               std::is_nothrow_move_assignable_v<IoBinding> && std::is_nothrow_move_assignable_v<Outputs> &&
@@ -68,14 +68,14 @@ TEST_CASE("ContextRef follows a moved Context and refuses once it is destroyed")
   CHECK(ref);
   CHECK(ref.native_handle() == owner->native_handle());
   Context moved = std::move(*owner);
-  CHECK(ref.num_inputs() == 1); // the state moved with the context, the reference follows it
+  CHECK(ref.num_inputs() == 1);  // the state moved with the context, the reference follows it
   CHECK_FALSE(*owner);
   CHECK_THROWS_WITH_AS((void)owner->num_inputs(), doctest::Contains("moved-from"), Error);
   moved.reset();
   CHECK_FALSE(moved);
   CHECK_FALSE(ref);
   CHECK_THROWS_WITH_AS((void)ref.num_inputs(), doctest::Contains("outlived its Context"), Error);
-  moved.reset(); // idempotent
+  moved.reset();  // idempotent
 }
 
 TEST_CASE("Context::release hands the handle to C code, Context::adopt takes one over") {
@@ -96,7 +96,7 @@ TEST_CASE("Context::release hands the handle to C code, Context::adopt takes one
   // no longer counts.
   Mem held = ctx.create_mem(64);
   CHECK_THROWS_WITH_AS((void)ctx.release(), doctest::Contains("still held by Mem or IoBinding"), Error);
-  CHECK(ctx); // nothing changed
+  CHECK(ctx);  // nothing changed
   rknn_tensor_mem* raw = held.release();
   CHECK_FALSE(held);
   CHECK_THROWS_WITH_AS((void)held.size(), doctest::Contains("empty"), Error);
@@ -104,7 +104,7 @@ TEST_CASE("Context::release hands the handle to C code, Context::adopt takes one
   const rknn_context handle = ctx.release();
   CHECK_FALSE(ctx);
   CHECK_THROWS_WITH_AS((void)ref.num_inputs(), doctest::Contains("Context::release()"), Error);
-  CHECK_THROWS_WITH_AS((void)outs[0], doctest::Contains("Context::release()"), Error); // given back at release
+  CHECK_THROWS_WITH_AS((void)outs[0], doctest::Contains("Context::release()"), Error);  // given back at release
   CHECK_THROWS_WITH_AS((void)ctx.release(), doctest::Contains("moved-from"), Error);
   // C code uses the handle: the memory handed over is still its to destroy, the context runs.
   const ApiTable& api = runtime->api();
@@ -152,7 +152,7 @@ TEST_CASE("children after reset: IoBinding, Mem, access windows refuse with a cl
   CHECK_THROWS_WITH_AS(io.set_input_shapes(1), doctest::Contains("outlived its Context"), Error);
   CHECK_THROWS_WITH_AS((void)m.size(), doctest::Contains("outlived its Context"), Error);
   CHECK_THROWS_WITH_AS((void)window.data(), doctest::Contains("outlived its Context"), Error);
-  window.reset(); // nothing to sync: the memory went with the context
+  window.reset();  // nothing to sync: the memory went with the context
 }
 
 TEST_CASE("move assignment: defined and self-move safe on every handle") {
@@ -163,11 +163,14 @@ TEST_CASE("move assignment: defined and self-move safe on every handle") {
   CHECK(ctx.native_handle() == handle);
 
   Mem m = ctx.create_mem(64);
-  { auto w = m.write(); w.data()[0] = std::byte{7}; }
+  {
+    auto w = m.write();
+    w.data()[0] = std::byte{7};
+  }
   self_move(m);
   CHECK(m.size() == 64);
   Mem other = ctx.create_mem(32);
-  other = std::move(m); // the 32 bytes are destroyed, the 64 move in
+  other = std::move(m);  // the 32 bytes are destroyed, the 64 move in
   CHECK(other.size() == 64);
   CHECK(other.read().data()[0] == std::byte{7});
 
@@ -175,7 +178,7 @@ TEST_CASE("move assignment: defined and self-move safe on every handle") {
   self_move(w);
   w.data()[1] = std::byte{8};
   auto w2 = other.write();
-  w2 = std::move(w); // closes w2's window (syncing it), takes w's
+  w2 = std::move(w);  // closes w2's window (syncing it), takes w's
   w2.data()[2] = std::byte{9};
   w2.reset();
   CHECK(other.read().data()[1] == std::byte{8});
@@ -203,7 +206,7 @@ TEST_CASE("move assignment: defined and self-move safe on every handle") {
   io.write("data", nhwc_view(img.data(), {1, 3, 100, 100}));
   io.run();
   ctx.run();
-  CHECK_THROWS_WITH_AS(b.run(), doctest::Contains("moved-from"), Error); // NOLINT: the misuse under test
+  CHECK_THROWS_WITH_AS(b.run(), doctest::Contains("moved-from"), Error);  // NOLINT: the misuse under test
 
   // a = std::move(b) where a bound last: the runtime still points at a's memory, which goes, so a
   // run is refused until the tensors are bound again.
@@ -228,7 +231,7 @@ TEST_CASE("Context::wrap_fd: owning Mem over a memfd at an offset, checked, the 
     CHECK(static_cast<void*>(w.data()) == static_cast<std::byte*>(file.map) + 2 * page);
     CHECK(w.size() == page);
   }
-  CHECK(::fcntl(file.fd, F_GETFD) != -1); // destroying the Mem closed nothing
+  CHECK(::fcntl(file.fd, F_GETFD) != -1);  // destroying the Mem closed nothing
   auto refused = [&](int fd, void* virt, std::uint64_t size, std::int64_t offset, const char* why) {
     CAPTURE(why);
     CHECK_THROWS_WITH_AS((void)ctx.wrap_fd(fd, virt, size, offset), doctest::Contains(why), Error);
@@ -245,7 +248,7 @@ TEST_CASE("Context::wrap_fd: owning Mem over a memfd at an offset, checked, the 
   refused(fds[0], file.map, 16, 0, "is a pipe");
   ::close(fds[0]);
   ::close(fds[1]);
-  refused(1 << 20, file.map, 16, 0, "not an open file descriptor"); // a number no process has open
+  refused(1 << 20, file.map, 16, 0, "not an open file descriptor");  // a number no process has open
 }
 
 TEST_CASE("IoBinding with the application's memory: a memfd-backed input and output through every shape") {
@@ -280,7 +283,7 @@ TEST_CASE("IoBinding with the application's memory: a memfd-backed input and out
   IoBinding io(ctx);
   io.bind_input("data", input, in_as);
   io.bind_output("logits", output, out_as);
-  io.bind_output("features", out_as); // the binding's own memory beside the application's
+  io.bind_output("features", out_as);  // the binding's own memory beside the application's
   for (std::size_t g = 0; g < ctx.shape_set()->num_shapes(); ++g) {
     CAPTURE(g);
     const auto shape = io.set_input_shapes(g);
@@ -324,7 +327,7 @@ TEST_CASE("IoBinding with the application's memory: a memfd-backed input and out
   CHECK_THROWS_WITH_AS(io.run(), doctest::Contains("was destroyed"), Error);
   CHECK_THROWS_WITH_AS(ctx.run(), doctest::Contains("application's memory bound to input 0 \"data\""), Error);
   CHECK_THROWS_WITH_AS(io.set_input_shapes(1), doctest::Contains("was destroyed"), Error);
-  io.bind_input("data", in_as); // the binding's own memory again
+  io.bind_input("data", in_as);  // the binding's own memory again
   io.set_input_shapes(1);
   const auto small = example::make_image(160, 160);
   io.write("data", nhwc_view(small.data(), {1, 3, 160, 160}));
@@ -338,7 +341,8 @@ TEST_CASE("IoBinding with the application's memory: too small or another context
   IoBinding io(ctx, in_as, BindAs::type(TensorType::float32));
   const std::uint32_t need = io.input_memory("data").size();
   Mem small = ctx.create_mem(need - 1);
-  const std::string too_small = fmt::format("input 0 \"data\" holds {} bytes; the tensor needs {} bytes", need - 1, need);
+  const std::string too_small =
+      fmt::format("input 0 \"data\" holds {} bytes; the tensor needs {} bytes", need - 1, need);
   CHECK_THROWS_WITH_AS(io.bind_input("data", small, in_as), doctest::Contains(too_small.c_str()), Error);
   // The refused bind left the earlier binding in place.
   const auto img = example::make_image(224, 224);
@@ -359,7 +363,8 @@ TEST_CASE("IoBinding with the application's memory: too small or another context
     io.run();
   }
   // A view the binding holds cannot be released in place of the application's Mem.
-  CHECK_THROWS_WITH_AS((void)io.input_memory("data").release(), doctest::Contains("release the application's Mem"), Error);
+  CHECK_THROWS_WITH_AS((void)io.input_memory("data").release(), doctest::Contains("release the application's Mem"),
+                       Error);
 }
 
 TEST_CASE("a write window whose runtime sync fails still ends the CPU-access hook's window") {
@@ -374,5 +379,5 @@ TEST_CASE("a write window whose runtime sync fails still ends the CPU-access hoo
   rknn_tensor_mem* raw = mem.release();
   REQUIRE(ctx.runtime().api().rknn_destroy_mem(ctx.native_handle(), raw) == RKNN_SUCC);
   CHECK_THROWS_WITH_AS(window.reset(), doctest::Contains("rknn_mem_sync"), Error);
-  CHECK(ends == 1); // a dma-buf's DMA_BUF_IOCTL_SYNC END is not left out
+  CHECK(ends == 1);  // a dma-buf's DMA_BUF_IOCTL_SYNC END is not left out
 }

@@ -48,7 +48,7 @@ std::vector<float> logits(Context& ctx, const std::vector<std::uint8_t>& img) {
   const auto v = out["logits"].as<float>();
   return {v.begin(), v.end()};
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("static model: no shape set, and set_input_shapes is refused with the reason") {
   RKNNXX_NEED_MODEL(path, "squeezenet.hrknn");
@@ -114,12 +114,14 @@ TEST_CASE("errors carry the runtime's own explanation (the rknnxx_host_last_erro
   auto ctx = Context::from_file(path);
   // A failure whose last logged line is about another function does not borrow that line.
   CHECK(ctx.runtime().last_error("rknn_run").empty());
-  CHECK_FALSE(ctx.runtime().last_error("rknn_init").empty()); // the ONNX file's, on this thread
+  CHECK_FALSE(ctx.runtime().last_error("rknn_init").empty());  // the ONNX file's, on this thread
   try {
-    (void)ctx.perf_detail(); // without InitFlag::collect_perf
+    (void)ctx.perf_detail();  // without InitFlag::collect_perf
     FAIL("RKNN_QUERY_PERF_DETAIL answered without RKNN_FLAG_COLLECT_PERF_MASK");
   } catch (const Error& e) {
     const std::string what = e.what();
-    CHECK_MESSAGE(what.find("the runtime says: RKNN_QUERY_PERF_DETAIL needs RKNN_FLAG_COLLECT_PERF_MASK") != std::string::npos, what);
+    CHECK_MESSAGE(what.find("the runtime says: RKNN_QUERY_PERF_DETAIL needs RKNN_FLAG_COLLECT_PERF_MASK") !=
+                      std::string::npos,
+                  what);
   }
 }

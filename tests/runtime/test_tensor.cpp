@@ -32,11 +32,11 @@ rknn_tensor_attr make_attr(std::initializer_list<std::uint32_t> dims, rknn_tenso
   return a;
 }
 std::string what(const std::exception& e) { return e.what(); }
-} // namespace
+}  // namespace
 
 TEST_CASE("Quantization: affine round trip, and integers saturate") {
   const auto q = Quantization::affine_asymmetric(0.5f, -3);
-  CHECK(q.quantize(1.0) == -1.0);   // 1 / 0.5 - 3
+  CHECK(q.quantize(1.0) == -1.0);  // 1 / 0.5 - 3
   CHECK(q.dequantize(-1) == 1.0f);
   CHECK(Quantization::none().dequantize(7) == 7.0f);
   std::vector<float> x{-100.f, -1.f, 0.f, 1.25f, 100.f};
@@ -44,16 +44,30 @@ TEST_CASE("Quantization: affine round trip, and integers saturate") {
   auto src = flat_view(x.data(), Dims{5});
   auto dst = TensorView<std::int8_t, layout::Undefined>(i8.data(), layout::Undefined::mapping(Dims{5}), q);
   copy(src, dst);
-  CHECK(i8 == std::vector<std::int8_t>{-128, -5, -3, -1, 127}); // 1.25 / 0.5 = 2.5 rounds to even: 2 - 3
+  CHECK(i8 == std::vector<std::int8_t>{-128, -5, -3, -1, 127});  // 1.25 / 0.5 = 2.5 rounds to even: 2 - 3
   // Ties round to even before the zero point is added (ONNX QuantizeLinear): 3.5 -> 4, 4 - 3 = 1.
   CHECK(q.quantize(1.75) == 1.0);
-  CHECK(q.quantize(-1.25) == -5.0); // -2.5 -> -2, -2 - 3
+  CHECK(q.quantize(-1.25) == -5.0);  // -2.5 -> -2, -2 - 3
 }
 
 TEST_CASE("copy: float to integer rounds to nearest, ties to even, saturates, and NaN becomes 0") {
-  const std::vector<double> x{2.5,  3.5,   -2.5,  -3.5,  0.5, -0.5, 1.5, 2.4999999999999996,
-                              2.6,  -2.6,  127.5, 128.0, -128.5, -1e300, 1e300,
-                              std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+  const std::vector<double> x{2.5,
+                              3.5,
+                              -2.5,
+                              -3.5,
+                              0.5,
+                              -0.5,
+                              1.5,
+                              2.4999999999999996,
+                              2.6,
+                              -2.6,
+                              127.5,
+                              128.0,
+                              -128.5,
+                              -1e300,
+                              1e300,
+                              std::numeric_limits<double>::infinity(),
+                              -std::numeric_limits<double>::infinity(),
                               std::numeric_limits<double>::quiet_NaN()};
   const std::vector<std::int8_t> expected{2, 4, -2, -4, 0, 0, 2, 2, 3, -3, 127, 127, -128, -128, 127, 127, -128, 0};
   std::vector<std::byte> i8(x.size());
@@ -102,7 +116,7 @@ TEST_CASE("TensorInfo: accessors and with() for the buffer the application choos
   CHECK(info.id().io == TensorIo::input);
   const TensorInfo u8 = info.with(TensorType::uint8, TensorFormat::nhwc);
   CHECK(u8.size() == 30000);
-  CHECK(u8.size_with_stride() == 33600); // the w_stride stays: the runtime dictates it
+  CHECK(u8.size_with_stride() == 33600);  // the w_stride stays: the runtime dictates it
   CHECK(u8.w_stride() == 112);
   const TensorInfo nchw = info.with(TensorType::float32, TensorFormat::nchw);
   CHECK(nchw.dims() == Dims{1, 3, 100, 100});
@@ -120,7 +134,8 @@ TEST_CASE("TensorInfo: accessors and with() for the buffer the application choos
   const TensorInfo qi(qa, TensorIo::output);
   CHECK(qi.quantization() == Quantization::affine_asymmetric(0.25f, 5));
   CHECK_FALSE(qi.with(TensorType::uint8, TensorFormat::undefined).quantization().affine);
-  CHECK_THROWS_WITH_AS((void)info.with(TensorType::int8, TensorFormat::nc1hwc2), doctest::Contains("cannot be described as NC1HWC2"), Error);
+  CHECK_THROWS_WITH_AS((void)info.with(TensorType::int8, TensorFormat::nc1hwc2),
+                       doctest::Contains("cannot be described as NC1HWC2"), Error);
   // Sizes that no longer fit the attr's 32-bit fields are refused, naming the field.
   rknn_tensor_attr big = make_attr({1, 32768, 32768, 3}, RKNN_TENSOR_NHWC, RKNN_TENSOR_UINT8, 32768);
   big.n_elems = 32768u * 32768u * 3u;  // 3 GiB as uint8: fits in 32 bits
@@ -148,7 +163,8 @@ TEST_CASE("TensorView: logical indexing, span checks, const views, dequantized v
   CHECK_THROWS_WITH_AS((void)nhwc_view(std::span<std::uint8_t>(rgb).first(10), {.n = 1, .c = 3, .h = 3, .w = 4}),
                        doctest::Contains("the buffer holds 10"), Error);
   std::int8_t q[2] = {10, -10};
-  TensorView<std::int8_t, layout::Undefined> qv(q, layout::Undefined::mapping(Dims{2}), Quantization::affine_asymmetric(0.5f, 0));
+  TensorView<std::int8_t, layout::Undefined> qv(q, layout::Undefined::mapping(Dims{2}),
+                                                Quantization::affine_asymmetric(0.5f, 0));
   CHECK(qv.value(0) == 5.0f);
   CHECK(qv.value(1) == -5.0f);
   const ErasedView e = erase(c);
@@ -183,14 +199,15 @@ TEST_CASE("copy: NC1HWC2 blocking and unblocking, N = 3 and C % C2 != 0, with a 
         for (std::uint32_t x = 0; x < e.w; ++x)
           same = same && static_cast<float>(blocked[blocked_map(n, ch, y, x)]) == src(n, ch, y, x);
   CHECK(same);
-  CHECK(static_cast<float>(blocked[blocked_map(0, 5, 0, 0)]) == -1.0f); // a padding lane is not written
+  CHECK(static_cast<float>(blocked[blocked_map(0, 5, 0, 0)]) == -1.0f);  // a padding lane is not written
   std::vector<float> back(nchw.size());
   copy(TensorView<const Float16, layout::NC1HWC2>(blocked.data(), blocked_map), nchw_view(back.data(), e));
   CHECK(back == nchw);
   // The fast path: same type and blocking, different row pitch.
   const auto pitch8 = layout::NC1HWC2::mapping(e, 4, 8);
   std::vector<Float16> wide(pitch8.required_span_size());
-  copy(TensorView<const Float16, layout::NC1HWC2>(blocked.data(), blocked_map), TensorView<Float16, layout::NC1HWC2>(wide.data(), pitch8));
+  copy(TensorView<const Float16, layout::NC1HWC2>(blocked.data(), blocked_map),
+       TensorView<Float16, layout::NC1HWC2>(wide.data(), pitch8));
   CHECK(static_cast<float>(wide[pitch8(2, 4, 1, 2)]) == src(2, 4, 1, 2));
 }
 
@@ -222,7 +239,8 @@ TEST_CASE("copy: refuses mismatched extents, read-only destinations, short buffe
   CHECK_THROWS_WITH_AS(copy(erase(nchw_view(a.data(), {1, 3, 2, 2})), ro), doctest::Contains("read-only"), Error);
   ErasedView small = erase(nchw_view(b.data(), {1, 3, 2, 2}));
   small.bytes = 8;
-  CHECK_THROWS_WITH_AS(copy(erase(nchw_view(a.data(), {1, 3, 2, 2})), small), doctest::Contains("its buffer has 8"), Error);
+  CHECK_THROWS_WITH_AS(copy(erase(nchw_view(a.data(), {1, 3, 2, 2})), small), doctest::Contains("its buffer has 8"),
+                       Error);
   ErasedView i4 = small;
   i4.type = TensorType::int4;
   i4.bytes = 100;
@@ -241,7 +259,8 @@ TEST_CASE("loader: choices, versions, candidates and the error that lists every 
   CHECK(Version{1, 5, 2} < min_sdk_version);
   CHECK_THROWS_WITH_AS(check_sdk_version({"1.4.0 (a@b)", "0.8.2", {}}, "/usr/lib/librknnrt.so"),
                        doctest::Contains("is SDK 1.4.0"), Error);
-  CHECK_THROWS_WITH_AS(check_sdk_version({"garbage", "", {}}, "x.so"), doctest::Contains("not major.minor.patch"), Error);
+  CHECK_THROWS_WITH_AS(check_sdk_version({"garbage", "", {}}, "x.so"), doctest::Contains("not major.minor.patch"),
+                       Error);
   CHECK(check_sdk_version({"2.3.2", "0.9.6", {}}, "x.so") == Version{2, 3, 2});
 
   const auto automatic = Runtime::candidates(RuntimeChoice::automatic());

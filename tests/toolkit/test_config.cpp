@@ -31,7 +31,7 @@ bool contains(const std::string& text, std::string_view part) { return text.find
 
 ModelInput input(std::string name, Shape shape) { return {std::move(name), std::move(shape), -1}; }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("defaults are the toolkit's") {
   Config c;
@@ -83,7 +83,10 @@ TEST_CASE("target_platform is required and takes exactly the documented chips") 
     CHECK(minimal(*p).check().empty());
   }
   std::size_t i = 0;
-  for (Platform p : all_values<Platform>()) CHECK(spelling(p) == std::array{"rv1103", "rv1103b", "rv1106", "rv1106b", "rv1126b", "rk2118", "rk3562", "rk3566", "rk3568", "rk3576", "rk3588"}[i++]);
+  for (Platform p : all_values<Platform>())
+    CHECK(spelling(p) ==
+          std::array{"rv1103", "rv1103b", "rv1106", "rv1106b", "rv1126b", "rk2118", "rk3562", "rk3566", "rk3568",
+                     "rk3576", "rk3588"}[i++]);
   CHECK(i == 11);
   CHECK(parse_name<Platform>("RK3588") == Platform::rk3588);
   CHECK_FALSE(parse_name<Platform>("rk3588s"));
@@ -124,7 +127,8 @@ TEST_CASE("per-input lists against the model: one list per input, one value per 
 
   c.std_values = {{255, 255, 255}, {1, 1, 1}};
   c.mean_values.reset();
-  CHECK(problem(c.check_against(inputs), "std_values") == "config: std_values[1] has 3 values, input 1 ('mask') has 1 channel");
+  CHECK(problem(c.check_against(inputs), "std_values") ==
+        "config: std_values[1] has 3 values, input 1 ('mask') has 1 channel");
   c.std_values = {{255, 255, 255}};
   CHECK(problem(c.check_against(inputs), "std_values") ==
         "config: std_values has 1 list, the model has 2 inputs ('image', 'mask')");
@@ -189,7 +193,7 @@ TEST_CASE("quantized_dtype is limited by platform as documented") {
   };
   for (const Case& k : cases)
     for (Platform p : all_values<Platform>()) {
-    const std::string_view name = spelling(p);
+      const std::string_view name = spelling(p);
       Config c = minimal(p);
       c.quantized_dtype = k.dtype;
       const bool allowed = std::find(k.allowed.begin(), k.allowed.end(), p) != k.allowed.end();
@@ -327,7 +331,8 @@ TEST_CASE("single_core_mode only on RK3588/RK3576, sparse_infer only on RK3576/R
         "config: single_core_mode is valid only on rk3588 and rk3576, not on rk3566");
   c = minimal(Platform::rk3588);
   c.sparse_infer = true;
-  CHECK(problem(c.check(), "sparse_infer") == "config: sparse_infer is valid only on rk3576 and rv1126b, not on rk3588");
+  CHECK(problem(c.check(), "sparse_infer") ==
+        "config: sparse_infer is valid only on rk3576 and rv1126b, not on rk3588");
 }
 
 TEST_CASE("hybrid quantization thresholds") {
@@ -388,7 +393,7 @@ TEST_CASE("dynamic_input is supported on RK3562/RK3566/RK3568/RK3576/RK3588/RV11
     Config c = minimal(p);
     c.dynamic_input = DynamicInput{{{1, 3, 224, 224}}};
     const bool supported = p == Platform::rk3562 || p == Platform::rk3566 || p == Platform::rk3568 ||
-                           p == Platform::rk3576 || p == Platform::rk3588 || p == Platform::rv1126b;
+        p == Platform::rk3576 || p == Platform::rk3588 || p == Platform::rv1126b;
     CHECK(c.check().empty() == supported);
   }
   Config c = minimal(Platform::rv1106);
@@ -448,7 +453,8 @@ TEST_CASE("channels of a dynamic channel axis come from dynamic_input") {
   c.mean_values = {{0, 0, 0}};
   CHECK(c.check_against(inputs).empty());
   c.mean_values = std::vector<std::vector<double>>{{0.0}};
-  CHECK(problem(c.check_against(inputs), "mean_values") == "config: mean_values[0] has 1 value, input 0 ('x') has 3 channels");
+  CHECK(problem(c.check_against(inputs), "mean_values") ==
+        "config: mean_values[0] has 1 value, input 0 ('x') has 3 channels");
   c.dynamic_input = DynamicInput{{{1, 3, 224, 224}}, {{1, 1, 160, 160}}};
   CHECK(problem(c.check_against(inputs), "mean_values") ==
         "config: mean_values[0] is per channel but dynamic_input gives input 0 ('x') 3 channels in group 0 and 1 in "

@@ -26,7 +26,7 @@ std::pair<std::string, std::string> error_of(const std::string& text) {
 
 bool contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("a full CONFIG.json reads into the config it describes") {
   const std::string text = R"({
@@ -120,8 +120,9 @@ TEST_CASE("a minimal config, null for None, and the shorthand forms") {
 TEST_CASE("an unknown key is refused with the valid keys listed") {
   auto [key, message] = error_of(R"({"target_platform": "rk3588", "mean_value": [[0, 0, 0]]})");
   CHECK(key == "mean_value");
-  CHECK(contains(message, "config: unknown key \"mean_value\" (did you mean 'mean_values'?); valid keys: mean_values, "
-                          "std_values, quant_img_RGB2BGR,"));
+  CHECK(contains(message,
+                 "config: unknown key \"mean_value\" (did you mean 'mean_values'?); valid keys: mean_values, "
+                 "std_values, quant_img_RGB2BGR,"));
   CHECK(contains(message, "memory_plan_strategy, compute_order"));
   std::tie(key, message) = error_of(R"({"target_platform": "rk3588", "frobnicate": 1})");
   CHECK(key == "frobnicate");
@@ -135,7 +136,8 @@ TEST_CASE("an unknown key is refused with the valid keys listed") {
 }
 
 TEST_CASE("a key given twice is refused naming it, instead of the last one silently winning") {
-  auto [key, message] = error_of(R"({"target_platform": "rk3588", "float_dtype": "float16", "target_platform": "rk3566"})");
+  auto [key, message] =
+      error_of(R"({"target_platform": "rk3588", "float_dtype": "float16", "target_platform": "rk3566"})");
   CHECK(key == "target_platform");
   CHECK(contains(message, "config: the key \"target_platform\" is given twice; give each key once"));
   std::tie(key, message) = error_of(R"({"target_platform": "rk3588", "op_target": {"conv1": "cpu", "conv1": "npu"}})");
@@ -228,7 +230,9 @@ TEST_CASE("a value of the wrong JSON type names the key and the expected type") 
 TEST_CASE("JSON that is not an object of parameters, and the rules of config()") {
   auto [key, message] = error_of("{\"target_platform\": ");
   CHECK(key.empty());
-  CHECK(contains(message, "config: not valid JSON: parse error at line 1, column 21: syntax error while parsing value - unexpected end of input"));
+  CHECK(contains(message,
+                 "config: not valid JSON: parse error at line 1, column 21: syntax error while parsing value - "
+                 "unexpected end of input"));
   // A number beyond double: nlohmann reports out_of_range, not parse_error (found by the fuzzer).
   std::tie(key, message) = error_of(R"({"target_platform": "rk3588", "auto_hybrid_cos_thresh": 1e999})");
   CHECK(contains(message, "config: not valid JSON: number overflow parsing '1e999'"));
@@ -240,7 +244,8 @@ TEST_CASE("JSON that is not an object of parameters, and the rules of config()")
   std::tie(key, message) = error_of(R"({"target_platform": "rk3588", "quantized_dtype": "w4a16"})");
   CHECK(key == "quantized_dtype");
   CHECK(message == "config: quantized_dtype 'w4a16' is supported only on rk3576 and rv1126b, not on rk3588");
-  std::tie(key, message) = error_of(R"({"target_platform": "rk3588", "dynamic_input": [[[1, 224], [1, 40]], [[1, 112]]]})");
+  std::tie(key, message) =
+      error_of(R"({"target_platform": "rk3588", "dynamic_input": [[[1, 224], [1, 40]], [[1, 112]]]})");
   CHECK(key == "dynamic_input");
   CHECK(contains(message, "config: dynamic_input[1] has 1 shape, dynamic_input[0] has 2"));
 }
@@ -272,7 +277,8 @@ TEST_CASE("a config file is read from a path, and errors name the file") {
     CHECK(contains(e.what(), "config: '"));
     CHECK(contains(e.what(), "BAD.json': single_core_mode is valid only on rk3588 and rk3576, not on rv1106"));
   }
-  CHECK_THROWS_WITH_AS((void)host::load_config_json(dir / "missing.json"), doctest::Contains("cannot open"), ConfigError);
+  CHECK_THROWS_WITH_AS((void)host::load_config_json(dir / "missing.json"), doctest::Contains("cannot open"),
+                       ConfigError);
   std::filesystem::remove_all(dir);
 }
 
@@ -310,7 +316,8 @@ TEST_CASE("custom_ops lists the operators kept for rknn_register_custom_ops, and
                         Case{R"([{"op_type": ""}])", "empty op_type"},
                         Case{R"([{"op_type": "A"}, {"op_type": "A"}])", "both list op_type 'A'"}}) {
     CAPTURE(c.value);
-    const auto [key, message] = error_of(std::string(R"({"target_platform": "rk3588", "custom_ops": )") + c.value + "}");
+    const auto [key, message] =
+        error_of(std::string(R"({"target_platform": "rk3588", "custom_ops": )") + c.value + "}");
     CHECK(key == "custom_ops");
     CHECK(contains(message, c.says));
   }

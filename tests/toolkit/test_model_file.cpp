@@ -65,7 +65,8 @@ std::vector<std::pair<std::string, std::pair<std::size_t, std::size_t>>> section
   while (pos + 4 < b.size()) {
     std::string tag(reinterpret_cast<const char*>(b.data() + pos), 4);
     std::uint64_t length = 0;
-    for (int i = 7; i >= 0; --i) length = length << 8 | std::to_integer<std::uint64_t>(b[pos + 8 + static_cast<std::size_t>(i)]);
+    for (int i = 7; i >= 0; --i)
+      length = length << 8 | std::to_integer<std::uint64_t>(b[pos + 8 + static_cast<std::size_t>(i)]);
     const std::size_t end = pos + 16 + static_cast<std::size_t>(length) + 4;
     out.push_back({tag, {pos, end}});
     pos = end;
@@ -73,7 +74,7 @@ std::vector<std::pair<std::string, std::pair<std::size_t, std::size_t>>> section
   return out;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("CRC-32 is zlib's") {
   CHECK(host::crc32(bytes_of("123456789")) == 0xCBF43926U);
@@ -105,8 +106,7 @@ TEST_CASE("a model file round-trips, through memory and through a path") {
   CHECK(host::load_model_file(path) == m);
   CHECK_FALSE(std::filesystem::exists(dir / "model.hrknn.partial"));
   std::ofstream(path, std::ios::binary | std::ios::trunc) << "RKNNXXHM";
-  CHECK_THROWS_WITH_AS((void)host::load_model_file(path), doctest::Contains("model.hrknn': truncated"),
-                       ModelFileError);
+  CHECK_THROWS_WITH_AS((void)host::load_model_file(path), doctest::Contains("model.hrknn': truncated"), ModelFileError);
   CHECK_THROWS_WITH_AS((void)host::load_model_file(dir / "missing.hrknn"), doctest::Contains("cannot open"),
                        ModelFileError);
   std::filesystem::remove_all(dir);
@@ -151,7 +151,7 @@ TEST_CASE("a flipped byte anywhere is refused, naming the damaged part") {
           if (at >= range.first && at < range.second) {
             // A damaged tag or length is caught by the section's checks before its checksum.
             named = contains(message, "model file: section '" + tag + "' checksum mismatch (stored 0x") ||
-                    (at < range.first + 16 && contains(message, "model file: section"));
+                (at < range.first + 16 && contains(message, "model file: section"));
           }
         CHECK(named);
       }
@@ -170,13 +170,15 @@ TEST_CASE("a different version or magic is refused by name") {
   std::vector<std::byte> v2 = bytes;
   put_u32(v2, 8, 2);
   fix_header_crc(v2);
-  CHECK(error_of(v2) == "model file: format version 2 is not supported (this reader reads version 1); it was written "
-                        "by a newer rknnxx");
+  CHECK(error_of(v2) ==
+        "model file: format version 2 is not supported (this reader reads version 1); it was written "
+        "by a newer rknnxx");
   put_u32(v2, 8, 0);
   fix_header_crc(v2);
   CHECK(error_of(v2) == "model file: format version 0 is not supported (this reader reads version 1)");
 
-  CHECK(contains(error_of(bytes_of(std::string_view("RKNN\0\0\0\0 vendor model", 20))), "probably a vendor .rknn model"));
+  CHECK(
+      contains(error_of(bytes_of(std::string_view("RKNN\0\0\0\0 vendor model", 20))), "probably a vendor .rknn model"));
   CHECK(contains(error_of(bytes_of("\x08\x07\x12\x04onnx")), "this looks like an ONNX model"));
   CHECK(error_of(bytes_of("GIF89a...")) ==
         "model file: wrong magic 'GIF89a..' (0x4749463839612e2e), expected 'RKNNXXHM': not an rknnxx host model");
@@ -240,10 +242,11 @@ TEST_CASE("structural damage with valid checksums is refused without absurd allo
   CHECK(host::parse_model_file(with_prep({std::byte{0}, std::byte{0}, std::byte{0}, std::byte{0}})).preprocess.empty());
   CHECK(error_of(with_prep({std::byte{0xFF}, std::byte{0xFF}, std::byte{0xFF}, std::byte{0xFF}})) ==
         "model file: section 'prep': preprocessing of 4294967295 inputs needs 85899345900 bytes, 0 left");
-  CHECK(error_of(with_prep({std::byte{1}, std::byte{0}, std::byte{0}, std::byte{0}, std::byte{0xFF}, std::byte{0xFF},
-                            std::byte{0xFF}, std::byte{0x0F}, std::byte{0}, std::byte{0}, std::byte{0}, std::byte{0}, std::byte{0},
-                            std::byte{0}, std::byte{0}, std::byte{0}, std::byte{0}, std::byte{0}, std::byte{0},
-                            std::byte{0}, std::byte{0}, std::byte{0}, std::byte{0}, std::byte{0}})) ==
+  CHECK(error_of(
+            with_prep({std::byte{1},    std::byte{0},    std::byte{0}, std::byte{0}, std::byte{0xFF}, std::byte{0xFF},
+                       std::byte{0xFF}, std::byte{0x0F}, std::byte{0}, std::byte{0}, std::byte{0},    std::byte{0},
+                       std::byte{0},    std::byte{0},    std::byte{0}, std::byte{0}, std::byte{0},    std::byte{0},
+                       std::byte{0},    std::byte{0},    std::byte{0}, std::byte{0}, std::byte{0},    std::byte{0}})) ==
         "model file: section 'prep': mean and std of input 0 (268435455 channels) needs 4294967280 bytes, 16 left");
   CHECK(error_of(with_prep({std::byte{0}, std::byte{0}, std::byte{0}, std::byte{0}, std::byte{9}})) ==
         "model file: section 'prep': 1 unexpected bytes after its content");
@@ -300,12 +303,14 @@ struct Payload {
   }
 };
 
-} // namespace
+}  // namespace
 
 TEST_CASE("the quantization section: round trip, required, and every bad value refused by name") {
   ModelFile m = sample();
-  m.quantization = host::ModelQuantization{toolkit::QuantizedDtype::w8a8, toolkit::QuantizedAlgorithm::mmse,
-                                           toolkit::QuantizedMethod::layer(), 20,
+  m.quantization = host::ModelQuantization{toolkit::QuantizedDtype::w8a8,
+                                           toolkit::QuantizedAlgorithm::mmse,
+                                           toolkit::QuantizedMethod::layer(),
+                                           20,
                                            {{"images", 0.0187f, -3}, {"conv_out", 0.5f, -128}, {"logits", 1e-3f, 127}},
                                            {}};
   const std::vector<std::byte> bytes = host::serialize_model_file(m);
@@ -341,8 +346,10 @@ TEST_CASE("the quantization section: round trip, required, and every bad value r
   CHECK(refused(Payload{}.head(1).tensor("", 1.0f, 0)) == "model file: section 'qnt8': a tensor without a name");
   CHECK(refused(Payload{}.head(2).tensor("x", 1.0f, 0).tensor("x", 2.0f, 0)) ==
         "model file: section 'qnt8': tensor 'x' is listed twice");
-  CHECK(refused(Payload{}.head(1, "w8a8", 0).tensor("x", 1.0f, 0)) == "model file: section 'qnt8': 0 calibration samples");
-  CHECK(contains(refused(Payload{}.head(0, "w16a16i_dfp")), "quantized dtype 'w16a16i_dfp'; only w8a8, w8a16 and w4a16"));
+  CHECK(refused(Payload{}.head(1, "w8a8", 0).tensor("x", 1.0f, 0)) ==
+        "model file: section 'qnt8': 0 calibration samples");
+  CHECK(
+      contains(refused(Payload{}.head(0, "w16a16i_dfp")), "quantized dtype 'w16a16i_dfp'; only w8a8, w8a16 and w4a16"));
   CHECK(contains(refused(Payload{}.head(0, "int8")), "unknown quantized dtype 'int8'"));
   CHECK(contains(refused(Payload{}.str("w8a8").str("gdq").str("channel").u32(1).u32(0).u32(0)),
                  "algorithm 'gdq' with dtype 'w8a8'; gdq rounds the weights of w8a16 and w4a16 only"));
@@ -361,8 +368,7 @@ TEST_CASE("the quantization section: round trip, required, and every bad value r
   CHECK(w4.quantization->algorithm == toolkit::QuantizedAlgorithm::gdq);
   CHECK(w4.quantization->method == toolkit::QuantizedMethod::group(64));
   CHECK(w4.quantization->tensors.empty());
-  CHECK(w4.quantization->clipped ==
-        std::vector<host::ClippedWeight>{{"w1", {1.0f, 0.75f}}, {"w2", {0.5f}}});
+  CHECK(w4.quantization->clipped == std::vector<host::ClippedWeight>{{"w1", {1.0f, 0.75f}}, {"w2", {0.5f}}});
   ModelFile clipped = sample();
   clipped.quantization = w4.quantization;
   CHECK(host::parse_model_file(host::serialize_model_file(clipped)) == clipped);
@@ -371,15 +377,21 @@ TEST_CASE("the quantization section: round trip, required, and every bad value r
   CHECK(contains(refused(gdq().u32(1).str("w").u32(1).f32(std::nanf(""))), "expected 0.5..1"));
   CHECK(contains(refused(gdq().u32(1).str("w").u32(0)), "weight 'w' has no clip ratios"));
   CHECK(contains(refused(gdq().u32(1).str("").u32(1).f32(1.0f)), "a clipped weight without a name"));
-  CHECK(contains(refused(gdq().u32(2).str("w").u32(1).f32(1.0f).str("w").u32(1).f32(1.0f)), "weight 'w' is clipped twice"));
+  CHECK(contains(refused(gdq().u32(2).str("w").u32(1).f32(1.0f).str("w").u32(1).f32(1.0f)),
+                 "weight 'w' is clipped twice"));
   CHECK(contains(refused(gdq().u32(0xFFFFFFFFU)), "4294967295 clipped weights needs 34359738360 bytes"));
   CHECK(contains(refused(gdq().u32(1).str("w").u32(0x40000000U)), "1073741824 clip ratios needs 4294967296 bytes"));
   clipped.quantization->algorithm = toolkit::QuantizedAlgorithm::normal;
   CHECK_THROWS_WITH_AS((void)host::serialize_model_file(clipped),
-                       doctest::Contains("clip ratios with algorithm 'normal'; only gdq clips weights"), ModelFileError);
+                       doctest::Contains("clip ratios with algorithm 'normal'; only gdq clips weights"),
+                       ModelFileError);
   ModelFile weight_only = sample();
-  weight_only.quantization = host::ModelQuantization{toolkit::QuantizedDtype::w8a16, toolkit::QuantizedAlgorithm::normal,
-                                                     toolkit::QuantizedMethod::layer(), 2, {}, {}};
+  weight_only.quantization = host::ModelQuantization{toolkit::QuantizedDtype::w8a16,
+                                                     toolkit::QuantizedAlgorithm::normal,
+                                                     toolkit::QuantizedMethod::layer(),
+                                                     2,
+                                                     {},
+                                                     {}};
   CHECK(host::parse_model_file(host::serialize_model_file(weight_only)) == weight_only);
   CHECK(contains(refused(Payload{}.str("w8a8").str("normal").str("row").u32(1).u32(0)), "unknown weight method 'row'"));
   CHECK(contains(refused(Payload{}.str("w8a8").str("normal").str("group33").u32(1).u32(0)), "invalid group size"));
@@ -479,8 +491,8 @@ TEST_CASE("what the host converter does not support yet is listed and refused") 
   c.remove_weight = true;
   std::vector<std::string> keys;
   for (const auto& n : host::host_converter_unsupported(c, true)) keys.push_back(n.key);
-  CHECK(keys == std::vector<std::string>{"auto_hybrid_euc_thresh", "quantize_weight", "remove_weight",
-                                         "remove_reshape"});
+  CHECK(keys ==
+        std::vector<std::string>{"auto_hybrid_euc_thresh", "quantize_weight", "remove_weight", "remove_reshape"});
   keys.clear();
   for (const auto& n : host::host_converter_unsupported(c, false)) keys.push_back(n.key);
   CHECK(keys == std::vector<std::string>{"quantize_weight", "remove_weight", "remove_reshape"});

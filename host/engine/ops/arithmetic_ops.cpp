@@ -54,9 +54,10 @@ template <Variadic kind> PreparedOp prepare_variadic(OpContext& ctx) {
   }
   for (std::size_t i = 0; i < ctx.input_count(); ++i) {
     if constexpr (kind == Variadic::min || kind == Variadic::max) {
-      ctx.expect_dtype(i, {DataType::float32, DataType::float16, DataType::float64, DataType::int8, DataType::uint8,
-                           DataType::int16, DataType::uint16, DataType::int32, DataType::uint32, DataType::int64,
-                           DataType::uint64});
+      ctx.expect_dtype(i,
+                       {DataType::float32, DataType::float16, DataType::float64, DataType::int8, DataType::uint8,
+                        DataType::int16, DataType::uint16, DataType::int32, DataType::uint32, DataType::int64,
+                        DataType::uint64});
     } else {
       ctx.expect_dtype(i, {DataType::float32, DataType::float16});
     }
@@ -113,9 +114,10 @@ template <class T> T integer_mod(T a, T b, bool c_fmod) {
 
 PreparedOp prepare_mod(OpContext& ctx) {
   ctx.expect_inputs(2, 2);
-  ctx.expect_dtype(0, {DataType::float32, DataType::float16, DataType::float64, DataType::int8, DataType::uint8,
-                       DataType::int16, DataType::uint16, DataType::int32, DataType::uint32, DataType::int64,
-                       DataType::uint64});
+  ctx.expect_dtype(0,
+                   {DataType::float32, DataType::float16, DataType::float64, DataType::int8, DataType::uint8,
+                    DataType::int16, DataType::uint16, DataType::int32, DataType::uint32, DataType::int64,
+                    DataType::uint64});
   const DataType dtype = same_dtype(ctx, 0, 1);
   const int64_t fmod = ctx.attr_int("fmod", 0);
   if (fmod != 0 && fmod != 1) {
@@ -179,5 +181,5 @@ const OpRegistrar mean_op{"Mean", prepare_variadic<Variadic::mean>};
 const OpRegistrar mod_op{"Mod", prepare_mod};
 const OpRegistrar bit_shift_op{"BitShift", prepare_bit_shift};
 
-} // namespace
-} // namespace rknnxx::host
+}  // namespace
+}  // namespace rknnxx::host

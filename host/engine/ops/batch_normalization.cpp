@@ -28,8 +28,7 @@ PreparedOp prepare_batch_normalization(OpContext& ctx) {
   const int64_t channels = x[1];
   for (std::size_t i = 1; i < 5; ++i) {
     if (ctx.input(i).shape != std::vector<int64_t>{channels}) {
-      ctx.fail("input '{}' has shape {}, expected [{}]", ctx.input_name(i), shape_string(ctx.input(i).shape),
-               channels);
+      ctx.fail("input '{}' has shape {}, expected [{}]", ctx.input_name(i), shape_string(ctx.input(i).shape), channels);
     }
   }
   const float epsilon = ctx.attr_float("epsilon", 1e-5f);
@@ -66,5 +65,5 @@ PreparedOp prepare_batch_normalization(OpContext& ctx) {
 
 const OpRegistrar batch_normalization_op{"BatchNormalization", prepare_batch_normalization};
 
-} // namespace
-} // namespace rknnxx::host
+}  // namespace
+}  // namespace rknnxx::host

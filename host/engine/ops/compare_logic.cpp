@@ -20,8 +20,9 @@ template <Comparison kind, class T> bool compare(T a, T b) {
 
 template <Comparison kind> PreparedOp prepare_compare(OpContext& ctx) {
   ctx.expect_inputs(2, 2);
-  ctx.expect_dtype(0, {DataType::float32, DataType::float16, DataType::int8, DataType::uint8, DataType::int16,
-                       DataType::int32, DataType::int64});
+  ctx.expect_dtype(0,
+                   {DataType::float32, DataType::float16, DataType::int8, DataType::uint8, DataType::int16,
+                    DataType::int32, DataType::int64});
   const DataType dtype = same_dtype(ctx, 0, 1);
   Broadcast bc = prepare_broadcast(ctx, {0, 1});
   PreparedOp op;
@@ -83,5 +84,5 @@ const OpRegistrar or_op{"Or", prepare_logic<Logic::or_>};
 const OpRegistrar xor_op{"Xor", prepare_logic<Logic::xor_>};
 const OpRegistrar not_op{"Not", prepare_not};
 
-} // namespace
-} // namespace rknnxx::host
+}  // namespace
+}  // namespace rknnxx::host

@@ -65,4 +65,4 @@ template <class F> decltype(auto) visit_element_width(DataType type, F&& f) {
   }
 }
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

@@ -239,8 +239,8 @@ void run_conv(const ConvPlan& p, KernelContext& k) {
         const int64_t n = t / p.out_channels;
         const int64_t m = t - n * p.out_channels;
         const int64_t c = m / p.out_per_group;
-        depthwise_channel(p, x + n * in_image + c * g.in_size(), w + m * kernel,
-                          bias != nullptr ? bias[m] : 0.0f, y + n * out_image + m * g.out_size());
+        depthwise_channel(p, x + n * in_image + c * g.in_size(), w + m * kernel, bias != nullptr ? bias[m] : 0.0f,
+                          y + n * out_image + m * g.out_size());
       }
     });
     return;
@@ -265,7 +265,8 @@ void run_conv(const ConvPlan& p, KernelContext& k) {
         im2col(p, xg, first, len, col);
         gemm(false, false, p.out_per_group, len, p.patch, 1.0f, wg, p.patch, col, len, 0.0f, yg, positions);
       }
-      apply_bias_activation(p, yg, positions, p.out_per_group, len, bias != nullptr ? bias + gi * p.out_per_group : nullptr);
+      apply_bias_activation(p, yg, positions, p.out_per_group, len,
+                            bias != nullptr ? bias + gi * p.out_per_group : nullptr);
     }
   });
 }
@@ -327,8 +328,8 @@ PreparedOp prepare_conv(OpContext& ctx) {
   if (p.in_per_group == 1 && p.group > 1) {
     p.path = ConvPath::depthwise;
   } else {
-    const bool pointwise = g.kernel_h == 1 && g.kernel_w == 1 && g.stride_h == 1 && g.stride_w == 1 &&
-                           g.pad_top == 0 && g.pad_left == 0 && g.pad_bottom == 0 && g.pad_right == 0;
+    const bool pointwise = g.kernel_h == 1 && g.kernel_w == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_top == 0 &&
+        g.pad_left == 0 && g.pad_bottom == 0 && g.pad_right == 0;
     p.path = pointwise ? ConvPath::pointwise : ConvPath::im2col;
     const int64_t positions = std::max<int64_t>(1, g.out_size());
     // Enough tasks for every thread; im2col tiles also stay small enough for the cache.
@@ -453,11 +454,12 @@ PreparedOp prepare_conv_transpose(OpContext& ctx) {
     }
     const int64_t in = xs[i + 2];
     // Attributes may hold any int64: every step that could wrap is checked.
-    const int64_t extent = checked_add(checked_mul(kernel[i] - 1, dilations[i], "the window extent"), 1,
-                                       "the window extent");
-    const int64_t reach = checked_add(checked_add((in >= 1 ? checked_mul(strides[i], in - 1, "the output size") : -strides[i]),
-                                                  output_padding[i], "the output size"),
-                                      extent, "the output size");
+    const int64_t extent =
+        checked_add(checked_mul(kernel[i] - 1, dilations[i], "the window extent"), 1, "the window extent");
+    const int64_t reach =
+        checked_add(checked_add((in >= 1 ? checked_mul(strides[i], in - 1, "the output size") : -strides[i]),
+                                output_padding[i], "the output size"),
+                    extent, "the output size");
     const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
     if (!output_shape.empty() || same) {
       out[i] = !output_shape.empty() ? output_shape[i] : checked_mul(in, strides[i], "the output size");
@@ -499,5 +501,5 @@ PreparedOp prepare_conv_transpose(OpContext& ctx) {
 const OpRegistrar conv_op{"Conv", prepare_conv};
 const OpRegistrar conv_transpose_op{"ConvTranspose", prepare_conv_transpose};
 
-} // namespace
-} // namespace rknnxx::host
+}  // namespace
+}  // namespace rknnxx::host

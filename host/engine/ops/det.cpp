@@ -79,5 +79,5 @@ PreparedOp prepare_det(OpContext& ctx) {
 
 const OpRegistrar det_op{"Det", prepare_det};
 
-} // namespace
-} // namespace rknnxx::host
+}  // namespace
+}  // namespace rknnxx::host

@@ -24,8 +24,7 @@ PreparedOp prepare_dft(OpContext& ctx) {
   const TensorInfo in = ctx.input(0);
   const auto rank = static_cast<int64_t>(in.shape.size());
   if (rank < 3 || (in.shape.back() != 1 && in.shape.back() != 2)) {
-    ctx.fail("input '{}' has shape {}, expected [batch, signal..., 1 or 2]", ctx.input_name(0),
-             shape_string(in.shape));
+    ctx.fail("input '{}' has shape {}, expected [batch, signal..., 1 or 2]", ctx.input_name(0), shape_string(in.shape));
   }
   const bool complex_input = in.shape.back() == 2;
   const int64_t axis = ctx.normalize_axis(ctx.attr_int("axis", 1), rank);
@@ -57,8 +56,8 @@ PreparedOp prepare_dft(OpContext& ctx) {
   shape.back() = 2;
   const int64_t outer = element_count(std::span(in.shape).first(static_cast<std::size_t>(axis)));
   const int64_t inner = element_count(std::span(in.shape).subspan(static_cast<std::size_t>(axis) + 1)) /
-                        std::max<int64_t>(1, in.shape.back());  // complex elements per signal step
-  const int64_t used = std::min(signal, length);                 // input points that enter the sum
+      std::max<int64_t>(1, in.shape.back());      // complex elements per signal step
+  const int64_t used = std::min(signal, length);  // input points that enter the sum
   std::vector<double> twiddle(static_cast<std::size_t>(2 * length));
   const double sign = inverse ? 1.0 : -1.0;
   for (int64_t t = 0; t < length; ++t) {
@@ -114,5 +113,5 @@ PreparedOp prepare_dft(OpContext& ctx) {
 
 const OpRegistrar dft_op{"DFT", prepare_dft};
 
-} // namespace
-} // namespace rknnxx::host
+}  // namespace
+}  // namespace rknnxx::host

@@ -175,7 +175,8 @@ PreparedOp prepare_einsum(OpContext& ctx) {
                                 offset = base;
                                 for (int64_t s = 0; s < inner; ++s) {
                                   Acc product{1};
-                                  for (std::size_t n = 0; n < operands; ++n) product *= static_cast<Acc>(in[n][offset[n]]);
+                                  for (std::size_t n = 0; n < operands; ++n)
+                                    product *= static_cast<Acc>(in[n][offset[n]]);
                                   sum += product;
                                   // Next contracted index, odometer style.
                                   for (std::size_t a = index.size(); a-- > 0;) {
@@ -198,5 +199,5 @@ PreparedOp prepare_einsum(OpContext& ctx) {
 
 const OpRegistrar einsum_op{"Einsum", prepare_einsum};
 
-} // namespace
-} // namespace rknnxx::host
+}  // namespace
+}  // namespace rknnxx::host

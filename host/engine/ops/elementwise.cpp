@@ -38,8 +38,8 @@ template <Arithmetic kind, class T> T arithmetic(T a, T b) {
 
 template <Arithmetic kind> PreparedOp prepare_arithmetic(OpContext& ctx) {
   ctx.expect_inputs(2, 2);
-  ctx.expect_dtype(0, {DataType::float32, DataType::int8, DataType::uint8, DataType::int16, DataType::int32,
-                       DataType::int64});
+  ctx.expect_dtype(
+      0, {DataType::float32, DataType::int8, DataType::uint8, DataType::int16, DataType::int32, DataType::int64});
   const DataType dtype = same_dtype(ctx, 0, 1);
   Broadcast bc = prepare_broadcast(ctx, {0, 1});
   PreparedOp op;
@@ -71,10 +71,10 @@ template <class T> T integer_power(T base, T exponent) {
   return static_cast<T>(result);
 }
 
-template <class T> constexpr bool is_pow_type = std::is_same_v<T, float> || std::is_same_v<T, int32_t> ||
-                                                std::is_same_v<T, int64_t>;
-template <class E> constexpr bool is_pow_exponent = is_pow_type<E> || std::is_same_v<E, uint32_t> ||
-                                                    std::is_same_v<E, uint64_t>;
+template <class T> constexpr bool is_pow_type =
+    std::is_same_v<T, float> || std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>;
+template <class E> constexpr bool is_pow_exponent =
+    is_pow_type<E> || std::is_same_v<E, uint32_t> || std::is_same_v<E, uint64_t>;
 
 // Base and exponent types are independent (opset 12+); the result has the base's type.
 template <class T, class E> T power(T x, E y) {
@@ -223,8 +223,8 @@ template <bool absolute> PreparedOp prepare_signed(OpContext& ctx) {
 
 PreparedOp prepare_clip(OpContext& ctx) {
   ctx.expect_inputs(1, ctx.opset() < 11 ? 1 : 3);
-  ctx.expect_dtype(0, {DataType::float32, DataType::int8, DataType::uint8, DataType::int16, DataType::int32,
-                       DataType::int64});
+  ctx.expect_dtype(
+      0, {DataType::float32, DataType::int8, DataType::uint8, DataType::int16, DataType::int32, DataType::int64});
   const DataType dtype = ctx.input(0).dtype;
   for (std::size_t i = 1; i < 3; ++i) {
     if (ctx.has_input(i)) {
@@ -289,5 +289,5 @@ const OpRegistrar reciprocal_op{"Reciprocal", prepare_simple<reciprocal>};
 const OpRegistrar floor_op{"Floor", prepare_simple<floor_>};
 const OpRegistrar ceil_op{"Ceil", prepare_simple<ceil_>};
 
-} // namespace
-} // namespace rknnxx::host
+}  // namespace
+}  // namespace rknnxx::host

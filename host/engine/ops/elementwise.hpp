@@ -91,10 +91,10 @@ template <float (*F)(float)> PreparedOp prepare_simple(OpContext& ctx) {
 inline DataType same_dtype(const OpContext& ctx, std::size_t a, std::size_t b) {
   const DataType dtype = ctx.input(a).dtype;
   if (ctx.input(b).dtype != dtype) {
-    ctx.fail("inputs '{}' and '{}' have element types {} and {}; they must match", ctx.input_name(a),
-             ctx.input_name(b), dtype_name(dtype), dtype_name(ctx.input(b).dtype));
+    ctx.fail("inputs '{}' and '{}' have element types {} and {}; they must match", ctx.input_name(a), ctx.input_name(b),
+             dtype_name(dtype), dtype_name(ctx.input(b).dtype));
   }
   return dtype;
 }
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

@@ -16,8 +16,8 @@ PreparedOp prepare_eye_like(OpContext& ctx) {
   if (shape.size() != 2) {
     ctx.fail("input '{}' has shape {}, expected a 2-D tensor", ctx.input_name(0), shape_string(shape));
   }
-  const auto dtype = ctx.attribute("dtype") != nullptr ? static_cast<DataType>(ctx.attr_int("dtype", 0))
-                                                        : ctx.input(0).dtype;
+  const auto dtype =
+      ctx.attribute("dtype") != nullptr ? static_cast<DataType>(ctx.attr_int("dtype", 0)) : ctx.input(0).dtype;
   if (!is_supported(dtype)) {
     ctx.fail("attribute 'dtype' names element type {}, not supported by the host engine", dtype_name(dtype));
   }
@@ -88,5 +88,5 @@ PreparedOp prepare_dropout(OpContext& ctx) {
 const OpRegistrar eye_like_op{"EyeLike", prepare_eye_like};
 const OpRegistrar dropout_op{"Dropout", prepare_dropout};
 
-} // namespace
-} // namespace rknnxx::host
+}  // namespace
+}  // namespace rknnxx::host

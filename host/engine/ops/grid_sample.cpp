@@ -43,8 +43,7 @@ struct Plane {
 
   float at(int64_t r, int64_t c) const {
     switch (padding) {
-      case Padding::zeros:
-        return r >= 0 && r < h && c >= 0 && c < w ? data[r * w + c] : 0.0f;
+      case Padding::zeros: return r >= 0 && r < h && c >= 0 && c < w ? data[r * w + c] : 0.0f;
       case Padding::border:
         r = std::clamp<int64_t>(r, 0, h - 1);
         c = std::clamp<int64_t>(c, 0, w - 1);
@@ -63,8 +62,7 @@ struct Plane {
 std::array<float, 4> cubic_coefficients(float t) {
   constexpr float a = -0.75f;
   const float x = std::fabs(t);
-  return {((a * (x + 1) - 5 * a) * (x + 1) + 8 * a) * (x + 1) - 4 * a,
-          ((a + 2) * x - (a + 3)) * x * x + 1,
+  return {((a * (x + 1) - 5 * a) * (x + 1) + 8 * a) * (x + 1) - 4 * a, ((a + 2) * x - (a + 3)) * x * x + 1,
           ((a + 2) * (1 - x) - (a + 3)) * (1 - x) * (1 - x) + 1,
           ((a * (2 - x) - 5 * a) * (2 - x) + 8 * a) * (2 - x) - 4 * a};
 }
@@ -145,7 +143,7 @@ PreparedOp prepare_grid_sample(OpContext& ctx) {
             const float dx1 = sx - x1, dx2 = x1 + 1 - sx;
             const float dy1 = sy - y1, dy2 = y1 + 1 - sy;
             dst[p] = dy2 * (dx2 * plane.at(r1, c1) + dx1 * plane.at(r1, c1 + 1)) +
-                     dy1 * (dx2 * plane.at(r1 + 1, c1) + dx1 * plane.at(r1 + 1, c1 + 1));
+                dy1 * (dx2 * plane.at(r1 + 1, c1) + dx1 * plane.at(r1 + 1, c1 + 1));
           } else {
             const float x0 = std::floor(sx) - 1;
             const float y0 = std::floor(sy) - 1;
@@ -156,7 +154,7 @@ PreparedOp prepare_grid_sample(OpContext& ctx) {
               float row = 0.0f;
               for (int j = 0; j < 4; ++j) {
                 row += cx[static_cast<std::size_t>(j)] *
-                       plane.at(static_cast<int64_t>(y0) + i, static_cast<int64_t>(x0) + j);
+                    plane.at(static_cast<int64_t>(y0) + i, static_cast<int64_t>(x0) + j);
               }
               v += cy[static_cast<std::size_t>(i)] * row;
             }
@@ -171,5 +169,5 @@ PreparedOp prepare_grid_sample(OpContext& ctx) {
 
 const OpRegistrar grid_sample_op{"GridSample", prepare_grid_sample};
 
-} // namespace
-} // namespace rknnxx::host
+}  // namespace
+}  // namespace rknnxx::host

@@ -28,8 +28,8 @@ IntegerConvPlan plan_integer_conv(const OpContext& ctx, std::size_t xi, std::siz
   const auto& x = ctx.input(xi).shape;
   const auto& w = ctx.input(wi).shape;
   if (w.size() != x.size() || w.size() < 3) {
-    ctx.fail("weights '{}' have shape {}, expected [M, C/group, k...] of the rank of input '{}' {}",
-             ctx.input_name(wi), shape_string(w), ctx.input_name(xi), shape_string(x));
+    ctx.fail("weights '{}' have shape {}, expected [M, C/group, k...] of the rank of input '{}' {}", ctx.input_name(wi),
+             shape_string(w), ctx.input_name(xi), shape_string(x));
   }
   std::vector<int64_t> kernel(w.begin() + 2, w.end());
   if (ctx.attr_ints("kernel_shape", kernel) != kernel) {
@@ -41,16 +41,17 @@ IntegerConvPlan plan_integer_conv(const OpContext& ctx, std::size_t xi, std::siz
   p.out_channels = w[0];
   if (p.group < 1 || x[1] % p.group != 0 || w[0] % p.group != 0 || w[1] != x[1] / p.group) {
     ctx.fail("group {} does not divide input channels {} and output channels {} with {} channels per group in "
-             "weights '{}'", p.group, x[1], w[0], w[1], ctx.input_name(wi));
+             "weights '{}'",
+             p.group, x[1], w[0], w[1], ctx.input_name(wi));
   }
   p.in_per_group = w[1];
   return p;
 }
 
 // out[n, m, oy, ox] = the window sum for every output, then `finish(acc, m, index)`.
-template <class X, class W, class Finish>
-void integer_conv(const IntegerConvPlan& p, ThreadPool& pool, const X* x, const W* w, int32_t x_zero,
-                  const std::vector<int32_t>& w_zero, Finish&& finish) {
+template <class X, class W, class Finish> void integer_conv(const IntegerConvPlan& p, ThreadPool& pool, const X* x,
+                                                            const W* w, int32_t x_zero,
+                                                            const std::vector<int32_t>& w_zero, Finish&& finish) {
   const WindowGeometry& g = p.g;
   const int64_t out_per_group = p.out_channels / p.group;
   const int64_t plane = g.out_size();
@@ -79,7 +80,7 @@ void integer_conv(const IntegerConvPlan& p, ThreadPool& pool, const X* x, const 
                   continue;
                 }
                 const int32_t term = (static_cast<int32_t>(xc[iy * g.in_w + ix]) - x_zero) *
-                                     (static_cast<int32_t>(wc[ky * g.kernel_w + kx]) - wz);
+                    (static_cast<int32_t>(wc[ky * g.kernel_w + kx]) - wz);
                 acc = static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(term));  // wraps
               }
             }
@@ -161,7 +162,8 @@ PreparedOp prepare_qlinear_conv(OpContext& ctx) {
     std::vector<float> multiplier(static_cast<std::size_t>(p.out_channels));
     std::vector<int32_t> offset(static_cast<std::size_t>(p.out_channels), 0);
     for (int64_t m = 0; m < p.out_channels; ++m) {
-      multiplier[static_cast<std::size_t>(m)] = requantize_multiplier(x_scale, parameter<float>(&k.input(4), m), y_scale);
+      multiplier[static_cast<std::size_t>(m)] =
+          requantize_multiplier(x_scale, parameter<float>(&k.input(4), m), y_scale);
       if (bias != nullptr) {
         offset[static_cast<std::size_t>(m)] = bias->data<int32_t>()[m];
       }
@@ -173,15 +175,17 @@ PreparedOp prepare_qlinear_conv(OpContext& ctx) {
         int8_t* y = k.output(0).data<int8_t>();
         integer_conv(p, k.pool, x, w, x_zero, w_zero, [&](int32_t acc, int64_t m, int64_t at) {
           const auto c = static_cast<std::size_t>(m);
-          y[at] = requantize<int8_t>(static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(offset[c])),
-                                     multiplier[c], y_zero);
+          y[at] =
+              requantize<int8_t>(static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(offset[c])),
+                                 multiplier[c], y_zero);
         });
       } else {
         uint8_t* y = k.output(0).data<uint8_t>();
         integer_conv(p, k.pool, x, w, x_zero, w_zero, [&](int32_t acc, int64_t m, int64_t at) {
           const auto c = static_cast<std::size_t>(m);
-          y[at] = requantize<uint8_t>(static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(offset[c])),
-                                      multiplier[c], y_zero);
+          y[at] =
+              requantize<uint8_t>(static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(offset[c])),
+                                  multiplier[c], y_zero);
         });
       }
     });
@@ -192,5 +196,5 @@ PreparedOp prepare_qlinear_conv(OpContext& ctx) {
 const OpRegistrar conv_integer_op{"ConvInteger", prepare_conv_integer};
 const OpRegistrar qlinear_conv_op{"QLinearConv", prepare_qlinear_conv};
 
-} // namespace
-} // namespace rknnxx::host
+}  // namespace
+}  // namespace rknnxx::host

@@ -18,9 +18,8 @@ namespace {
 // acc[batch] = (a - a_zero) x (b - b_zero) over every batch of the plan, in int32, as
 // row-major [m, n] blocks of `acc`. Each output row is accumulated over k in the order that
 // streams b's rows, so the loop is as fast as a plain loop over the output allows.
-template <class A, class B>
-void integer_product(const MatMulPlan& p, ThreadPool& pool, const A* a, const B* b, const Tensor* a_zero,
-                     const Tensor* b_zero, int32_t* acc) {
+template <class A, class B> void integer_product(const MatMulPlan& p, ThreadPool& pool, const A* a, const B* b,
+                                                 const Tensor* a_zero, const Tensor* b_zero, int32_t* acc) {
   std::vector<int32_t> b_zeros(static_cast<std::size_t>(p.n));
   for (int64_t j = 0; j < p.n; ++j) {
     b_zeros[static_cast<std::size_t>(j)] = parameter<int32_t>(b_zero, j);
@@ -28,34 +27,34 @@ void integer_product(const MatMulPlan& p, ThreadPool& pool, const A* a, const B*
   const int64_t batches = p.batches.elements();
   std::vector<int64_t> a_index(static_cast<std::size_t>(batches));
   std::vector<int64_t> b_index(static_cast<std::size_t>(batches));
-  p.batches.for_each_run(0, batches, [&](int64_t o, std::span<const int64_t> off, std::span<const int64_t> st,
-                                         int64_t len) {
-    for (int64_t j = 0; j < len; ++j) {
-      a_index[static_cast<std::size_t>(o + j)] = off[0] + j * st[0];
-      b_index[static_cast<std::size_t>(o + j)] = off[1] + j * st[1];
-    }
-  });
-  pool.parallel_for(batches * p.m, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, p.n * p.k)),
-                    [&](int64_t begin, int64_t end) {
-                      for (int64_t row = begin; row < end; ++row) {
-                        const int64_t batch = row / p.m;
-                        const int64_t i = row % p.m;
-                        const A* ar = a + (a_index[static_cast<std::size_t>(batch)] * p.m + i) * p.k;
-                        const B* bb = b + b_index[static_cast<std::size_t>(batch)] * p.k * p.n;
-                        const int32_t az = parameter<int32_t>(a_zero, i);
-                        int32_t* out = acc + row * p.n;
-                        std::fill(out, out + p.n, 0);
-                        for (int64_t kk = 0; kk < p.k; ++kk) {
-                          const int32_t av = static_cast<int32_t>(ar[kk]) - az;
-                          const B* br = bb + kk * p.n;
-                          for (int64_t j = 0; j < p.n; ++j) {
-                            // Wraps on overflow (k beyond 33,000 with extreme values) instead of being undefined.
-                            const int32_t term = av * (static_cast<int32_t>(br[j]) - b_zeros[static_cast<std::size_t>(j)]);
-                            out[j] = static_cast<int32_t>(static_cast<uint32_t>(out[j]) + static_cast<uint32_t>(term));
-                          }
-                        }
-                      }
-                    });
+  p.batches.for_each_run(0, batches,
+                         [&](int64_t o, std::span<const int64_t> off, std::span<const int64_t> st, int64_t len) {
+                           for (int64_t j = 0; j < len; ++j) {
+                             a_index[static_cast<std::size_t>(o + j)] = off[0] + j * st[0];
+                             b_index[static_cast<std::size_t>(o + j)] = off[1] + j * st[1];
+                           }
+                         });
+  pool.parallel_for(
+      batches * p.m, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, p.n * p.k)), [&](int64_t begin, int64_t end) {
+        for (int64_t row = begin; row < end; ++row) {
+          const int64_t batch = row / p.m;
+          const int64_t i = row % p.m;
+          const A* ar = a + (a_index[static_cast<std::size_t>(batch)] * p.m + i) * p.k;
+          const B* bb = b + b_index[static_cast<std::size_t>(batch)] * p.k * p.n;
+          const int32_t az = parameter<int32_t>(a_zero, i);
+          int32_t* out = acc + row * p.n;
+          std::fill(out, out + p.n, 0);
+          for (int64_t kk = 0; kk < p.k; ++kk) {
+            const int32_t av = static_cast<int32_t>(ar[kk]) - az;
+            const B* br = bb + kk * p.n;
+            for (int64_t j = 0; j < p.n; ++j) {
+              // Wraps on overflow (k beyond 33,000 with extreme values) instead of being undefined.
+              const int32_t term = av * (static_cast<int32_t>(br[j]) - b_zeros[static_cast<std::size_t>(j)]);
+              out[j] = static_cast<int32_t>(static_cast<uint32_t>(out[j]) + static_cast<uint32_t>(term));
+            }
+          }
+        }
+      });
 }
 
 PreparedOp prepare_matmul_integer(OpContext& ctx) {
@@ -137,5 +136,5 @@ PreparedOp prepare_qlinear_matmul(OpContext& ctx) {
 const OpRegistrar matmul_integer_op{"MatMulInteger", prepare_matmul_integer};
 const OpRegistrar qlinear_matmul_op{"QLinearMatMul", prepare_qlinear_matmul};
 
-} // namespace
-} // namespace rknnxx::host
+}  // namespace
+}  // namespace rknnxx::host

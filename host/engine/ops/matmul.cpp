@@ -32,20 +32,20 @@ void run_matmul(const MatMulPlan& p, KernelContext& k) {
   };
   if (count >= static_cast<int64_t>(k.pool.size()) * 2) {
     k.pool.parallel_for(count, 1, [&](int64_t begin, int64_t end) {
-      p.batches.for_each_run(begin, end, [&](int64_t o, std::span<const int64_t> off, std::span<const int64_t> st,
-                                             int64_t len) {
-        for (int64_t j = 0; j < len; ++j) {
-          one(o + j, off[0] + j * st[0], off[1] + j * st[1], false);
-        }
-      });
+      p.batches.for_each_run(begin, end,
+                             [&](int64_t o, std::span<const int64_t> off, std::span<const int64_t> st, int64_t len) {
+                               for (int64_t j = 0; j < len; ++j) {
+                                 one(o + j, off[0] + j * st[0], off[1] + j * st[1], false);
+                               }
+                             });
     });
   } else {
-    p.batches.for_each_run(0, count, [&](int64_t o, std::span<const int64_t> off, std::span<const int64_t> st,
-                                         int64_t len) {
-      for (int64_t j = 0; j < len; ++j) {
-        one(o + j, off[0] + j * st[0], off[1] + j * st[1], true);
-      }
-    });
+    p.batches.for_each_run(0, count,
+                           [&](int64_t o, std::span<const int64_t> off, std::span<const int64_t> st, int64_t len) {
+                             for (int64_t j = 0; j < len; ++j) {
+                               one(o + j, off[0] + j * st[0], off[1] + j * st[1], true);
+                             }
+                           });
   }
 }
 
@@ -122,5 +122,5 @@ PreparedOp prepare_gemm(OpContext& ctx) {
 const OpRegistrar matmul_op{"MatMul", prepare_matmul};
 const OpRegistrar gemm_op{"Gemm", prepare_gemm};
 
-} // namespace
-} // namespace rknnxx::host
+}  // namespace
+}  // namespace rknnxx::host

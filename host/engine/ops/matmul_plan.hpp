@@ -52,7 +52,7 @@ inline MatMulPlan plan_matmul(const OpContext& ctx, std::size_t ai, std::size_t 
   }
   p.batches = Broadcast(batch_shapes);
   p.fold_batch_into_m = element_count(p.b_batch) == 1 && batch.size() >= p.a_batch.size() &&
-                        element_count(batch) == element_count(p.a_batch);
+      element_count(batch) == element_count(p.a_batch);
   out = batch;
   if (!a_vector) {
     out.push_back(p.m);
@@ -63,4 +63,4 @@ inline MatMulPlan plan_matmul(const OpContext& ctx, std::size_t ai, std::size_t 
   return p;
 }
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

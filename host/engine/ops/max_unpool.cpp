@@ -15,16 +15,17 @@ namespace {
 
 PreparedOp prepare_max_unpool(OpContext& ctx) {
   ctx.expect_inputs(2, 3);
-  ctx.expect_dtype(0, {DataType::float32, DataType::float16, DataType::float64, DataType::int8, DataType::uint8,
-                       DataType::int16, DataType::int32, DataType::int64});
+  ctx.expect_dtype(0,
+                   {DataType::float32, DataType::float16, DataType::float64, DataType::int8, DataType::uint8,
+                    DataType::int16, DataType::int32, DataType::int64});
   ctx.expect_dtype(1, {DataType::int64});
   const TensorInfo in = ctx.input(0);
   if (in.shape.size() < 3) {
     ctx.fail("input '{}' has shape {}, expected [N, C, spatial...]", ctx.input_name(0), shape_string(in.shape));
   }
   if (ctx.input(1).shape != in.shape) {
-    ctx.fail("indices '{}' have shape {}, expected the input's {}", ctx.input_name(1),
-             shape_string(ctx.input(1).shape), shape_string(in.shape));
+    ctx.fail("indices '{}' have shape {}, expected the input's {}", ctx.input_name(1), shape_string(ctx.input(1).shape),
+             shape_string(in.shape));
   }
   const std::size_t spatial = in.shape.size() - 2;
   const auto kernel = ctx.attr_ints("kernel_shape");
@@ -44,10 +45,10 @@ PreparedOp prepare_max_unpool(OpContext& ctx) {
                strides[a], pads[a], pads[a + spatial]);
     }
     const std::string what = fmt::format("the output extent of spatial axis {}", a);
-    const int64_t extent = checked_add(
-        checked_sub(checked_mul(std::max<int64_t>(in.shape[a + 2] - 1, 0), strides[a], what),
-                    checked_add(pads[a], pads[a + spatial], what), what),
-        kernel[a], what);
+    const int64_t extent =
+        checked_add(checked_sub(checked_mul(std::max<int64_t>(in.shape[a + 2] - 1, 0), strides[a], what),
+                                checked_add(pads[a], pads[a + spatial], what), what),
+                    kernel[a], what);
     if (extent < 0) {
       ctx.fail("axis {}: the pads leave an output extent of {}", a, extent);
     }
@@ -81,8 +82,8 @@ PreparedOp prepare_max_unpool(OpContext& ctx) {
     for (int64_t i = 0; i < count; ++i) {
       int64_t at = index[i];
       if (at < 0 || at >= limit) {
-        throw EngineError(fmt::format("{}: index {} at position {} is outside the {} elements of shape {}", label,
-                                      at, i, limit, shape_string(inferred)));
+        throw EngineError(fmt::format("{}: index {} at position {} is outside the {} elements of shape {}", label, at,
+                                      i, limit, shape_string(inferred)));
       }
       if (remap) {
         int64_t rest = at;
@@ -107,5 +108,5 @@ PreparedOp prepare_max_unpool(OpContext& ctx) {
 
 const OpRegistrar max_unpool_op{"MaxUnpool", prepare_max_unpool};
 
-} // namespace
-} // namespace rknnxx::host
+}  // namespace
+}  // namespace rknnxx::host

@@ -141,8 +141,8 @@ PreparedOp prepare_concat(OpContext& ctx) {
       compatible = d == axis || in.shape[d] == first.shape[d];
     }
     if (!compatible) {
-      ctx.fail("input {} has shape {}, which does not match {} of input 0 outside axis {}", i,
-               shape_string(in.shape), shape_string(first.shape), axis);
+      ctx.fail("input {} has shape {}, which does not match {} of input 0 outside axis {}", i, shape_string(in.shape),
+               shape_string(first.shape), axis);
     }
     shape[axis] += in.shape[axis];
     blocks.push_back(element_count(std::span(in.shape).subspan(axis)));
@@ -257,8 +257,8 @@ PreparedOp prepare_slice(OpContext& ctx) {
     steps.assign(starts.size(), 1);
   }
   if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size()) {
-    ctx.fail("starts, ends, axes and steps have {}, {}, {} and {} entries; they must agree", starts.size(),
-             ends.size(), axes.size(), steps.size());
+    ctx.fail("starts, ends, axes and steps have {}, {}, {} and {} entries; they must agree", starts.size(), ends.size(),
+             axes.size(), steps.size());
   }
   const auto in_strides = strides_of(in.shape);
   StridedCopy copy;
@@ -342,16 +342,15 @@ PreparedOp prepare_gather(OpContext& ctx) {
     if (block == 0) {
       return;
     }
-    k.pool.parallel_for(outer * count, std::max<int64_t>(1, copy_grain / std::max<int64_t>(inner, 1)),
-                        [&](int64_t begin, int64_t end) {
-                          for (int64_t r = begin; r < end; ++r) {
-                            const int64_t o = r / count;
-                            const int64_t i = r - o * count;
-                            std::memcpy(dst + static_cast<std::size_t>(r) * block,
-                                        src + static_cast<std::size_t>(o * dim + index[static_cast<std::size_t>(i)]) * block,
-                                        block);
-                          }
-                        });
+    k.pool.parallel_for(
+        outer * count, std::max<int64_t>(1, copy_grain / std::max<int64_t>(inner, 1)), [&](int64_t begin, int64_t end) {
+          for (int64_t r = begin; r < end; ++r) {
+            const int64_t o = r / count;
+            const int64_t i = r - o * count;
+            std::memcpy(dst + static_cast<std::size_t>(r) * block,
+                        src + static_cast<std::size_t>(o * dim + index[static_cast<std::size_t>(i)]) * block, block);
+          }
+        });
   };
   return op;
 }
@@ -518,12 +517,12 @@ PreparedOp prepare_where(OpContext& ctx) {
       const U* x = reinterpret_cast<const U*>(k.input(1).raw());
       const U* y = reinterpret_cast<const U*>(k.input(2).raw());
       U* out = reinterpret_cast<U*>(k.output(0).raw());
-      bc.parallel_runs(k.pool, [&](int64_t o, std::span<const int64_t> offsets, std::span<const int64_t> steps,
-                                   int64_t n) {
-        for (int64_t i = 0; i < n; ++i) {
-          out[o + i] = c[offsets[0] + i * steps[0]] ? x[offsets[1] + i * steps[1]] : y[offsets[2] + i * steps[2]];
-        }
-      });
+      bc.parallel_runs(
+          k.pool, [&](int64_t o, std::span<const int64_t> offsets, std::span<const int64_t> steps, int64_t n) {
+            for (int64_t i = 0; i < n; ++i) {
+              out[o + i] = c[offsets[0] + i * steps[0]] ? x[offsets[1] + i * steps[1]] : y[offsets[2] + i * steps[2]];
+            }
+          });
     });
   };
   return op;
@@ -551,12 +550,12 @@ PreparedOp prepare_equal(OpContext& ctx) {
       const T* a = k.input(0).data<T>();
       const T* b = k.input(1).data<T>();
       bool* out = k.output(0).data<bool>();
-      bc.parallel_runs(k.pool, [&](int64_t o, std::span<const int64_t> offsets, std::span<const int64_t> steps,
-                                   int64_t n) {
-        for (int64_t i = 0; i < n; ++i) {
-          out[o + i] = comparable(a[offsets[0] + i * steps[0]]) == comparable(b[offsets[1] + i * steps[1]]);
-        }
-      });
+      bc.parallel_runs(
+          k.pool, [&](int64_t o, std::span<const int64_t> offsets, std::span<const int64_t> steps, int64_t n) {
+            for (int64_t i = 0; i < n; ++i) {
+              out[o + i] = comparable(a[offsets[0] + i * steps[0]]) == comparable(b[offsets[1] + i * steps[1]]);
+            }
+          });
     });
   };
   return op;
@@ -764,5 +763,5 @@ const OpRegistrar space_to_depth_op{"SpaceToDepth", prepare_space_to_depth};
 const OpRegistrar gather_elements_op{"GatherElements", prepare_gather_elements};
 const OpRegistrar trilu_op{"Trilu", prepare_trilu};
 
-} // namespace
-} // namespace rknnxx::host
+}  // namespace
+}  // namespace rknnxx::host

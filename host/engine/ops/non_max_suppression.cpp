@@ -45,10 +45,10 @@ PreparedOp prepare_non_max_suppression(OpContext& ctx) {
   ctx.expect_dtype(1, {DataType::float32});
   const auto& boxes_shape = ctx.input(0).shape;
   const auto& scores_shape = ctx.input(1).shape;
-  if (boxes_shape.size() != 3 || boxes_shape[2] != 4 || scores_shape.size() != 3 ||
-      scores_shape[0] != boxes_shape[0] || scores_shape[2] != boxes_shape[1]) {
-    ctx.fail("boxes {} and scores {} must be [batch, boxes, 4] and [batch, classes, boxes]",
-             shape_string(boxes_shape), shape_string(scores_shape));
+  if (boxes_shape.size() != 3 || boxes_shape[2] != 4 || scores_shape.size() != 3 || scores_shape[0] != boxes_shape[0] ||
+      scores_shape[2] != boxes_shape[1]) {
+    ctx.fail("boxes {} and scores {} must be [batch, boxes, 4] and [batch, classes, boxes]", shape_string(boxes_shape),
+             shape_string(scores_shape));
   }
   const int64_t center_point = ctx.attr_int("center_point_box", 0);
   if (center_point != 0 && center_point != 1) {
@@ -109,5 +109,5 @@ PreparedOp prepare_non_max_suppression(OpContext& ctx) {
 
 const OpRegistrar non_max_suppression_op{"NonMaxSuppression", prepare_non_max_suppression};
 
-} // namespace
-} // namespace rknnxx::host
+}  // namespace
+}  // namespace rknnxx::host

@@ -47,5 +47,5 @@ PreparedOp prepare_non_zero(OpContext& ctx) {
 
 const OpRegistrar non_zero_op{"NonZero", prepare_non_zero};
 
-} // namespace
-} // namespace rknnxx::host
+}  // namespace
+}  // namespace rknnxx::host

@@ -40,12 +40,12 @@ void expand_to(const Tensor& t, const std::vector<int64_t>& shape, float* dst) {
   const std::vector<std::vector<int64_t>> shapes{shape, t.shape()};
   const Broadcast bc(shapes);
   const float* src = t.data<float>();
-  bc.for_each_run(0, bc.elements(), [&](int64_t o, std::span<const int64_t> offsets, std::span<const int64_t> steps,
-                                        int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-      dst[o + i] = src[offsets[1] + i * steps[1]];
-    }
-  });
+  bc.for_each_run(0, bc.elements(),
+                  [&](int64_t o, std::span<const int64_t> offsets, std::span<const int64_t> steps, int64_t n) {
+                    for (int64_t i = 0; i < n; ++i) {
+                      dst[o + i] = src[offsets[1] + i * steps[1]];
+                    }
+                  });
 }
 
 // Input i must broadcast unidirectionally to `shape` (the normalized part).
@@ -134,8 +134,7 @@ PreparedOp prepare_instance_normalization(OpContext& ctx) {
   const int64_t channels = x[1];
   for (std::size_t i = 1; i < 3; ++i) {
     if (ctx.input(i).shape != std::vector<int64_t>{channels}) {
-      ctx.fail("input '{}' has shape {}, expected [{}]", ctx.input_name(i), shape_string(ctx.input(i).shape),
-               channels);
+      ctx.fail("input '{}' has shape {}, expected [{}]", ctx.input_name(i), shape_string(ctx.input(i).shape), channels);
     }
   }
   const float epsilon = ctx.attr_float("epsilon", 1e-5f);
@@ -269,5 +268,5 @@ const OpRegistrar instance_normalization_op{"InstanceNormalization", prepare_ins
 const OpRegistrar lrn_op{"LRN", prepare_lrn};
 const OpRegistrar mean_variance_normalization_op{"MeanVarianceNormalization", prepare_mean_variance_normalization};
 
-} // namespace
-} // namespace rknnxx::host
+}  // namespace
+}  // namespace rknnxx::host

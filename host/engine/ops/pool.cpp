@@ -17,9 +17,8 @@ struct PoolPlan {
 
 // indices (optional): the flat index of each maximum in the whole input, row-major
 // (storage_order 0) or with h and w swapped (storage_order 1); the first maximum wins.
-template <class T>
-void max_pool_plane(const WindowGeometry& g, const T* x, T* y, int64_t* indices, int64_t plane_offset,
-                    bool column_major) {
+template <class T> void max_pool_plane(const WindowGeometry& g, const T* x, T* y, int64_t* indices,
+                                       int64_t plane_offset, bool column_major) {
   if (indices == nullptr) {
     // The common case (no indices): the window clipped to the input once per row and column,
     // no bounds test per element and no index bookkeeping. Same result: the first element of
@@ -199,5 +198,5 @@ const OpRegistrar average_pool_op{"AveragePool", prepare_pool<false>};
 const OpRegistrar global_average_pool_op{"GlobalAveragePool", prepare_global_pool<false>};
 const OpRegistrar global_max_pool_op{"GlobalMaxPool", prepare_global_pool<true>};
 
-} // namespace
-} // namespace rknnxx::host
+}  // namespace
+}  // namespace rknnxx::host

@@ -34,8 +34,8 @@ QuantizationAxis quantization_axis(const OpContext& ctx) {
     if (ctx.opset() < 13) {
       ctx.fail("per-axis scales need opset 13 or later");
     }
-    const auto axis = static_cast<std::size_t>(
-        ctx.normalize_axis(ctx.attr_int("axis", 1), static_cast<int64_t>(shape.size())));
+    const auto axis =
+        static_cast<std::size_t>(ctx.normalize_axis(ctx.attr_int("axis", 1), static_cast<int64_t>(shape.size())));
     if (axis >= shape.size() || scale[0] != shape[axis]) {
       ctx.fail("scale '{}' has {} values, input {} has {} along axis {}", ctx.input_name(1), scale[0],
                shape_string(shape), axis < shape.size() ? shape[axis] : 0, axis);
@@ -169,5 +169,5 @@ const OpRegistrar quantize_linear_op{"QuantizeLinear", prepare_quantize_linear};
 const OpRegistrar dequantize_linear_op{"DequantizeLinear", prepare_dequantize_linear};
 const OpRegistrar dynamic_quantize_linear_op{"DynamicQuantizeLinear", prepare_dynamic_quantize_linear};
 
-} // namespace
-} // namespace rknnxx::host
+}  // namespace
+}  // namespace rknnxx::host

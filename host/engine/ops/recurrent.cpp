@@ -23,8 +23,19 @@ enum class Cell { rnn, gru, lstm };
 constexpr int64_t gates_of(Cell c) { return c == Cell::rnn ? 1 : (c == Cell::gru ? 3 : 4); }
 
 struct Activation {
-  enum class Kind { sigmoid, tanh, relu, affine, leaky_relu, thresholded_relu, scaled_tanh, hard_sigmoid, elu,
-                    softsign, softplus };
+  enum class Kind {
+    sigmoid,
+    tanh,
+    relu,
+    affine,
+    leaky_relu,
+    thresholded_relu,
+    scaled_tanh,
+    hard_sigmoid,
+    elu,
+    softsign,
+    softplus
+  };
   Kind kind = Kind::sigmoid;
   float alpha = 0.0f;
   float beta = 0.0f;
@@ -58,16 +69,21 @@ std::vector<Activation> activations_of(const OpContext& ctx, Cell cell, int64_t 
     float alpha, beta;
   };
   static constexpr Named table[] = {
-      {"Sigmoid", K::sigmoid, 0, 0, 0},          {"Tanh", K::tanh, 0, 0, 0},
-      {"Relu", K::relu, 0, 0, 0},                {"Affine", K::affine, 2, 1.0f, 0.0f},
-      {"LeakyRelu", K::leaky_relu, 1, 0.01f, 0}, {"ThresholdedRelu", K::thresholded_relu, 1, 1.0f, 0},
-      {"ScaledTanh", K::scaled_tanh, 2, 1.0f, 1.0f}, {"HardSigmoid", K::hard_sigmoid, 2, 0.2f, 0.5f},
-      {"Elu", K::elu, 1, 1.0f, 0},              {"Softsign", K::softsign, 0, 0, 0},
+      {"Sigmoid", K::sigmoid, 0, 0, 0},
+      {"Tanh", K::tanh, 0, 0, 0},
+      {"Relu", K::relu, 0, 0, 0},
+      {"Affine", K::affine, 2, 1.0f, 0.0f},
+      {"LeakyRelu", K::leaky_relu, 1, 0.01f, 0},
+      {"ThresholdedRelu", K::thresholded_relu, 1, 1.0f, 0},
+      {"ScaledTanh", K::scaled_tanh, 2, 1.0f, 1.0f},
+      {"HardSigmoid", K::hard_sigmoid, 2, 0.2f, 0.5f},
+      {"Elu", K::elu, 1, 1.0f, 0},
+      {"Softsign", K::softsign, 0, 0, 0},
       {"Softplus", K::softplus, 0, 0, 0},
   };
-  const std::vector<std::string> defaults = cell == Cell::rnn   ? std::vector<std::string>{"Tanh"}
-                                            : cell == Cell::gru ? std::vector<std::string>{"Sigmoid", "Tanh"}
-                                                                : std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"};
+  const std::vector<std::string> defaults = cell == Cell::rnn ? std::vector<std::string>{"Tanh"}
+      : cell == Cell::gru                                     ? std::vector<std::string>{"Sigmoid", "Tanh"}
+                                                              : std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"};
   std::vector<std::string> names;
   if (const auto* a = ctx.attribute("activations"); a != nullptr) {
     names = a->strings;
@@ -120,11 +136,11 @@ void run_direction(const RecurrentPlan& p, KernelContext& k, int64_t d, bool rev
   const int64_t G = p.gates();
   const int64_t H = p.hidden;
   const int64_t GH = G * H;
-  float* xw = scratch;                   // [seq * batch, G*H]: X * W^T + Wb + Rb
+  float* xw = scratch;                       // [seq * batch, G*H]: X * W^T + Wb + Rb
   float* gates = xw + p.seq * p.batch * GH;  // [batch, G*H]: H_prev * R^T
-  float* h = gates + p.batch * GH;       // [batch, H]
-  float* c = h + p.batch * H;            // [batch, H] (LSTM)
-  float* rh = c + p.batch * H;           // [batch, H] (GRU: r * H_prev, or the new h)
+  float* h = gates + p.batch * GH;           // [batch, H]
+  float* c = h + p.batch * H;                // [batch, H] (LSTM)
+  float* rh = c + p.batch * H;               // [batch, H] (GRU: r * H_prev, or the new h)
 
   const float* x = k.input(0).data<float>();
   const float* w = k.input(1).data<float>() + d * GH * p.input;
@@ -182,7 +198,8 @@ void run_direction(const RecurrentPlan& p, KernelContext& k, int64_t d, bool rev
   }
   float* y = k.outputs.empty() || k.outputs[0] == nullptr ? nullptr : k.output(0).data<float>();
   const auto y_at = [&](int64_t t, int64_t b) {
-    return p.batch_major ? y + ((b * p.seq + t) * p.directions + d) * H : y + ((t * p.directions + d) * p.batch + b) * H;
+    return p.batch_major ? y + ((b * p.seq + t) * p.directions + d) * H
+                         : y + ((t * p.directions + d) * p.batch + b) * H;
   };
   for (int64_t s = 0; s < p.seq; ++s) {
     // H_prev * R^T for every gate (GRU without linear_before_reset: z and r only matter here).
@@ -206,9 +223,9 @@ void run_direction(const RecurrentPlan& p, KernelContext& k, int64_t d, bool rev
         for (int64_t j = 0; j < H; ++j) {
           const float c_prev = cb[j];
           const float i_gate = f(clip(in[j] + gb[j] + (pi != nullptr ? pi[j] * c_prev : 0.0f)));
-          const float f_gate = p.input_forget ? 1.0f - i_gate
-                                              : f(clip(in[2 * H + j] + gb[2 * H + j] +
-                                                       (pf != nullptr ? pf[j] * c_prev : 0.0f)));
+          const float f_gate = p.input_forget
+              ? 1.0f - i_gate
+              : f(clip(in[2 * H + j] + gb[2 * H + j] + (pf != nullptr ? pf[j] * c_prev : 0.0f)));
           const float candidate = g(clip(in[3 * H + j] + gb[3 * H + j]));
           const float c_new = f_gate * c_prev + i_gate * candidate;
           const float o_gate = f(clip(in[H + j] + gb[H + j] + (po != nullptr ? po[j] * c_new : 0.0f)));
@@ -298,8 +315,8 @@ template <Cell cell> PreparedOp prepare_recurrent(OpContext& ctx) {
   expect_shape(2, "R", {p.directions, G * H, H});
   expect_shape(3, "B", {p.directions, 2 * G * H});
   expect_shape(4, "sequence_lens", {p.batch});
-  const std::vector<int64_t> state_shape = p.batch_major ? std::vector<int64_t>{p.batch, p.directions, H}
-                                                         : std::vector<int64_t>{p.directions, p.batch, H};
+  const std::vector<int64_t> state_shape =
+      p.batch_major ? std::vector<int64_t>{p.batch, p.directions, H} : std::vector<int64_t>{p.directions, p.batch, H};
   expect_shape(5, "initial_h", state_shape);
   if (cell == Cell::lstm) {
     expect_shape(6, "initial_c", state_shape);
@@ -313,7 +330,8 @@ template <Cell cell> PreparedOp prepare_recurrent(OpContext& ctx) {
     op.outputs.push_back(TensorInfo{DataType::float32, state_shape});
   }
   op.outputs.resize(ctx.output_count());
-  op.scratch_bytes = static_cast<std::size_t>(p.seq * p.batch * G * H + p.batch * G * H + 3 * p.batch * H) * sizeof(float);
+  op.scratch_bytes =
+      static_cast<std::size_t>(p.seq * p.batch * G * H + p.batch * G * H + 3 * p.batch * H) * sizeof(float);
   op.kernel = [p](KernelContext& k) {
     auto* scratch = reinterpret_cast<float*>(k.scratch);
     for (int64_t d = 0; d < p.directions; ++d) {
@@ -327,5 +345,5 @@ const OpRegistrar rnn_op{"RNN", prepare_recurrent<Cell::rnn>};
 const OpRegistrar gru_op{"GRU", prepare_recurrent<Cell::gru>};
 const OpRegistrar lstm_op{"LSTM", prepare_recurrent<Cell::lstm>};
 
-} // namespace
-} // namespace rknnxx::host
+}  // namespace
+}  // namespace rknnxx::host

@@ -21,9 +21,9 @@ constexpr int64_t axes_input_since(Reduction r) { return r == Reduction::sum ? 1
 
 template <Reduction R, class Acc> struct Accumulator {
   Acc value = R == Reduction::prod ? Acc{1}
-              : R == Reduction::max ? std::numeric_limits<Acc>::lowest()
-              : R == Reduction::min ? std::numeric_limits<Acc>::max()
-                                    : Acc{0};
+      : R == Reduction::max        ? std::numeric_limits<Acc>::lowest()
+      : R == Reduction::min        ? std::numeric_limits<Acc>::max()
+                                   : Acc{0};
   void add(Acc x) {
     if constexpr (R == Reduction::max) {
       value = std::max(value, x);
@@ -57,8 +57,7 @@ template <Reduction R> PreparedOp prepare_reduce(OpContext& ctx) {
   const bool axes_from_input = ctx.opset() >= axes_input_since(R);
   ctx.expect_inputs(1, axes_from_input ? 2 : 1);
   constexpr bool integer_ok = R == Reduction::mean || R == Reduction::sum || R == Reduction::max ||
-                              R == Reduction::min || R == Reduction::prod || R == Reduction::l1 ||
-                              R == Reduction::sum_square;
+      R == Reduction::min || R == Reduction::prod || R == Reduction::l1 || R == Reduction::sum_square;
   if constexpr (integer_ok) {
     ctx.expect_dtype(0, {DataType::float32, DataType::float64, DataType::int32, DataType::int64});
   } else {
@@ -80,8 +79,8 @@ template <Reduction R> PreparedOp prepare_reduce(OpContext& ctx) {
   for (int64_t a : axes) {
     reduced[static_cast<std::size_t>(ctx.normalize_axis(a, rank))] = true;
   }
-  std::vector<int64_t> shape;       // the output
-  std::vector<int64_t> kept_dims;   // sizes and input strides of the kept axes, outermost first
+  std::vector<int64_t> shape;      // the output
+  std::vector<int64_t> kept_dims;  // sizes and input strides of the kept axes, outermost first
   std::vector<int64_t> kept_strides;
   std::vector<int64_t> reduced_dims;
   std::vector<int64_t> reduced_strides;
@@ -231,5 +230,5 @@ const OpRegistrar reduce_log_sum_op{"ReduceLogSum", prepare_reduce<Reduction::lo
 const OpRegistrar reduce_log_sum_exp_op{"ReduceLogSumExp", prepare_reduce<Reduction::log_sum_exp>};
 const OpRegistrar reduce_sum_square_op{"ReduceSumSquare", prepare_reduce<Reduction::sum_square>};
 
-} // namespace
-} // namespace rknnxx::host
+}  // namespace
+}  // namespace rknnxx::host

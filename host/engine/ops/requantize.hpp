@@ -58,10 +58,10 @@ inline float requantize_multiplier(float input_scale, float weight_scale, float 
 }
 
 template <class Y> Y requantize(int32_t acc, float multiplier, int32_t zero_point) {
-  const double v = std::nearbyint(static_cast<double>(acc) * static_cast<double>(multiplier)) +
-                   static_cast<double>(zero_point);
+  const double v =
+      std::nearbyint(static_cast<double>(acc) * static_cast<double>(multiplier)) + static_cast<double>(zero_point);
   return static_cast<Y>(std::clamp(v, static_cast<double>(std::numeric_limits<Y>::lowest()),
                                    static_cast<double>(std::numeric_limits<Y>::max())));
 }
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

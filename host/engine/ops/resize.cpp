@@ -20,7 +20,14 @@ namespace rknnxx::host {
 namespace {
 
 enum class Mode { nearest, linear, cubic };
-enum class Transform { half_pixel, pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nn, tf_crop_and_resize };
+enum class Transform {
+  half_pixel,
+  pytorch_half_pixel,
+  align_corners,
+  asymmetric,
+  tf_half_pixel_for_nn,
+  tf_crop_and_resize
+};
 enum class Rounding { round_prefer_floor, round_prefer_ceil, floor, ceil };
 
 // One output position of one axis: up to four source positions with weights.
@@ -139,44 +146,45 @@ std::vector<Tap> axis_taps(const Settings& s, double scale, int64_t in_length, i
 
 template <class T> void run_pass(ThreadPool& pool, const AxisPass& pass, const T* src, T* dst, float extrapolation) {
   const int64_t rows = pass.outer * pass.out_length;
-  pool.parallel_for(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(pass.inner, 1)), [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const int64_t o = r / pass.out_length;
-      const int64_t j = r - o * pass.out_length;
-      const Tap& tap = pass.taps[static_cast<std::size_t>(j)];
-      T* out = dst + r * pass.inner;
-      const T* in = src + o * pass.in_length * pass.inner;
-      if constexpr (std::is_same_v<T, float>) {
-        if (tap.count == 0) {
-          std::fill(out, out + pass.inner, extrapolation);
-          continue;
-        }
-        const T* row0 = in + tap.index[0] * pass.inner;
-        for (int64_t i = 0; i < pass.inner; ++i) {
-          out[i] = tap.weight[0] * row0[i];
-        }
-        for (int k = 1; k < tap.count; ++k) {
-          const auto kk = static_cast<std::size_t>(k);
-          const T* row = in + tap.index[kk] * pass.inner;
-          const float w = tap.weight[kk];
-          for (int64_t i = 0; i < pass.inner; ++i) {
-            out[i] += w * row[i];
+  pool.parallel_for(
+      rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(pass.inner, 1)), [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          const int64_t o = r / pass.out_length;
+          const int64_t j = r - o * pass.out_length;
+          const Tap& tap = pass.taps[static_cast<std::size_t>(j)];
+          T* out = dst + r * pass.inner;
+          const T* in = src + o * pass.in_length * pass.inner;
+          if constexpr (std::is_same_v<T, float>) {
+            if (tap.count == 0) {
+              std::fill(out, out + pass.inner, extrapolation);
+              continue;
+            }
+            const T* row0 = in + tap.index[0] * pass.inner;
+            for (int64_t i = 0; i < pass.inner; ++i) {
+              out[i] = tap.weight[0] * row0[i];
+            }
+            for (int k = 1; k < tap.count; ++k) {
+              const auto kk = static_cast<std::size_t>(k);
+              const T* row = in + tap.index[kk] * pass.inner;
+              const float w = tap.weight[kk];
+              for (int64_t i = 0; i < pass.inner; ++i) {
+                out[i] += w * row[i];
+              }
+            }
+          } else {  // nearest on any element type: a copy of the chosen row
+            if (tap.count == 0) {
+              std::fill(out, out + pass.inner, T{});
+            } else {
+              std::memcpy(out, in + tap.index[0] * pass.inner, static_cast<std::size_t>(pass.inner) * sizeof(T));
+            }
           }
         }
-      } else {  // nearest on any element type: a copy of the chosen row
-        if (tap.count == 0) {
-          std::fill(out, out + pass.inner, T{});
-        } else {
-          std::memcpy(out, in + tap.index[0] * pass.inner, static_cast<std::size_t>(pass.inner) * sizeof(T));
-        }
-      }
-    }
-  });
+      });
 }
 
 PreparedOp prepare_resize(OpContext& ctx) {
   const bool upsample = ctx.node().op_type == "Upsample";
-  const bool legacy = upsample || ctx.opset() < 11;  // X, scales; asymmetric coordinates
+  const bool legacy = upsample || ctx.opset() < 11;           // X, scales; asymmetric coordinates
   const bool scales_attribute = upsample && ctx.opset() < 9;  // Upsample-7
   ctx.expect_inputs(scales_attribute ? 1 : legacy ? 2 : 1, scales_attribute ? 1 : legacy ? 2 : 4);
   const TensorInfo in = ctx.input(0);
@@ -331,5 +339,5 @@ PreparedOp prepare_resize(OpContext& ctx) {
 const OpRegistrar resize_op{"Resize", prepare_resize};
 const OpRegistrar upsample_op{"Upsample", prepare_resize};
 
-} // namespace
-} // namespace rknnxx::host
+}  // namespace
+}  // namespace rknnxx::host

@@ -39,29 +39,28 @@ PreparedOp prepare_reverse_sequence(OpContext& ctx) {
     const int64_t* lengths = k.input(1).data<int64_t>();
     for (int64_t b = 0; b < batch; ++b) {
       if (lengths[b] < 0 || lengths[b] > steps) {
-        throw EngineError(fmt::format("{}: sequence_lens[{}] is {}, outside 0 to {} (the time steps)", label, b,
-                                      lengths[b], steps));
+        throw EngineError(
+            fmt::format("{}: sequence_lens[{}] is {}, outside 0 to {} (the time steps)", label, b, lengths[b], steps));
       }
     }
     const std::size_t slice = static_cast<std::size_t>(inner) * element_size(in.dtype);
     const std::byte* src = k.input(0).raw();
     std::byte* dst = k.output(0).raw();
-    k.pool.parallel_for(batch * steps, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, inner)),
-                        [&](int64_t begin, int64_t end) {
-                          for (int64_t t = begin; t < end; ++t) {
-                            const int64_t b = t / steps;
-                            const int64_t s = t % steps;
-                            const int64_t from = s < lengths[b] ? lengths[b] - 1 - s : s;
-                            std::memcpy(dst + static_cast<std::size_t>(b * batch_stride + s * step_stride) * slice,
-                                        src + static_cast<std::size_t>(b * batch_stride + from * step_stride) * slice,
-                                        slice);
-                          }
-                        });
+    k.pool.parallel_for(
+        batch * steps, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, inner)), [&](int64_t begin, int64_t end) {
+          for (int64_t t = begin; t < end; ++t) {
+            const int64_t b = t / steps;
+            const int64_t s = t % steps;
+            const int64_t from = s < lengths[b] ? lengths[b] - 1 - s : s;
+            std::memcpy(dst + static_cast<std::size_t>(b * batch_stride + s * step_stride) * slice,
+                        src + static_cast<std::size_t>(b * batch_stride + from * step_stride) * slice, slice);
+          }
+        });
   };
   return op;
 }
 
 const OpRegistrar reverse_sequence_op{"ReverseSequence", prepare_reverse_sequence};
 
-} // namespace
-} // namespace rknnxx::host
+}  // namespace
+}  // namespace rknnxx::host

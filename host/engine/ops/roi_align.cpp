@@ -77,8 +77,7 @@ PreparedOp prepare_roi_align(OpContext& ctx) {
   const std::string transform =
       ctx.attr_string("coordinate_transformation_mode", ctx.opset() < 16 ? "output_half_pixel" : "half_pixel");
   if (transform != "half_pixel" && transform != "output_half_pixel") {
-    ctx.fail("attribute 'coordinate_transformation_mode' is '{}', expected half_pixel or output_half_pixel",
-             transform);
+    ctx.fail("attribute 'coordinate_transformation_mode' is '{}', expected half_pixel or output_half_pixel", transform);
   }
   const int64_t out_h = ctx.attr_int("output_height", 1);
   const int64_t out_w = ctx.attr_int("output_width", 1);
@@ -120,8 +119,10 @@ PreparedOp prepare_roi_align(OpContext& ctx) {
         }
         const float bin_h = roi_h / static_cast<float>(out_h);
         const float bin_w = roi_w / static_cast<float>(out_w);
-        const int64_t grid_h = sampling > 0 ? sampling : static_cast<int64_t>(std::ceil(roi_h / static_cast<float>(out_h)));
-        const int64_t grid_w = sampling > 0 ? sampling : static_cast<int64_t>(std::ceil(roi_w / static_cast<float>(out_w)));
+        const int64_t grid_h =
+            sampling > 0 ? sampling : static_cast<int64_t>(std::ceil(roi_h / static_cast<float>(out_h)));
+        const int64_t grid_w =
+            sampling > 0 ? sampling : static_cast<int64_t>(std::ceil(roi_w / static_cast<float>(out_w)));
         const float count = static_cast<float>(std::max<int64_t>(grid_h * grid_w, 1));
         // The samples of every bin, shared by all channels.
         samples.clear();
@@ -129,10 +130,10 @@ PreparedOp prepare_roi_align(OpContext& ctx) {
           for (int64_t pw = 0; pw < out_w; ++pw) {
             for (int64_t iy = 0; iy < grid_h; ++iy) {
               const float yy = y0 + static_cast<float>(ph) * bin_h +
-                               (static_cast<float>(iy) + 0.5f) * bin_h / static_cast<float>(grid_h);
+                  (static_cast<float>(iy) + 0.5f) * bin_h / static_cast<float>(grid_h);
               for (int64_t ix = 0; ix < grid_w; ++ix) {
                 const float xx = x0 + static_cast<float>(pw) * bin_w +
-                                 (static_cast<float>(ix) + 0.5f) * bin_w / static_cast<float>(grid_w);
+                    (static_cast<float>(ix) + 0.5f) * bin_w / static_cast<float>(grid_w);
                 samples.push_back(bilinear(yy, xx, h, w));
               }
             }
@@ -165,5 +166,5 @@ PreparedOp prepare_roi_align(OpContext& ctx) {
 
 const OpRegistrar roi_align_op{"RoiAlign", prepare_roi_align};
 
-} // namespace
-} // namespace rknnxx::host
+}  // namespace
+}  // namespace rknnxx::host

@@ -306,9 +306,9 @@ PreparedOp prepare_compress(OpContext& ctx) {
   const TensorInfo in = ctx.input(0);
   const bool flatten = ctx.attribute("axis") == nullptr;
   std::vector<int64_t> shape = flatten ? std::vector<int64_t>{in.elements()} : in.shape;
-  const auto axis = flatten ? std::size_t{0}
-                            : static_cast<std::size_t>(ctx.normalize_axis(ctx.attr_int("axis", 0),
-                                                                          static_cast<int64_t>(in.shape.size())));
+  const auto axis = flatten
+      ? std::size_t{0}
+      : static_cast<std::size_t>(ctx.normalize_axis(ctx.attr_int("axis", 0), static_cast<int64_t>(in.shape.size())));
   if (condition.elements() > shape[axis]) {
     ctx.fail("condition has {} values, axis {} of {} only {}", condition.elements(), axis, shape_string(in.shape),
              shape[axis]);
@@ -344,5 +344,5 @@ const OpRegistrar scatter_op{"Scatter", prepare_scatter_elements};
 const OpRegistrar one_hot_op{"OneHot", prepare_one_hot};
 const OpRegistrar compress_op{"Compress", prepare_compress};
 
-} // namespace
-} // namespace rknnxx::host
+}  // namespace
+}  // namespace rknnxx::host

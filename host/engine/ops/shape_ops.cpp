@@ -32,8 +32,8 @@ Kernel copy_kernel() {
 PreparedOp same_bytes(const OpContext& ctx, std::vector<int64_t> shape) {
   const TensorInfo& in = ctx.input(0);
   if (element_count(shape) != in.elements()) {
-    ctx.fail("cannot reshape {} ({} elements) to {} ({} elements)", info_string(in), in.elements(),
-             shape_string(shape), element_count(shape));
+    ctx.fail("cannot reshape {} ({} elements) to {} ({} elements)", info_string(in), in.elements(), shape_string(shape),
+             element_count(shape));
   }
   PreparedOp op;
   op.outputs = {TensorInfo{in.dtype, std::move(shape)}};
@@ -228,14 +228,14 @@ PreparedOp prepare_expand(OpContext& ctx) {
     visit_element_width(dtype, [&]<class U>() {
       const U* src = reinterpret_cast<const U*>(k.input(0).raw());
       U* dst = reinterpret_cast<U*>(k.output(0).raw());
-      bc.parallel_runs(k.pool, [&](int64_t o, std::span<const int64_t> offsets, std::span<const int64_t> steps,
-                                   int64_t n) {
-        if (steps[0] != 0) {
-          std::memcpy(dst + o, src + offsets[0], static_cast<std::size_t>(n) * sizeof(U));
-        } else {
-          std::fill(dst + o, dst + o + n, src[offsets[0]]);
-        }
-      });
+      bc.parallel_runs(k.pool,
+                       [&](int64_t o, std::span<const int64_t> offsets, std::span<const int64_t> steps, int64_t n) {
+                         if (steps[0] != 0) {
+                           std::memcpy(dst + o, src + offsets[0], static_cast<std::size_t>(n) * sizeof(U));
+                         } else {
+                           std::fill(dst + o, dst + o + n, src[offsets[0]]);
+                         }
+                       });
     });
   };
   return op;
@@ -365,7 +365,8 @@ PreparedOp prepare_range(OpContext& ctx) {
       if (delta == T{0}) {
         ctx.fail("delta is 0");
       }
-      const double steps = std::ceil((static_cast<double>(limit) - static_cast<double>(start)) / static_cast<double>(delta));
+      const double steps =
+          std::ceil((static_cast<double>(limit) - static_cast<double>(start)) / static_cast<double>(delta));
       if (!(steps < 1e9)) {
         ctx.fail("the range from {} to {} by {} is too long", static_cast<double>(start), static_cast<double>(limit),
                  static_cast<double>(delta));
@@ -397,5 +398,5 @@ const OpRegistrar cast_like_op{"CastLike", prepare_cast_like};
 const OpRegistrar size_op{"Size", prepare_size};
 const OpRegistrar range_op{"Range", prepare_range};
 
-} // namespace
-} // namespace rknnxx::host
+}  // namespace
+}  // namespace rknnxx::host

@@ -89,9 +89,8 @@ template <auto line> PreparedOp prepare_per_line(OpContext& ctx) {
   op.kernel = [lines](KernelContext& k) {
     const float* in = k.input(0).data<float>();
     float* out = k.output(0).data<float>();
-    lines.parallel_lines(k.pool, [&](int64_t start, int64_t length, int64_t stride) {
-      line(in + start, out + start, length, stride);
-    });
+    lines.parallel_lines(
+        k.pool, [&](int64_t start, int64_t length, int64_t stride) { line(in + start, out + start, length, stride); });
   };
   return op;
 }
@@ -114,5 +113,5 @@ const OpRegistrar softmax_op{"Softmax", prepare_per_line<softmax_line<false>>};
 const OpRegistrar log_softmax_op{"LogSoftmax", prepare_per_line<softmax_line<true>>};
 const OpRegistrar hardmax_op{"Hardmax", prepare_per_line<hardmax_line>};
 
-} // namespace
-} // namespace rknnxx::host
+}  // namespace
+}  // namespace rknnxx::host

@@ -24,8 +24,8 @@ AxisLines axis_lines(const std::vector<int64_t>& shape, std::size_t axis) {
 
 PreparedOp prepare_top_k(OpContext& ctx) {
   ctx.expect_inputs(ctx.opset() < 10 ? 1 : 2, ctx.opset() < 10 ? 1 : 2);
-  ctx.expect_dtype(0, {DataType::float32, DataType::int8, DataType::uint8, DataType::int16, DataType::int32,
-                       DataType::int64});
+  ctx.expect_dtype(
+      0, {DataType::float32, DataType::int8, DataType::uint8, DataType::int16, DataType::int32, DataType::int64});
   const TensorInfo in = ctx.input(0);
   const auto rank = static_cast<int64_t>(in.shape.size());
   if (rank == 0) {
@@ -146,5 +146,5 @@ PreparedOp prepare_cum_sum(OpContext& ctx) {
 const OpRegistrar top_k_op{"TopK", prepare_top_k};
 const OpRegistrar cum_sum_op{"CumSum", prepare_cum_sum};
 
-} // namespace
-} // namespace rknnxx::host
+}  // namespace
+}  // namespace rknnxx::host

@@ -68,13 +68,13 @@ inline WindowGeometry window_from(const std::vector<int64_t>& shape, const std::
 inline WindowGeometry forward_window(const OpContext& ctx, std::vector<int64_t> kernel, bool ceil_mode) {
   const TensorInfo& x = ctx.input(0);
   if (x.shape.size() != 3 && x.shape.size() != 4) {
-    ctx.fail("input '{}' has shape {}; the host engine supports 1-D and 2-D windows (rank 3 or 4)",
-             ctx.input_name(0), shape_string(x.shape));
+    ctx.fail("input '{}' has shape {}; the host engine supports 1-D and 2-D windows (rank 3 or 4)", ctx.input_name(0),
+             shape_string(x.shape));
   }
   const std::size_t spatial = x.shape.size() - 2;
   if (kernel.size() != spatial) {
-    ctx.fail("kernel shape {} does not match the {} spatial dimensions of input '{}' {}", shape_string(kernel),
-             spatial, ctx.input_name(0), shape_string(x.shape));
+    ctx.fail("kernel shape {} does not match the {} spatial dimensions of input '{}' {}", shape_string(kernel), spatial,
+             ctx.input_name(0), shape_string(x.shape));
   }
   auto per_axis = [&](std::string_view name, int64_t fallback, std::size_t count) {
     std::vector<int64_t> v = ctx.attr_ints(name, std::vector<int64_t>(count, fallback));
@@ -94,8 +94,8 @@ inline WindowGeometry forward_window(const OpContext& ctx, std::vector<int64_t> 
       ctx.fail("kernel sizes, strides and dilations must be positive");
     }
     // Attributes may hold any int64: every step that could wrap is checked.
-    const int64_t extent = checked_add(checked_mul(kernel[i] - 1, dilations[i], "the window extent"), 1,
-                                       "the window extent");
+    const int64_t extent =
+        checked_add(checked_mul(kernel[i] - 1, dilations[i], "the window extent"), 1, "the window extent");
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
       out[i] = checked_add(in[i], strides[i] - 1, "the output size") / strides[i];
       const int64_t total = std::max<int64_t>(0, checked_add((out[i] - 1) * strides[i], extent, "the padding") - in[i]);
@@ -109,8 +109,8 @@ inline WindowGeometry forward_window(const OpContext& ctx, std::vector<int64_t> 
     } else if (auto_pad != "NOTSET" && !auto_pad.empty()) {
       ctx.fail("auto_pad '{}' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID", auto_pad);
     }
-    const int64_t padded = checked_add(checked_add(in[i], pads[i], "the padded input"), pads[i + spatial],
-                                       "the padded input");
+    const int64_t padded =
+        checked_add(checked_add(in[i], pads[i], "the padded input"), pads[i + spatial], "the padded input");
     const int64_t span = checked_sub(padded, extent, "the padded input");
     if (span < 0) {
       ctx.fail("the window (extent {}) is larger than the padded input ({}) along axis {}", extent, padded, i + 2);
@@ -139,4 +139,4 @@ inline ValidRange valid_outputs(int64_t offset, int64_t stride, int64_t size, in
   return {begin, end};
 }
 
-} // namespace rknnxx::host
+}  // namespace rknnxx::host

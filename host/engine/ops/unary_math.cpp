@@ -63,21 +63,20 @@ PreparedOp prepare_shrink(OpContext& ctx) {
 // Sign: float32 and the integer types.
 PreparedOp prepare_sign(OpContext& ctx) {
   ctx.expect_inputs(1, 1);
-  ctx.expect_dtype(0, {DataType::float32, DataType::int8, DataType::uint8, DataType::int16, DataType::int32,
-                       DataType::int64});
+  ctx.expect_dtype(
+      0, {DataType::float32, DataType::int8, DataType::uint8, DataType::int16, DataType::int32, DataType::int64});
   PreparedOp op;
   op.outputs = {ctx.input(0)};
   op.kernel = [dtype = ctx.input(0).dtype](KernelContext& k) {
     visit_dtype(dtype, [&]<class T>() {
       if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
-        parallel_map(k.pool, k.input(0).data<T>(), k.output(0).data<T>(), k.input(0).elements(),
-                     [](T v) {
-                       if constexpr (std::is_unsigned_v<T>) {
-                         return static_cast<T>(v != 0);
-                       } else {
-                         return static_cast<T>((T{0} < v) - (v < T{0}));  // NaN gives 0
-                       }
-                     });
+        parallel_map(k.pool, k.input(0).data<T>(), k.output(0).data<T>(), k.input(0).elements(), [](T v) {
+          if constexpr (std::is_unsigned_v<T>) {
+            return static_cast<T>(v != 0);
+          } else {
+            return static_cast<T>((T{0} < v) - (v < T{0}));  // NaN gives 0
+          }
+        });
       }
     });
   };
@@ -94,14 +93,13 @@ template <bool nan> PreparedOp prepare_is_special(OpContext& ctx) {
   op.outputs = {TensorInfo{DataType::boolean, ctx.input(0).shape}};
   // One capture list for both forms: IsNaN ignores the IsInf attributes.
   op.kernel = [=](KernelContext& k) {
-    parallel_map(k.pool, k.input(0).data<float>(), k.output(0).data<bool>(), k.input(0).elements(),
-                 [=](float x) {
-                   if constexpr (nan) {
-                     return std::isnan(x);
-                   } else {
-                     return std::isinf(x) && (x > 0.0f ? positive : negative);
-                   }
-                 });
+    parallel_map(k.pool, k.input(0).data<float>(), k.output(0).data<bool>(), k.input(0).elements(), [=](float x) {
+      if constexpr (nan) {
+        return std::isnan(x);
+      } else {
+        return std::isinf(x) && (x > 0.0f ? positive : negative);
+      }
+    });
   };
   return op;
 }
@@ -128,5 +126,5 @@ const OpRegistrar sign_op{"Sign", prepare_sign};
 const OpRegistrar is_inf_op{"IsInf", prepare_is_special<false>};
 const OpRegistrar is_nan_op{"IsNaN", prepare_is_special<true>};
 
-} // namespace
-} // namespace rknnxx::host
+}  // namespace
+}  // namespace rknnxx::host

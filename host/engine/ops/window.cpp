@@ -66,5 +66,5 @@ const OpRegistrar hann_window_op{"HannWindow", prepare_window<hann>};
 const OpRegistrar hamming_window_op{"HammingWindow", prepare_window<hamming>};
 const OpRegistrar blackman_window_op{"BlackmanWindow", prepare_window<blackman>};
 
-} // namespace
-} // namespace rknnxx::host
+}  // namespace
+}  // namespace rknnxx::host

@@ -38,10 +38,10 @@ extern "C" {
 
 #ifdef RKNNXX_ABI_PICK
 /* Pins one field: its offset on LP64 and on 32-bit ARM. */
-#define RKNNXX_ABI_FIELD(type, field, lp64, a32) \
-    RKNNXX_ABI_ASSERT(offsetof(type, field) == RKNNXX_ABI_PICK(lp64, a32), "ABI: offset of " #type "." #field)
-#define RKNNXX_ABI_SIZE(type, lp64, a32) \
-    RKNNXX_ABI_ASSERT(sizeof(type) == RKNNXX_ABI_PICK(lp64, a32), "ABI: sizeof(" #type ")")
+#define RKNNXX_ABI_FIELD(type, field, lp64, a32)                                                                       \
+  RKNNXX_ABI_ASSERT(offsetof(type, field) == RKNNXX_ABI_PICK(lp64, a32), "ABI: offset of " #type "." #field)
+#define RKNNXX_ABI_SIZE(type, lp64, a32)                                                                               \
+  RKNNXX_ABI_ASSERT(sizeof(type) == RKNNXX_ABI_PICK(lp64, a32), "ABI: sizeof(" #type ")")
 #else
 #define RKNNXX_ABI_FIELD(type, field, lp64, a32) RKNNXX_ABI_ASSERT(1, "unmeasured ABI")
 #define RKNNXX_ABI_SIZE(type, lp64, a32) RKNNXX_ABI_ASSERT(1, "unmeasured ABI")
@@ -108,197 +108,197 @@ typedef uint64_t rknn_context;
 
 /* ---- enums (sections 3.3 to 3.8); every one is a plain 4-byte C enum ---------------------- */
 typedef enum _rknn_query_cmd RKNNXX_ENUM_BASE {
-    RKNN_QUERY_IN_OUT_NUM = 0,
-    RKNN_QUERY_INPUT_ATTR = 1,
-    RKNN_QUERY_OUTPUT_ATTR = 2,
-    RKNN_QUERY_PERF_DETAIL = 3,
-    RKNN_QUERY_PERF_RUN = 4,
-    RKNN_QUERY_SDK_VERSION = 5,
-    RKNN_QUERY_MEM_SIZE = 6,
-    RKNN_QUERY_CUSTOM_STRING = 7,
-    RKNN_QUERY_NATIVE_INPUT_ATTR = 8,
-    RKNN_QUERY_NATIVE_OUTPUT_ATTR = 9,
-    RKNN_QUERY_NATIVE_NC1HWC2_INPUT_ATTR = 8, /* alias of NATIVE_INPUT_ATTR */
-    RKNN_QUERY_NATIVE_NC1HWC2_OUTPUT_ATTR = 9, /* alias of NATIVE_OUTPUT_ATTR */
-    RKNN_QUERY_NATIVE_NHWC_INPUT_ATTR = 10,
-    RKNN_QUERY_NATIVE_NHWC_OUTPUT_ATTR = 11,
-    RKNN_QUERY_DEVICE_MEM_INFO = 12,
-    RKNN_QUERY_INPUT_DYNAMIC_RANGE = 13,
-    RKNN_QUERY_CURRENT_INPUT_ATTR = 14,
-    RKNN_QUERY_CURRENT_OUTPUT_ATTR = 15,
-    RKNN_QUERY_CURRENT_NATIVE_INPUT_ATTR = 16,
-    RKNN_QUERY_CURRENT_NATIVE_OUTPUT_ATTR = 17,
-    RKNN_QUERY_CMD_MAX = 18
+  RKNN_QUERY_IN_OUT_NUM = 0,
+  RKNN_QUERY_INPUT_ATTR = 1,
+  RKNN_QUERY_OUTPUT_ATTR = 2,
+  RKNN_QUERY_PERF_DETAIL = 3,
+  RKNN_QUERY_PERF_RUN = 4,
+  RKNN_QUERY_SDK_VERSION = 5,
+  RKNN_QUERY_MEM_SIZE = 6,
+  RKNN_QUERY_CUSTOM_STRING = 7,
+  RKNN_QUERY_NATIVE_INPUT_ATTR = 8,
+  RKNN_QUERY_NATIVE_OUTPUT_ATTR = 9,
+  RKNN_QUERY_NATIVE_NC1HWC2_INPUT_ATTR = 8,  /* alias of NATIVE_INPUT_ATTR */
+  RKNN_QUERY_NATIVE_NC1HWC2_OUTPUT_ATTR = 9, /* alias of NATIVE_OUTPUT_ATTR */
+  RKNN_QUERY_NATIVE_NHWC_INPUT_ATTR = 10,
+  RKNN_QUERY_NATIVE_NHWC_OUTPUT_ATTR = 11,
+  RKNN_QUERY_DEVICE_MEM_INFO = 12,
+  RKNN_QUERY_INPUT_DYNAMIC_RANGE = 13,
+  RKNN_QUERY_CURRENT_INPUT_ATTR = 14,
+  RKNN_QUERY_CURRENT_OUTPUT_ATTR = 15,
+  RKNN_QUERY_CURRENT_NATIVE_INPUT_ATTR = 16,
+  RKNN_QUERY_CURRENT_NATIVE_OUTPUT_ATTR = 17,
+  RKNN_QUERY_CMD_MAX = 18
 } rknn_query_cmd;
 
 typedef enum _rknn_tensor_type RKNNXX_ENUM_BASE {
-    RKNN_TENSOR_FLOAT32 = 0,
-    RKNN_TENSOR_FLOAT16 = 1,
-    RKNN_TENSOR_INT8 = 2,
-    RKNN_TENSOR_UINT8 = 3,
-    RKNN_TENSOR_INT16 = 4,
-    RKNN_TENSOR_UINT16 = 5,
-    RKNN_TENSOR_INT32 = 6,
-    RKNN_TENSOR_UINT32 = 7,
-    RKNN_TENSOR_INT64 = 8,
-    RKNN_TENSOR_BOOL = 9,
-    RKNN_TENSOR_INT4 = 10,
-    RKNN_TENSOR_BFLOAT16 = 11,
-    RKNN_TENSOR_TYPE_MAX = 12
+  RKNN_TENSOR_FLOAT32 = 0,
+  RKNN_TENSOR_FLOAT16 = 1,
+  RKNN_TENSOR_INT8 = 2,
+  RKNN_TENSOR_UINT8 = 3,
+  RKNN_TENSOR_INT16 = 4,
+  RKNN_TENSOR_UINT16 = 5,
+  RKNN_TENSOR_INT32 = 6,
+  RKNN_TENSOR_UINT32 = 7,
+  RKNN_TENSOR_INT64 = 8,
+  RKNN_TENSOR_BOOL = 9,
+  RKNN_TENSOR_INT4 = 10,
+  RKNN_TENSOR_BFLOAT16 = 11,
+  RKNN_TENSOR_TYPE_MAX = 12
 } rknn_tensor_type;
 
 typedef enum _rknn_tensor_qnt_type RKNNXX_ENUM_BASE {
-    RKNN_TENSOR_QNT_NONE = 0,
-    RKNN_TENSOR_QNT_DFP = 1,
-    RKNN_TENSOR_QNT_AFFINE_ASYMMETRIC = 2,
-    RKNN_TENSOR_QNT_MAX = 3
+  RKNN_TENSOR_QNT_NONE = 0,
+  RKNN_TENSOR_QNT_DFP = 1,
+  RKNN_TENSOR_QNT_AFFINE_ASYMMETRIC = 2,
+  RKNN_TENSOR_QNT_MAX = 3
 } rknn_tensor_qnt_type;
 
 typedef enum _rknn_tensor_format RKNNXX_ENUM_BASE {
-    RKNN_TENSOR_NCHW = 0,
-    RKNN_TENSOR_NHWC = 1,
-    RKNN_TENSOR_NC1HWC2 = 2,
-    RKNN_TENSOR_UNDEFINED = 3,
-    RKNN_TENSOR_FORMAT_MAX = 4
+  RKNN_TENSOR_NCHW = 0,
+  RKNN_TENSOR_NHWC = 1,
+  RKNN_TENSOR_NC1HWC2 = 2,
+  RKNN_TENSOR_UNDEFINED = 3,
+  RKNN_TENSOR_FORMAT_MAX = 4
 } rknn_tensor_format;
 
 typedef enum _rknn_core_mask RKNNXX_ENUM_BASE {
-    RKNN_NPU_CORE_AUTO = 0,
-    RKNN_NPU_CORE_0 = 1,
-    RKNN_NPU_CORE_1 = 2,
-    RKNN_NPU_CORE_2 = 4,
-    RKNN_NPU_CORE_0_1 = 3,
-    RKNN_NPU_CORE_0_1_2 = 7,
-    RKNN_NPU_CORE_ALL = 0xffff,
-    RKNN_NPU_CORE_UNDEFINED = 0x10000 /* follows ALL */
+  RKNN_NPU_CORE_AUTO = 0,
+  RKNN_NPU_CORE_0 = 1,
+  RKNN_NPU_CORE_1 = 2,
+  RKNN_NPU_CORE_2 = 4,
+  RKNN_NPU_CORE_0_1 = 3,
+  RKNN_NPU_CORE_0_1_2 = 7,
+  RKNN_NPU_CORE_ALL = 0xffff,
+  RKNN_NPU_CORE_UNDEFINED = 0x10000 /* follows ALL */
 } rknn_core_mask;
 
 typedef enum _rknn_tensor_mem_flags RKNNXX_ENUM_BASE {
-    RKNN_TENSOR_MEMORY_FLAGS_ALLOC_INSIDE = 1,
-    RKNN_TENSOR_MEMORY_FLAGS_FROM_FD = 2,
-    RKNN_TENSOR_MEMORY_FLAGS_FROM_PHYS = 3,
-    RKNN_TENSOR_MEMORY_FLAGS_UNKNOWN = 4
+  RKNN_TENSOR_MEMORY_FLAGS_ALLOC_INSIDE = 1,
+  RKNN_TENSOR_MEMORY_FLAGS_FROM_FD = 2,
+  RKNN_TENSOR_MEMORY_FLAGS_FROM_PHYS = 3,
+  RKNN_TENSOR_MEMORY_FLAGS_UNKNOWN = 4
 } rknn_tensor_mem_flags;
 
 typedef enum _rknn_mem_alloc_flags RKNNXX_ENUM_BASE {
-    RKNN_FLAG_MEMORY_FLAGS_DEFAULT = 0,
-    RKNN_FLAG_MEMORY_CACHEABLE = 1,
-    RKNN_FLAG_MEMORY_NON_CACHEABLE = 2,
-    RKNN_FLAG_MEMORY_TRY_ALLOC_SRAM = 4
+  RKNN_FLAG_MEMORY_FLAGS_DEFAULT = 0,
+  RKNN_FLAG_MEMORY_CACHEABLE = 1,
+  RKNN_FLAG_MEMORY_NON_CACHEABLE = 2,
+  RKNN_FLAG_MEMORY_TRY_ALLOC_SRAM = 4
 } rknn_mem_alloc_flags;
 
 typedef enum _rknn_mem_sync_mode RKNNXX_ENUM_BASE {
-    RKNN_MEMORY_SYNC_TO_DEVICE = 1,
-    RKNN_MEMORY_SYNC_FROM_DEVICE = 2,
-    RKNN_MEMORY_SYNC_BIDIRECTIONAL = 3
+  RKNN_MEMORY_SYNC_TO_DEVICE = 1,
+  RKNN_MEMORY_SYNC_FROM_DEVICE = 2,
+  RKNN_MEMORY_SYNC_BIDIRECTIONAL = 3
 } rknn_mem_sync_mode;
 
 /* ---- structs (section 2.1), natural alignment, no packing ---------------------------------- */
 typedef struct _rknn_input_output_num {
-    uint32_t n_input;
-    uint32_t n_output;
+  uint32_t n_input;
+  uint32_t n_output;
 } rknn_input_output_num;
 
 typedef struct _rknn_tensor_attr {
-    uint32_t index;                 /* set by the caller before rknn_query */
-    uint32_t n_dims;
-    uint32_t dims[RKNN_MAX_DIMS];
-    char name[RKNN_MAX_NAME_LEN];
-    uint32_t n_elems;
-    uint32_t size;                  /* bytes without stride padding */
-    rknn_tensor_format fmt;
-    rknn_tensor_type type;
-    rknn_tensor_qnt_type qnt_type;
-    int8_t fl;
-    int32_t zp;
-    float scale;
-    uint32_t w_stride;              /* read-only; 0 means equal to the width */
-    uint32_t size_with_stride;      /* bytes including stride padding */
-    uint8_t pass_through;
-    uint32_t h_stride;              /* written by the caller; 0 means equal to the height */
+  uint32_t index; /* set by the caller before rknn_query */
+  uint32_t n_dims;
+  uint32_t dims[RKNN_MAX_DIMS];
+  char name[RKNN_MAX_NAME_LEN];
+  uint32_t n_elems;
+  uint32_t size; /* bytes without stride padding */
+  rknn_tensor_format fmt;
+  rknn_tensor_type type;
+  rknn_tensor_qnt_type qnt_type;
+  int8_t fl;
+  int32_t zp;
+  float scale;
+  uint32_t w_stride;         /* read-only; 0 means equal to the width */
+  uint32_t size_with_stride; /* bytes including stride padding */
+  uint8_t pass_through;
+  uint32_t h_stride; /* written by the caller; 0 means equal to the height */
 } rknn_tensor_attr;
 
 typedef struct _rknn_input_range {
-    uint32_t index;
-    uint32_t shape_number;
-    rknn_tensor_format fmt;
-    char name[RKNN_MAX_NAME_LEN];
-    uint32_t dyn_range[RKNN_MAX_DYNAMIC_SHAPE_NUM][RKNN_MAX_DIMS]; /* [shape][dim] */
-    uint32_t n_dims;
+  uint32_t index;
+  uint32_t shape_number;
+  rknn_tensor_format fmt;
+  char name[RKNN_MAX_NAME_LEN];
+  uint32_t dyn_range[RKNN_MAX_DYNAMIC_SHAPE_NUM][RKNN_MAX_DIMS]; /* [shape][dim] */
+  uint32_t n_dims;
 } rknn_input_range;
 
 typedef struct _rknn_perf_detail {
-    char* perf_data; /* owned by the runtime: never free it */
-    uint64_t data_len;
+  char* perf_data; /* owned by the runtime: never free it */
+  uint64_t data_len;
 } rknn_perf_detail;
 
 typedef struct _rknn_perf_run {
-    int64_t run_duration; /* microseconds */
+  int64_t run_duration; /* microseconds */
 } rknn_perf_run;
 
 typedef struct _rknn_sdk_version {
-    char api_version[256];
-    char drv_version[256];
+  char api_version[256];
+  char drv_version[256];
 } rknn_sdk_version;
 
 typedef struct _rknn_mem_size {
-    uint32_t total_weight_size;
-    uint32_t total_internal_size;
-    uint64_t total_dma_allocated_size;
-    uint32_t total_sram_size;
-    uint32_t free_sram_size;
-    uint32_t reserved[10];
+  uint32_t total_weight_size;
+  uint32_t total_internal_size;
+  uint64_t total_dma_allocated_size;
+  uint32_t total_sram_size;
+  uint32_t free_sram_size;
+  uint32_t reserved[10];
 } rknn_mem_size;
 
 typedef struct _rknn_custom_string {
-    char string[1024];
+  char string[1024];
 } rknn_custom_string;
 
 typedef struct _rknn_tensor_memory {
-    void* virt_addr;
-    uint64_t phys_addr;
-    int32_t fd;
-    int32_t offset;
-    uint32_t size;
-    uint32_t flags;
-    void* priv_data;
+  void* virt_addr;
+  uint64_t phys_addr;
+  int32_t fd;
+  int32_t offset;
+  uint32_t size;
+  uint32_t flags;
+  void* priv_data;
 } rknn_tensor_mem;
 
 typedef struct _rknn_input {
-    uint32_t index;
-    void* buf;
-    uint32_t size;
-    uint8_t pass_through;
-    rknn_tensor_type type;
-    rknn_tensor_format fmt;
+  uint32_t index;
+  void* buf;
+  uint32_t size;
+  uint8_t pass_through;
+  rknn_tensor_type type;
+  rknn_tensor_format fmt;
 } rknn_input;
 
 typedef struct _rknn_output {
-    uint8_t want_float;
-    uint8_t is_prealloc;
-    uint32_t index;
-    void* buf;
-    uint32_t size;
+  uint8_t want_float;
+  uint8_t is_prealloc;
+  uint32_t index;
+  void* buf;
+  uint32_t size;
 } rknn_output;
 
 typedef struct _rknn_init_extend {
-    rknn_context ctx;
-    int32_t real_model_offset;
-    uint32_t real_model_size;
-    int32_t model_buffer_fd;
-    uint32_t model_buffer_flags;
-    uint8_t reserved[112];
+  rknn_context ctx;
+  int32_t real_model_offset;
+  uint32_t real_model_size;
+  int32_t model_buffer_fd;
+  uint32_t model_buffer_flags;
+  uint8_t reserved[112];
 } rknn_init_extend;
 
 typedef struct _rknn_run_extend {
-    uint64_t frame_id;
-    int32_t non_block;
-    int32_t timeout_ms;
-    int32_t fence_fd;
+  uint64_t frame_id;
+  int32_t non_block;
+  int32_t timeout_ms;
+  int32_t fence_fd;
 } rknn_run_extend;
 
 typedef struct _rknn_output_extend {
-    uint64_t frame_id;
+  uint64_t frame_id;
 } rknn_output_extend;
 
 /* ---- functions (section 1.1); int results are RKNN_SUCC or a negative RKNN_ERR_* ------------- */
@@ -314,8 +314,7 @@ int rknn_wait(rknn_context context, rknn_run_extend* extend);
 int rknn_outputs_get(rknn_context context, uint32_t n_outputs, rknn_output outputs[], rknn_output_extend* extend);
 int rknn_outputs_release(rknn_context context, uint32_t n_ouputs, rknn_output outputs[]);
 rknn_tensor_mem* rknn_create_mem_from_phys(rknn_context ctx, uint64_t phys_addr, void* virt_addr, uint32_t size);
-rknn_tensor_mem* rknn_create_mem_from_fd(rknn_context ctx, int32_t fd, void* virt_addr, uint32_t size,
-                                         int32_t offset);
+rknn_tensor_mem* rknn_create_mem_from_fd(rknn_context ctx, int32_t fd, void* virt_addr, uint32_t size, int32_t offset);
 rknn_tensor_mem* rknn_create_mem_from_mb_blk(rknn_context ctx, void* mb_blk, int32_t offset);
 rknn_tensor_mem* rknn_create_mem(rknn_context ctx, uint32_t size);
 rknn_tensor_mem* rknn_create_mem2(rknn_context ctx, uint64_t size, uint64_t alloc_flags);
@@ -328,9 +327,8 @@ int rknn_set_input_shapes(rknn_context ctx, uint32_t n_inputs, rknn_tensor_attr 
 int rknn_mem_sync(rknn_context context, rknn_tensor_mem* mem, rknn_mem_sync_mode mode);
 
 /* ---- display names (our own helpers; not exported by any runtime) --------------------------- */
-static inline const char* get_type_string(rknn_tensor_type type)
-{
-    switch (type) {
+static inline const char* get_type_string(rknn_tensor_type type) {
+  switch (type) {
     case RKNN_TENSOR_FLOAT32: return "FP32";
     case RKNN_TENSOR_FLOAT16: return "FP16";
     case RKNN_TENSOR_INT8: return "INT8";
@@ -344,28 +342,26 @@ static inline const char* get_type_string(rknn_tensor_type type)
     case RKNN_TENSOR_INT4: return "INT4";
     case RKNN_TENSOR_BFLOAT16: return "BF16";
     default: return "UNKNOW";
-    }
+  }
 }
 
-static inline const char* get_qnt_type_string(rknn_tensor_qnt_type type)
-{
-    switch (type) {
+static inline const char* get_qnt_type_string(rknn_tensor_qnt_type type) {
+  switch (type) {
     case RKNN_TENSOR_QNT_NONE: return "NONE";
     case RKNN_TENSOR_QNT_DFP: return "DFP";
     case RKNN_TENSOR_QNT_AFFINE_ASYMMETRIC: return "AFFINE";
     default: return "UNKNOW";
-    }
+  }
 }
 
-static inline const char* get_format_string(rknn_tensor_format fmt)
-{
-    switch (fmt) {
+static inline const char* get_format_string(rknn_tensor_format fmt) {
+  switch (fmt) {
     case RKNN_TENSOR_NCHW: return "NCHW";
     case RKNN_TENSOR_NHWC: return "NHWC";
     case RKNN_TENSOR_NC1HWC2: return "NC1HWC2";
     case RKNN_TENSOR_UNDEFINED: return "UNDEFINED";
     default: return "UNKNOW";
-    }
+  }
 }
 
 /* ---- layout proofs (section 2.1, measured with clang -fdump-record-layouts) ---------------- */

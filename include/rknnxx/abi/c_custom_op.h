@@ -29,54 +29,54 @@ typedef uint64_t rknn_custom_op_interal_context;
 #endif
 
 typedef enum _rknn_target_type RKNNXX_ENUM_BASE {
-    RKNN_TARGET_TYPE_CPU = 1,
-    RKNN_TARGET_TYPE_GPU = 2,
-    RKNN_TARGET_TYPE_MAX = 3
+  RKNN_TARGET_TYPE_CPU = 1,
+  RKNN_TARGET_TYPE_GPU = 2,
+  RKNN_TARGET_TYPE_MAX = 3
 } rknn_target_type;
 
 /* OpenCL objects as opaque pointers: cast them to cl_context, cl_command_queue, cl_kernel. */
 typedef struct _rknn_gpu_op_context {
-    void* cl_context;
-    void* cl_command_queue;
-    void* cl_kernel;
+  void* cl_context;
+  void* cl_command_queue;
+  void* cl_kernel;
 } rknn_gpu_op_context;
 
 typedef struct _rknn_custom_op_context {
-    rknn_target_type target;
-    rknn_custom_op_interal_context internal_ctx;
-    rknn_gpu_op_context gpu_ctx;
-    void* priv_data;
+  rknn_target_type target;
+  rknn_custom_op_interal_context internal_ctx;
+  rknn_gpu_op_context gpu_ctx;
+  void* priv_data;
 } rknn_custom_op_context;
 
 typedef struct _rknn_custom_op_tensor {
-    rknn_tensor_attr attr;
-    rknn_tensor_mem mem; /* data at mem.virt_addr + mem.offset */
+  rknn_tensor_attr attr;
+  rknn_tensor_mem mem; /* data at mem.virt_addr + mem.offset */
 } rknn_custom_op_tensor;
 
 typedef struct _rknn_custom_op_attr {
-    char name[RKNN_MAX_NAME_LEN];
-    rknn_tensor_type dtype;
-    uint32_t n_elems;
-    void* data;
+  char name[RKNN_MAX_NAME_LEN];
+  rknn_tensor_type dtype;
+  uint32_t n_elems;
+  void* data;
 } rknn_custom_op_attr;
 
 typedef struct _rknn_custom_op {
-    uint32_t version;
-    rknn_target_type target;
-    char op_type[RKNN_MAX_NAME_LEN];
-    char cl_kernel_name[RKNN_MAX_NAME_LEN];
-    char* cl_kernel_source; /* source text if cl_source_size > 0, else a file path */
-    uint64_t cl_source_size;
-    char cl_build_options[RKNN_MAX_NAME_LEN];
-    int (*init)(rknn_custom_op_context* op_ctx, rknn_custom_op_tensor* inputs, uint32_t n_inputs,
-                rknn_custom_op_tensor* outputs, uint32_t n_outputs);
-    int (*prepare)(rknn_custom_op_context* op_ctx, rknn_custom_op_tensor* inputs, uint32_t n_inputs,
-                   rknn_custom_op_tensor* outputs, uint32_t n_outputs);
-    int (*compute)(rknn_custom_op_context* op_ctx, rknn_custom_op_tensor* inputs, uint32_t n_inputs,
-                   rknn_custom_op_tensor* outputs, uint32_t n_outputs);
-    int (*compute_native)(rknn_custom_op_context* op_ctx, rknn_custom_op_tensor* inputs, uint32_t n_inputs,
-                          rknn_custom_op_tensor* outputs, uint32_t n_outputs); /* unsupported: NULL */
-    int (*destroy)(rknn_custom_op_context* op_ctx);
+  uint32_t version;
+  rknn_target_type target;
+  char op_type[RKNN_MAX_NAME_LEN];
+  char cl_kernel_name[RKNN_MAX_NAME_LEN];
+  char* cl_kernel_source; /* source text if cl_source_size > 0, else a file path */
+  uint64_t cl_source_size;
+  char cl_build_options[RKNN_MAX_NAME_LEN];
+  int (*init)(rknn_custom_op_context* op_ctx, rknn_custom_op_tensor* inputs, uint32_t n_inputs,
+              rknn_custom_op_tensor* outputs, uint32_t n_outputs);
+  int (*prepare)(rknn_custom_op_context* op_ctx, rknn_custom_op_tensor* inputs, uint32_t n_inputs,
+                 rknn_custom_op_tensor* outputs, uint32_t n_outputs);
+  int (*compute)(rknn_custom_op_context* op_ctx, rknn_custom_op_tensor* inputs, uint32_t n_inputs,
+                 rknn_custom_op_tensor* outputs, uint32_t n_outputs);
+  int (*compute_native)(rknn_custom_op_context* op_ctx, rknn_custom_op_tensor* inputs, uint32_t n_inputs,
+                        rknn_custom_op_tensor* outputs, uint32_t n_outputs); /* unsupported: NULL */
+  int (*destroy)(rknn_custom_op_context* op_ctx);
 } rknn_custom_op;
 
 /* The entry point a custom-op plugin library exports (get_rknn_custom_op in the demos). */

@@ -17,77 +17,77 @@ extern "C" {
 typedef rknn_context rknn_matmul_ctx;
 
 typedef enum _rknn_matmul_quant_type RKNNXX_ENUM_BASE {
-    RKNN_QUANT_TYPE_PER_LAYER_SYM = 0,
-    RKNN_QUANT_TYPE_PER_LAYER_ASYM = 1,
-    RKNN_QUANT_TYPE_PER_CHANNEL_SYM = 2,
-    RKNN_QUANT_TYPE_PER_CHANNEL_ASYM = 3,
-    RKNN_QUANT_TYPE_PER_GROUP_SYM = 4,
-    RKNN_QUANT_TYPE_PER_GROUP_ASYM = 5
+  RKNN_QUANT_TYPE_PER_LAYER_SYM = 0,
+  RKNN_QUANT_TYPE_PER_LAYER_ASYM = 1,
+  RKNN_QUANT_TYPE_PER_CHANNEL_SYM = 2,
+  RKNN_QUANT_TYPE_PER_CHANNEL_ASYM = 3,
+  RKNN_QUANT_TYPE_PER_GROUP_SYM = 4,
+  RKNN_QUANT_TYPE_PER_GROUP_ASYM = 5
 } rknn_matmul_quant_type;
 
 typedef struct _rknn_quant_params {
-    char name[RKNN_MAX_NAME_LEN]; /* must equal io_attr.{A,B,C}.name */
-    float* scale;
-    int32_t scale_len;
-    int32_t* zp;
-    int32_t zp_len;
+  char name[RKNN_MAX_NAME_LEN]; /* must equal io_attr.{A,B,C}.name */
+  float* scale;
+  int32_t scale_len;
+  int32_t* zp;
+  int32_t zp_len;
 } rknn_quant_params;
 
 /* A x B -> C element types; there are no values 13 or 14. */
 typedef enum _rknn_matmul_type RKNNXX_ENUM_BASE {
-    RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32 = 1,
-    RKNN_INT8_MM_INT8_TO_INT32 = 2,
-    RKNN_INT8_MM_INT8_TO_INT8 = 3,
-    RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT16 = 4,
-    RKNN_FLOAT16_MM_INT8_TO_FLOAT32 = 5,
-    RKNN_FLOAT16_MM_INT8_TO_FLOAT16 = 6,
-    RKNN_FLOAT16_MM_INT4_TO_FLOAT32 = 7,
-    RKNN_FLOAT16_MM_INT4_TO_FLOAT16 = 8,
-    RKNN_INT8_MM_INT8_TO_FLOAT32 = 9,
-    RKNN_INT4_MM_INT4_TO_INT16 = 10,
-    RKNN_INT8_MM_INT4_TO_INT32 = 11,
-    RKNN_FLOAT16_MM_INT4_TO_BFLOAT16 = 12,
-    RKNN_INT8_MM_INT4_TO_FLOAT16 = 15
+  RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32 = 1,
+  RKNN_INT8_MM_INT8_TO_INT32 = 2,
+  RKNN_INT8_MM_INT8_TO_INT8 = 3,
+  RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT16 = 4,
+  RKNN_FLOAT16_MM_INT8_TO_FLOAT32 = 5,
+  RKNN_FLOAT16_MM_INT8_TO_FLOAT16 = 6,
+  RKNN_FLOAT16_MM_INT4_TO_FLOAT32 = 7,
+  RKNN_FLOAT16_MM_INT4_TO_FLOAT16 = 8,
+  RKNN_INT8_MM_INT8_TO_FLOAT32 = 9,
+  RKNN_INT4_MM_INT4_TO_INT16 = 10,
+  RKNN_INT8_MM_INT4_TO_INT32 = 11,
+  RKNN_FLOAT16_MM_INT4_TO_BFLOAT16 = 12,
+  RKNN_INT8_MM_INT4_TO_FLOAT16 = 15
 } rknn_matmul_type;
 
 typedef struct _rknn_matmul_tensor_attr {
-    char name[RKNN_MAX_NAME_LEN];
-    uint32_t n_dims;
-    uint32_t dims[RKNN_MAX_DIMS];
-    uint32_t size; /* bytes */
-    rknn_tensor_type type;
+  char name[RKNN_MAX_NAME_LEN];
+  uint32_t n_dims;
+  uint32_t dims[RKNN_MAX_DIMS];
+  uint32_t size; /* bytes */
+  rknn_tensor_type type;
 } rknn_matmul_tensor_attr;
 
 typedef struct _rknn_matmul_io_attr {
-    rknn_matmul_tensor_attr A;
-    rknn_matmul_tensor_attr B;
-    rknn_matmul_tensor_attr C;
+  rknn_matmul_tensor_attr A;
+  rknn_matmul_tensor_attr B;
+  rknn_matmul_tensor_attr C;
 } rknn_matmul_io_attr;
 
 typedef struct _rknn_matmul_shape {
-    int32_t M;
-    int32_t K;
-    int32_t N;
+  int32_t M;
+  int32_t K;
+  int32_t N;
 } rknn_matmul_shape;
 
 typedef enum RKNNXX_ENUM_BASE {
-    RKNN_MM_LAYOUT_NORM = 0,
-    RKNN_MM_LAYOUT_NATIVE = 1,
-    RKNN_MM_LAYOUT_TP_NORM = 2 /* B only: stored transposed, N x K */
+  RKNN_MM_LAYOUT_NORM = 0,
+  RKNN_MM_LAYOUT_NATIVE = 1,
+  RKNN_MM_LAYOUT_TP_NORM = 2 /* B only: stored transposed, N x K */
 } rknn_matmul_layout;
 
 typedef struct rknn_matmul_info_t {
-    int32_t M;
-    int32_t K;
-    int32_t N;
-    rknn_matmul_type type;
-    int16_t B_layout;
-    int16_t B_quant_type; /* an rknn_matmul_quant_type value */
-    int16_t AC_layout;
-    int16_t AC_quant_type; /* must be 0: A and C are per-layer only */
-    int32_t iommu_domain_id;
-    int16_t group_size;
-    int8_t reserved[34];
+  int32_t M;
+  int32_t K;
+  int32_t N;
+  rknn_matmul_type type;
+  int16_t B_layout;
+  int16_t B_quant_type; /* an rknn_matmul_quant_type value */
+  int16_t AC_layout;
+  int16_t AC_quant_type; /* must be 0: A and C are per-layer only */
+  int32_t iommu_domain_id;
+  int16_t group_size;
+  int8_t reserved[34];
 } rknn_matmul_info;
 
 int rknn_matmul_create(rknn_matmul_ctx* ctx, rknn_matmul_info* info, rknn_matmul_io_attr* io_attr);
@@ -103,9 +103,8 @@ int rknn_matmul_destroy(rknn_matmul_ctx ctx);
 int rknn_B_normal_layout_to_native_layout(void* B_input, void* B_output, int K, int N, rknn_matmul_info* info);
 
 /* Our own display helper (not exported by any runtime). */
-static inline const char* get_matmul_type_string(rknn_matmul_type type)
-{
-    switch (type) {
+static inline const char* get_matmul_type_string(rknn_matmul_type type) {
+  switch (type) {
     case RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32: return "RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32";
     case RKNN_INT8_MM_INT8_TO_INT32: return "RKNN_INT8_MM_INT8_TO_INT32";
     case RKNN_INT8_MM_INT8_TO_INT8: return "RKNN_INT8_MM_INT8_TO_INT8";
@@ -120,7 +119,7 @@ static inline const char* get_matmul_type_string(rknn_matmul_type type)
     case RKNN_FLOAT16_MM_INT4_TO_BFLOAT16: return "RKNN_FLOAT16_MM_INT4_TO_BFLOAT16";
     case RKNN_INT8_MM_INT4_TO_FLOAT16: return "RKNN_INT8_MM_INT4_TO_FLOAT16";
     default: return "UNKNOW";
-    }
+  }
 }
 
 /* ---- layout proofs (section 2.2) ------------------------------------------------------------ */

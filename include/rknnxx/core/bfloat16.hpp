@@ -9,4 +9,4 @@ namespace rknnxx {
 using BFloat16 = PackedFloat<8, 7>;
 static_assert(sizeof(BFloat16) == 2 && alignof(BFloat16) == 2);
 
-} // namespace rknnxx
+}  // namespace rknnxx

@@ -28,8 +28,7 @@ public:
 
   // From the (n_dims, dims) pair of an ABI struct; refuses n_dims > 16 and zero extents.
   [[nodiscard]] static constexpr Dims from_abi(std::uint32_t n_dims, const std::uint32_t (&dims)[RKNN_MAX_DIMS]) {
-    if (n_dims > max_rank)
-      detail::fail("rknnxx::Dims", "rank {} exceeds RKNN_MAX_DIMS ({})", n_dims, max_rank);
+    if (n_dims > max_rank) detail::fail("rknnxx::Dims", "rank {} exceeds RKNN_MAX_DIMS ({})", n_dims, max_rank);
     return Dims(std::span<const std::uint32_t>(dims, n_dims));
   }
   // Writes into the (n_dims, dims) pair of an ABI struct; unused entries become 0.
@@ -83,8 +82,7 @@ private:
 
 // "[1, 3, 224, 224]": how every message of the library writes dims and shapes, whatever their
 // integer type (the runtime's uint32 extents, the engine's int64 ones with -1 for unknown).
-template <std::integral I>
-[[nodiscard]] std::string dims_text(std::span<const I> extents) {
+template <std::integral I> [[nodiscard]] std::string dims_text(std::span<const I> extents) {
   std::string s = "[";
   for (std::size_t i = 0; i < extents.size(); ++i) {
     if (i) s += ", ";
@@ -94,4 +92,4 @@ template <std::integral I>
 }
 [[nodiscard]] inline std::string dims_text(const Dims& d) { return dims_text(d.span()); }
 
-} // namespace rknnxx
+}  // namespace rknnxx

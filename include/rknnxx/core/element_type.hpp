@@ -36,20 +36,20 @@ enum class TensorType : std::uint32_t {
 };
 
 inline constexpr std::array all_tensor_types{
-    TensorType::float32, TensorType::float16, TensorType::int8,    TensorType::uint8,
-    TensorType::int16,   TensorType::uint16,  TensorType::int32,   TensorType::uint32,
-    TensorType::int64,   TensorType::boolean, TensorType::int4,    TensorType::bfloat16,
+    TensorType::float32, TensorType::float16, TensorType::int8,  TensorType::uint8,
+    TensorType::int16,   TensorType::uint16,  TensorType::int32, TensorType::uint32,
+    TensorType::int64,   TensorType::boolean, TensorType::int4,  TensorType::bfloat16,
 };
 
 // Per element type: its ABI value, its width in bits and the name the runtime's dumps print.
-template <class T> struct element_traits; // undefined for anything that is not a tensor element
+template <class T> struct element_traits;  // undefined for anything that is not a tensor element
 
-#define RKNNXX_ELEMENT(cpp_type, enumerator, width, display)                                        \
-  template <> struct element_traits<cpp_type> {                                                    \
-    using type_t = cpp_type;                                                                       \
-    static constexpr TensorType type = TensorType::enumerator;                                     \
-    static constexpr std::size_t bits = width;                                                     \
-    static constexpr std::string_view name = display;                                             \
+#define RKNNXX_ELEMENT(cpp_type, enumerator, width, display)                                                           \
+  template <> struct element_traits<cpp_type> {                                                                        \
+    using type_t = cpp_type;                                                                                           \
+    static constexpr TensorType type = TensorType::enumerator;                                                         \
+    static constexpr std::size_t bits = width;                                                                         \
+    static constexpr std::string_view name = display;                                                                  \
   }
 RKNNXX_ELEMENT(float, float32, 32, "FP32");
 RKNNXX_ELEMENT(Float16, float16, 16, "FP16");
@@ -77,19 +77,43 @@ concept ByteAddressableElement = TensorElement<T> && element_traits<std::remove_
 
 namespace detail {
 template <TensorType> struct element_of;
-template <> struct element_of<TensorType::float32> { using type = float; };
-template <> struct element_of<TensorType::float16> { using type = Float16; };
-template <> struct element_of<TensorType::int8> { using type = std::int8_t; };
-template <> struct element_of<TensorType::uint8> { using type = std::uint8_t; };
-template <> struct element_of<TensorType::int16> { using type = std::int16_t; };
-template <> struct element_of<TensorType::uint16> { using type = std::uint16_t; };
-template <> struct element_of<TensorType::int32> { using type = std::int32_t; };
-template <> struct element_of<TensorType::uint32> { using type = std::uint32_t; };
-template <> struct element_of<TensorType::int64> { using type = std::int64_t; };
-template <> struct element_of<TensorType::boolean> { using type = bool; };
-template <> struct element_of<TensorType::int4> { using type = Int4; };
-template <> struct element_of<TensorType::bfloat16> { using type = BFloat16; };
-} // namespace detail
+template <> struct element_of<TensorType::float32> {
+  using type = float;
+};
+template <> struct element_of<TensorType::float16> {
+  using type = Float16;
+};
+template <> struct element_of<TensorType::int8> {
+  using type = std::int8_t;
+};
+template <> struct element_of<TensorType::uint8> {
+  using type = std::uint8_t;
+};
+template <> struct element_of<TensorType::int16> {
+  using type = std::int16_t;
+};
+template <> struct element_of<TensorType::uint16> {
+  using type = std::uint16_t;
+};
+template <> struct element_of<TensorType::int32> {
+  using type = std::int32_t;
+};
+template <> struct element_of<TensorType::uint32> {
+  using type = std::uint32_t;
+};
+template <> struct element_of<TensorType::int64> {
+  using type = std::int64_t;
+};
+template <> struct element_of<TensorType::boolean> {
+  using type = bool;
+};
+template <> struct element_of<TensorType::int4> {
+  using type = Int4;
+};
+template <> struct element_of<TensorType::bfloat16> {
+  using type = BFloat16;
+};
+}  // namespace detail
 
 // The C++ element type of a TensorType value.
 template <TensorType T> using element_t = typename detail::element_of<T>::type;
@@ -104,23 +128,23 @@ template <TensorElement T> inline constexpr TensorType tensor_type_of = element_
 namespace detail {
 template <class F> constexpr decltype(auto) visit_type(TensorType t, F&& f) {
   switch (t) {
-  case TensorType::float32: return f(element_traits<float>{});
-  case TensorType::float16: return f(element_traits<Float16>{});
-  case TensorType::int8: return f(element_traits<std::int8_t>{});
-  case TensorType::uint8: return f(element_traits<std::uint8_t>{});
-  case TensorType::int16: return f(element_traits<std::int16_t>{});
-  case TensorType::uint16: return f(element_traits<std::uint16_t>{});
-  case TensorType::int32: return f(element_traits<std::int32_t>{});
-  case TensorType::uint32: return f(element_traits<std::uint32_t>{});
-  case TensorType::int64: return f(element_traits<std::int64_t>{});
-  case TensorType::boolean: return f(element_traits<bool>{});
-  case TensorType::int4: return f(element_traits<Int4>{});
-  case TensorType::bfloat16: return f(element_traits<BFloat16>{});
+    case TensorType::float32: return f(element_traits<float>{});
+    case TensorType::float16: return f(element_traits<Float16>{});
+    case TensorType::int8: return f(element_traits<std::int8_t>{});
+    case TensorType::uint8: return f(element_traits<std::uint8_t>{});
+    case TensorType::int16: return f(element_traits<std::int16_t>{});
+    case TensorType::uint16: return f(element_traits<std::uint16_t>{});
+    case TensorType::int32: return f(element_traits<std::int32_t>{});
+    case TensorType::uint32: return f(element_traits<std::uint32_t>{});
+    case TensorType::int64: return f(element_traits<std::int64_t>{});
+    case TensorType::boolean: return f(element_traits<bool>{});
+    case TensorType::int4: return f(element_traits<Int4>{});
+    case TensorType::bfloat16: return f(element_traits<BFloat16>{});
   }
   fail("rknnxx::TensorType", "tensor type value {} is not an rknn_tensor_type (0..{})", static_cast<std::uint32_t>(t),
        RKNN_TENSOR_TYPE_MAX - 1);
 }
-} // namespace detail
+}  // namespace detail
 
 // Calls f(element_traits<T>{}) for the element type T of a run-time TensorType; refuses values
 // outside the enum with an error naming the value.
@@ -138,10 +162,12 @@ constexpr std::uint64_t bytes_for_bits(std::uint64_t n, std::uint64_t bits) {
   const std::uint64_t total = checked_mul(n, bits, "the bit count of the elements");
   return total / 8 + (total % 8 != 0);
 }
-} // namespace detail
+}  // namespace detail
 
 // Bytes occupied by n elements, sub-byte types packed and rounded up to whole bytes.
-[[nodiscard]] constexpr std::uint64_t bytes_for(TensorType t, std::uint64_t n) { return detail::bytes_for_bits(n, bits_of(t)); }
+[[nodiscard]] constexpr std::uint64_t bytes_for(TensorType t, std::uint64_t n) {
+  return detail::bytes_for_bits(n, bits_of(t));
+}
 template <TensorElement T> [[nodiscard]] constexpr std::uint64_t bytes_for(std::uint64_t n) {
   return detail::bytes_for_bits(n, element_traits<std::remove_cv_t<T>>::bits);
 }
@@ -157,4 +183,4 @@ template <TensorElement T> [[nodiscard]] constexpr std::uint64_t bytes_for(std::
 static_assert(sizeof(float) == 4 && sizeof(bool) == 1 && sizeof(Float16) == 2 && sizeof(BFloat16) == 2);
 static_assert(element_traits<Int4>::bits == 4 && bytes_for<Int4>(5) == 3);
 
-} // namespace rknnxx
+}  // namespace rknnxx

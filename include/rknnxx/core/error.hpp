@@ -42,7 +42,7 @@ enum class Errc : int {
   incompatile_optimization_level_version = incompatible_optimization_level_version,
 };
 
-} // namespace rknnxx
+}  // namespace rknnxx
 
 template <> struct std::is_error_code_enum<rknnxx::Errc> : std::true_type {};
 
@@ -51,43 +51,42 @@ namespace rknnxx {
 // The macro name of a code, e.g. "RKNN_ERR_PARAM_INVALID", as the runtime's logs print it.
 [[nodiscard]] constexpr std::string_view errc_name(Errc e) noexcept {
   switch (e) {
-  case Errc::success: return "RKNN_SUCC";
-  case Errc::fail: return "RKNN_ERR_FAIL";
-  case Errc::timeout: return "RKNN_ERR_TIMEOUT";
-  case Errc::device_unavailable: return "RKNN_ERR_DEVICE_UNAVAILABLE";
-  case Errc::malloc_fail: return "RKNN_ERR_MALLOC_FAIL";
-  case Errc::param_invalid: return "RKNN_ERR_PARAM_INVALID";
-  case Errc::model_invalid: return "RKNN_ERR_MODEL_INVALID";
-  case Errc::ctx_invalid: return "RKNN_ERR_CTX_INVALID";
-  case Errc::input_invalid: return "RKNN_ERR_INPUT_INVALID";
-  case Errc::output_invalid: return "RKNN_ERR_OUTPUT_INVALID";
-  case Errc::device_unmatch: return "RKNN_ERR_DEVICE_UNMATCH";
-  case Errc::incompatible_pre_compile_model: return "RKNN_ERR_INCOMPATILE_PRE_COMPILE_MODEL";
-  case Errc::incompatible_optimization_level_version: return "RKNN_ERR_INCOMPATILE_OPTIMIZATION_LEVEL_VERSION";
-  case Errc::target_platform_unmatch: return "RKNN_ERR_TARGET_PLATFORM_UNMATCH";
-  case Errc::skip_custom_op_compute: return "RKNN_WARNING_SKIP_CUSTOM_OP_COMPUTE";
+    case Errc::success: return "RKNN_SUCC";
+    case Errc::fail: return "RKNN_ERR_FAIL";
+    case Errc::timeout: return "RKNN_ERR_TIMEOUT";
+    case Errc::device_unavailable: return "RKNN_ERR_DEVICE_UNAVAILABLE";
+    case Errc::malloc_fail: return "RKNN_ERR_MALLOC_FAIL";
+    case Errc::param_invalid: return "RKNN_ERR_PARAM_INVALID";
+    case Errc::model_invalid: return "RKNN_ERR_MODEL_INVALID";
+    case Errc::ctx_invalid: return "RKNN_ERR_CTX_INVALID";
+    case Errc::input_invalid: return "RKNN_ERR_INPUT_INVALID";
+    case Errc::output_invalid: return "RKNN_ERR_OUTPUT_INVALID";
+    case Errc::device_unmatch: return "RKNN_ERR_DEVICE_UNMATCH";
+    case Errc::incompatible_pre_compile_model: return "RKNN_ERR_INCOMPATILE_PRE_COMPILE_MODEL";
+    case Errc::incompatible_optimization_level_version: return "RKNN_ERR_INCOMPATILE_OPTIMIZATION_LEVEL_VERSION";
+    case Errc::target_platform_unmatch: return "RKNN_ERR_TARGET_PLATFORM_UNMATCH";
+    case Errc::skip_custom_op_compute: return "RKNN_WARNING_SKIP_CUSTOM_OP_COMPUTE";
   }
   return "RKNN_ERR_UNKNOWN";
 }
 
 [[nodiscard]] constexpr std::string_view errc_description(Errc e) noexcept {
   switch (e) {
-  case Errc::success: return "success";
-  case Errc::fail: return "execution failed";
-  case Errc::timeout: return "execution timed out";
-  case Errc::device_unavailable: return "NPU device unavailable";
-  case Errc::malloc_fail: return "memory allocation failed";
-  case Errc::param_invalid: return "invalid parameter";
-  case Errc::model_invalid: return "invalid model";
-  case Errc::ctx_invalid: return "invalid context";
-  case Errc::input_invalid: return "invalid input";
-  case Errc::output_invalid: return "invalid output";
-  case Errc::device_unmatch: return "device does not match the model";
-  case Errc::incompatible_pre_compile_model: return "pre-compiled model incompatible with the runtime";
-  case Errc::incompatible_optimization_level_version:
-    return "model optimization level incompatible with the runtime";
-  case Errc::target_platform_unmatch: return "model built for another target platform";
-  case Errc::skip_custom_op_compute: return "custom op skipped in favour of the built-in implementation";
+    case Errc::success: return "success";
+    case Errc::fail: return "execution failed";
+    case Errc::timeout: return "execution timed out";
+    case Errc::device_unavailable: return "NPU device unavailable";
+    case Errc::malloc_fail: return "memory allocation failed";
+    case Errc::param_invalid: return "invalid parameter";
+    case Errc::model_invalid: return "invalid model";
+    case Errc::ctx_invalid: return "invalid context";
+    case Errc::input_invalid: return "invalid input";
+    case Errc::output_invalid: return "invalid output";
+    case Errc::device_unmatch: return "device does not match the model";
+    case Errc::incompatible_pre_compile_model: return "pre-compiled model incompatible with the runtime";
+    case Errc::incompatible_optimization_level_version: return "model optimization level incompatible with the runtime";
+    case Errc::target_platform_unmatch: return "model built for another target platform";
+    case Errc::skip_custom_op_compute: return "custom op skipped in favour of the built-in implementation";
   }
   return "unknown error";
 }
@@ -103,16 +102,14 @@ public:
     return fmt::format("{} ({})", n, errc_description(e));
   }
 };
-} // namespace detail
+}  // namespace detail
 
 [[nodiscard]] inline const std::error_category& rknn_category() noexcept {
   static const detail::RknnCategory category;
   return category;
 }
 
-[[nodiscard]] inline std::error_code make_error_code(Errc e) noexcept {
-  return {static_cast<int>(e), rknn_category()};
-}
+[[nodiscard]] inline std::error_code make_error_code(Errc e) noexcept { return {static_cast<int>(e), rknn_category()}; }
 
 // Which tensor an error is about, when it is about one.
 enum class Io : std::uint8_t { none, input, output };
@@ -155,7 +152,7 @@ private:
       s += ')';
     }
     if (!message.empty()) s += fmt::format("{}{}", s.empty() ? "" : ": ", message);
-    return s; // std::system_error appends ": " and the code's message
+    return s;  // std::system_error appends ": " and the code's message
   }
 
   std::string call_;
@@ -189,7 +186,6 @@ constexpr std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, std::strin
   if (a != 0 && b > UINT64_MAX / a) fail("rknnxx", "{} overflows 64 bits ({} x {})", what, a, b);
   return a * b;
 }
-} // namespace detail
+}  // namespace detail
 
-} // namespace rknnxx
-
+}  // namespace rknnxx

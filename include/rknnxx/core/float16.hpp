@@ -8,4 +8,4 @@ namespace rknnxx {
 using Float16 = PackedFloat<5, 10>;
 static_assert(sizeof(Float16) == 2 && alignof(Float16) == 2);
 
-} // namespace rknnxx
+}  // namespace rknnxx

@@ -36,19 +36,29 @@ namespace rknnxx::detail {
 // Field names of the aggregates printed through Boost.PFR, in declaration order.
 template <class T> inline constexpr std::array<std::string_view, 0> field_names{};
 template <> inline constexpr std::array<std::string_view, 4> field_names<Extents4>{"n", "c", "h", "w"};
-template <>
-inline constexpr std::array<std::string_view, 3> field_names<StrideRequest>{"w_stride", "h_stride", "c2"};
-template <>
-inline constexpr std::array<std::string_view, 9> field_names<Geometry>{
+template <> inline constexpr std::array<std::string_view, 3> field_names<StrideRequest>{"w_stride", "h_stride", "c2"};
+template <> inline constexpr std::array<std::string_view, 9> field_names<Geometry>{
     "fmt", "type", "dims", "n_elems", "size", "w_stride", "h_stride", "size_with_stride", "channels"};
-template <>
-inline constexpr std::array<std::string_view, 5> field_names<MatmulBlocking>{"k_align", "n_align", "a_sub_k",
-                                                                            "b_sub_n", "b_sub_k"};
-template <>
-inline constexpr std::array<std::string_view, 18> field_names<PlatformInfo>{
-    "platform", "name", "runtime_library", "npu_cores", "npu_cores_inferred", "dynamic_shape", "c2_8bit",
-    "c2_16bit", "c2_inferred", "zero_copy_width_alignment", "width_alignment_inferred", "matmul_int8",
-    "matmul_float16", "matmul_int4", "matmul_max_k", "matmul_b_segment_k", "function_set", "query_set"};
+template <> inline constexpr std::array<std::string_view, 5> field_names<MatmulBlocking>{
+    "k_align", "n_align", "a_sub_k", "b_sub_n", "b_sub_k"};
+template <> inline constexpr std::array<std::string_view, 18> field_names<PlatformInfo>{"platform",
+                                                                                        "name",
+                                                                                        "runtime_library",
+                                                                                        "npu_cores",
+                                                                                        "npu_cores_inferred",
+                                                                                        "dynamic_shape",
+                                                                                        "c2_8bit",
+                                                                                        "c2_16bit",
+                                                                                        "c2_inferred",
+                                                                                        "zero_copy_width_alignment",
+                                                                                        "width_alignment_inferred",
+                                                                                        "matmul_int8",
+                                                                                        "matmul_float16",
+                                                                                        "matmul_int4",
+                                                                                        "matmul_max_k",
+                                                                                        "matmul_b_segment_k",
+                                                                                        "function_set",
+                                                                                        "query_set"};
 
 template <class T>
 concept NamedAggregate = std::is_aggregate_v<T> && (field_names<T>.size() > 0);
@@ -67,7 +77,7 @@ template <class Out> Out format_dims(Out out, const std::uint32_t* d, std::size_
   return out;
 }
 
-} // namespace rknnxx::detail
+}  // namespace rknnxx::detail
 
 template <> struct fmt::formatter<rknnxx::Dims> : fmt::formatter<std::string_view> {
   template <class Ctx> auto format(const rknnxx::Dims& d, Ctx& ctx) const {
@@ -77,7 +87,7 @@ template <> struct fmt::formatter<rknnxx::Dims> : fmt::formatter<std::string_vie
 
 template <class T>
   requires std::same_as<T, rknnxx::TensorType> || std::same_as<T, rknnxx::TensorFormat> ||
-           std::same_as<T, rknnxx::Platform>
+    std::same_as<T, rknnxx::Platform>
 struct fmt::formatter<T> : fmt::formatter<std::string_view> {
   template <class Ctx> auto format(T v, Ctx& ctx) const {
     return fmt::formatter<std::string_view>::format(rknnxx::name_of(v), ctx);
@@ -103,7 +113,9 @@ template <int E, int M> struct fmt::formatter<rknnxx::PackedFloat<E, M>> : fmt::
 };
 
 template <> struct fmt::formatter<rknnxx::Int4> : fmt::formatter<int> {
-  template <class Ctx> auto format(rknnxx::Int4 v, Ctx& ctx) const { return fmt::formatter<int>::format(v.value(), ctx); }
+  template <class Ctx> auto format(rknnxx::Int4 v, Ctx& ctx) const {
+    return fmt::formatter<int>::format(v.value(), ctx);
+  }
 };
 
 // A layout tag prints its name; a mapping prints its name and the dims it reports.
@@ -134,22 +146,23 @@ template <rknnxx::detail::NamedAggregate T> struct fmt::formatter<T> : fmt::form
     auto out = ctx.out();
     boost::pfr::for_each_field(v, [&](const auto& field, std::size_t i) {
       using F = std::remove_cvref_t<decltype(field)>;
-      if constexpr (rknnxx::detail::NamedAggregate<F>) // nested: braced, so that the line stays readable
+      if constexpr (rknnxx::detail::NamedAggregate<F>)  // nested: braced, so that the line stays readable
         out = fmt::format_to(out, "{}{}={{{}}}", i ? ", " : "", rknnxx::detail::field_names<T>[i], field);
-      else
-        out = fmt::format_to(out, "{}{}={}", i ? ", " : "", rknnxx::detail::field_names<T>[i], field);
+      else out = fmt::format_to(out, "{}{}={}", i ? ", " : "", rknnxx::detail::field_names<T>[i], field);
     });
     return out;
   }
 };
 
-template <std::size_t I, std::size_t S> struct fmt::formatter<rknnxx::ShapeSet<I, S>> : fmt::formatter<std::string_view> {
+template <std::size_t I, std::size_t S> struct fmt::formatter<rknnxx::ShapeSet<I, S>>
+    : fmt::formatter<std::string_view> {
   template <class Ctx> auto format(const rknnxx::ShapeSet<I, S>& set, Ctx& ctx) const {
     auto out = ctx.out();
     *out++ = '[';
     for (std::size_t g = 0; g < set.num_shapes(); ++g) {
       out = fmt::format_to(out, "{}[", g ? ", " : "");
-      for (std::size_t i = 0; i < set.num_inputs(); ++i) out = fmt::format_to(out, "{}{}", i ? ", " : "", set.shape(g, i));
+      for (std::size_t i = 0; i < set.num_inputs(); ++i)
+        out = fmt::format_to(out, "{}{}", i ? ", " : "", set.shape(g, i));
       *out++ = ']';
     }
     *out++ = ']';
@@ -160,7 +173,8 @@ template <std::size_t I, std::size_t S> struct fmt::formatter<rknnxx::ShapeSet<I
 template <> struct fmt::formatter<rknn_tensor_attr> : fmt::formatter<std::string_view> {
   template <class Ctx> auto format(const rknn_tensor_attr& a, Ctx& ctx) const {
     using namespace rknnxx;
-    auto out = fmt::format_to(ctx.out(), "index={}, name={}, n_dims={}, dims=", a.index, rknnxx::detail::c_string(a.name), a.n_dims);
+    auto out = fmt::format_to(ctx.out(), "index={}, name={}, n_dims={}, dims=", a.index,
+                              rknnxx::detail::c_string(a.name), a.n_dims);
     out = rknnxx::detail::format_dims(out, a.dims, a.n_dims < max_rank ? a.n_dims : max_rank);
     return fmt::format_to(out,
                           ", n_elems={}, size={}, w_stride = {}, size_with_stride={}, fmt={}, type={}, qnt_type={}, "
@@ -173,8 +187,8 @@ template <> struct fmt::formatter<rknn_tensor_attr> : fmt::formatter<std::string
 template <> struct fmt::formatter<rknn_input_range> : fmt::formatter<std::string_view> {
   template <class Ctx> auto format(const rknn_input_range& r, Ctx& ctx) const {
     using namespace rknnxx;
-    auto out = fmt::format_to(ctx.out(), "index={}, name={}, shape_number={}, range=[", r.index, rknnxx::detail::c_string(r.name),
-                              r.shape_number);
+    auto out = fmt::format_to(ctx.out(), "index={}, name={}, shape_number={}, range=[", r.index,
+                              rknnxx::detail::c_string(r.name), r.shape_number);
     const std::size_t shapes = r.shape_number < max_shapes ? r.shape_number : max_shapes;
     const std::size_t rank = r.n_dims < max_rank ? r.n_dims : max_rank;
     for (std::size_t s = 0; s < shapes; ++s) {
@@ -193,7 +207,10 @@ template <> struct fmt::formatter<rknn_input_output_num> : fmt::formatter<std::s
 
 template <> struct fmt::formatter<rknnxx::TensorId> : fmt::formatter<std::string_view> {
   template <class Ctx> auto format(const rknnxx::TensorId& t, Ctx& ctx) const {
-    auto out = fmt::format_to(ctx.out(), "{}", t.io == rknnxx::Io::input ? "input" : t.io == rknnxx::Io::output ? "output" : "tensor");
+    auto out = fmt::format_to(ctx.out(), "{}",
+                              t.io == rknnxx::Io::input        ? "input"
+                                  : t.io == rknnxx::Io::output ? "output"
+                                                               : "tensor");
     if (t.index) out = fmt::format_to(out, " {}", *t.index);
     if (!t.name.empty()) out = fmt::format_to(out, " \"{}\"", t.name);
     return out;

@@ -47,27 +47,25 @@ namespace rknnxx {
 struct StrideRequest {
   std::uint32_t w_stride = 0;
   std::uint32_t h_stride = 0;
-  std::uint32_t c2 = 0; // NC1HWC2 only: must equal the platform's when the platform's is known
+  std::uint32_t c2 = 0;  // NC1HWC2 only: must equal the platform's when the platform's is known
 };
 
 struct Geometry {
   TensorFormat format = TensorFormat::undefined;
   TensorType type = TensorType::float32;
-  Dims dims;                       // as the attribute reports them (NC1HWC2: [N, C1, H, W, C2])
+  Dims dims;  // as the attribute reports them (NC1HWC2: [N, C1, H, W, C2])
   std::uint32_t n_elems = 0;
-  std::uint32_t size = 0;          // bytes without padding
-  std::uint32_t w_stride = 0;      // pixels per stored row (0 for UNDEFINED)
-  std::uint32_t h_stride = 0;      // rows per stored batch (0 for UNDEFINED)
-  std::uint32_t size_with_stride = 0; // bytes with padding: allocate this much
-  std::uint32_t channels = 0;      // the logical C of 4-D layouts (0 for UNDEFINED)
+  std::uint32_t size = 0;              // bytes without padding
+  std::uint32_t w_stride = 0;          // pixels per stored row (0 for UNDEFINED)
+  std::uint32_t h_stride = 0;          // rows per stored batch (0 for UNDEFINED)
+  std::uint32_t size_with_stride = 0;  // bytes with padding: allocate this much
+  std::uint32_t channels = 0;          // the logical C of 4-D layouts (0 for UNDEFINED)
 
   [[nodiscard]] constexpr RuntimeLayout runtime_layout() const {
     return RuntimeLayout(format, dims, w_stride, h_stride, format == TensorFormat::nc1hwc2 ? channels : 0);
   }
   // The mapping of this geometry in layout L (an Error if the format is another).
-  template <Layout L> [[nodiscard]] constexpr auto mapping() const {
-    return runtime_layout().template mapping<L>();
-  }
+  template <Layout L> [[nodiscard]] constexpr auto mapping() const { return runtime_layout().template mapping<L>(); }
   // Writes the geometry fields of an attribute (dims, n_elems, size, fmt, type, strides).
   constexpr void fill(rknn_tensor_attr& attr) const noexcept {
     dims.to_abi(attr.n_dims, attr.dims);
@@ -92,7 +90,7 @@ constexpr std::uint32_t fit32(std::string_view field, std::uint64_t v, const Dim
 constexpr std::uint64_t align_up(std::uint32_t v, std::uint32_t a) noexcept {
   return a == 0 ? v : (std::uint64_t{v} + a - 1) / a * a;
 }
-} // namespace detail
+}  // namespace detail
 
 // The run-time calculator.
 [[nodiscard]] constexpr Geometry geometry(Platform platform, TensorType type, TensorFormat format, const Dims& dims,
@@ -114,47 +112,45 @@ constexpr std::uint64_t align_up(std::uint32_t v, std::uint32_t a) noexcept {
   g.size = detail::fit32("size", bytes(dims.elements()), dims);
   std::uint64_t span = dims.elements();
   switch (format) {
-  case TensorFormat::undefined:
-    g.dims = dims;
-    break;
-  case TensorFormat::nchw: {
-    const layout::NCHW::mapping m(Extents4{dims[0], dims[1], dims[2], dims[3]});
-    g.dims = dims;
-    g.w_stride = dims[3];
-    g.h_stride = dims[2];
-    g.channels = dims[1];
-    span = m.required_span_size();
-    break;
-  }
-  case TensorFormat::nhwc: {
-    const Extents4 e{dims[0], dims[3], dims[1], dims[2]};
-    const std::uint32_t ws =
-        request.w_stride != 0 ? request.w_stride
-                              : detail::fit32("w_stride", detail::align_up(e.w, info.zero_copy_width_alignment), dims);
-    const layout::NHWC::mapping m(e, ws, request.h_stride);
-    g.dims = dims;
-    g.w_stride = m.w_stride();
-    g.h_stride = m.h_stride();
-    g.channels = e.c;
-    span = m.required_span_size();
-    break;
-  }
-  case TensorFormat::nc1hwc2: {
-    const std::uint32_t c2 = info.c2(type);
-    if (c2 == 0 && request.c2 == 0)
-      detail::fail(who, "{} has no documented NC1HWC2 C2 for {}: pass the C2 read from attr.dims[4]", info.name,
-                   name_of(type));
-    if (c2 != 0 && request.c2 != 0 && request.c2 != c2)
-      detail::fail(who, "C2 {} is not {}'s C2 for {} ({})", request.c2, info.name, name_of(type), c2);
-    const Extents4 e{dims[0], dims[1], dims[2], dims[3]};
-    const layout::NC1HWC2::mapping m(e, c2 != 0 ? c2 : request.c2, request.w_stride);
-    g.dims = m.dims();
-    g.w_stride = m.w_stride();
-    g.h_stride = e.h;
-    g.channels = e.c;
-    span = m.required_span_size();
-    break;
-  }
+    case TensorFormat::undefined: g.dims = dims; break;
+    case TensorFormat::nchw: {
+      const layout::NCHW::mapping m(Extents4{dims[0], dims[1], dims[2], dims[3]});
+      g.dims = dims;
+      g.w_stride = dims[3];
+      g.h_stride = dims[2];
+      g.channels = dims[1];
+      span = m.required_span_size();
+      break;
+    }
+    case TensorFormat::nhwc: {
+      const Extents4 e{dims[0], dims[3], dims[1], dims[2]};
+      const std::uint32_t ws = request.w_stride != 0
+          ? request.w_stride
+          : detail::fit32("w_stride", detail::align_up(e.w, info.zero_copy_width_alignment), dims);
+      const layout::NHWC::mapping m(e, ws, request.h_stride);
+      g.dims = dims;
+      g.w_stride = m.w_stride();
+      g.h_stride = m.h_stride();
+      g.channels = e.c;
+      span = m.required_span_size();
+      break;
+    }
+    case TensorFormat::nc1hwc2: {
+      const std::uint32_t c2 = info.c2(type);
+      if (c2 == 0 && request.c2 == 0)
+        detail::fail(who, "{} has no documented NC1HWC2 C2 for {}: pass the C2 read from attr.dims[4]", info.name,
+                     name_of(type));
+      if (c2 != 0 && request.c2 != 0 && request.c2 != c2)
+        detail::fail(who, "C2 {} is not {}'s C2 for {} ({})", request.c2, info.name, name_of(type), c2);
+      const Extents4 e{dims[0], dims[1], dims[2], dims[3]};
+      const layout::NC1HWC2::mapping m(e, c2 != 0 ? c2 : request.c2, request.w_stride);
+      g.dims = m.dims();
+      g.w_stride = m.w_stride();
+      g.h_stride = e.h;
+      g.channels = e.c;
+      span = m.required_span_size();
+      break;
+    }
   }
   g.size_with_stride = detail::fit32("size_with_stride", bytes(span), dims);
   return g;
@@ -203,4 +199,4 @@ static_assert(geometry<Platform::rk3568, std::int8_t, layout::NC1HWC2>({1, 255, 
 static_assert(geometry<Platform::rk3588, Float16, layout::NHWC>({2, 224, 224, 3}).n_elems == 301056);
 static_assert(geometry<Platform::rk3588, Float16, layout::NHWC>({2, 224, 224, 3}).size == 602112);
 
-} // namespace rknnxx
+}  // namespace rknnxx

@@ -27,7 +27,7 @@ public:
   }
   [[nodiscard]] constexpr std::uint8_t nibble() const noexcept { return static_cast<std::uint8_t>(value_ & 0xf); }
   [[nodiscard]] constexpr int value() const noexcept { return value_; }
-  constexpr operator int() const noexcept { return value_; } // widening is exact
+  constexpr operator int() const noexcept { return value_; }  // widening is exact
 
   friend constexpr bool operator==(Int4, Int4) noexcept = default;
   friend constexpr auto operator<=>(Int4, Int4) noexcept = default;
@@ -62,4 +62,4 @@ private:
 };
 static_assert(sizeof(Int4x2) == 1);
 
-} // namespace rknnxx
+}  // namespace rknnxx

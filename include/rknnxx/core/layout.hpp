@@ -38,10 +38,10 @@ enum class TensorFormat : std::uint32_t {
 }
 [[nodiscard]] constexpr std::string_view name_of(TensorFormat f) noexcept {
   switch (f) {
-  case TensorFormat::nchw: return "NCHW";
-  case TensorFormat::nhwc: return "NHWC";
-  case TensorFormat::nc1hwc2: return "NC1HWC2";
-  case TensorFormat::undefined: return "UNDEFINED";
+    case TensorFormat::nchw: return "NCHW";
+    case TensorFormat::nhwc: return "NHWC";
+    case TensorFormat::nc1hwc2: return "NC1HWC2";
+    case TensorFormat::undefined: return "UNDEFINED";
   }
   return "UNKNOW";
 }
@@ -64,7 +64,7 @@ constexpr void check_extents(std::string_view who, const Extents4& e) {
     fail(who, "extents n={} c={} h={} w={}: every extent must be at least 1", e.n, e.c, e.h, e.w);
 }
 constexpr std::uint32_t checked_w_stride(std::string_view who, const Extents4& e, std::uint32_t w_stride) {
-  if (w_stride == 0) return e.w; // the ABI's "0 means equal to the width"
+  if (w_stride == 0) return e.w;  // the ABI's "0 means equal to the width"
   if (w_stride < e.w) fail(who, "w_stride {} is smaller than the width {}", w_stride, e.w);
   return w_stride;
 }
@@ -81,7 +81,7 @@ constexpr std::uint32_t checked_h_stride(std::string_view who, const Extents4& e
   if (h_stride < e.h) fail(who, "h_stride {} is smaller than the height {}", h_stride, e.h);
   return h_stride;
 }
-} // namespace detail
+}  // namespace detail
 
 namespace layout {
 
@@ -220,7 +220,8 @@ struct Undefined {
     constexpr mapping() noexcept = default;
     constexpr explicit mapping(Dims d) : d_(d) {
       if (d.elements() > std::numeric_limits<std::size_t>::max())
-        detail::fail("layout::Undefined::mapping", "the span of {} elements does not fit std::size_t on this target", d.elements());
+        detail::fail("layout::Undefined::mapping", "the span of {} elements does not fit std::size_t on this target",
+                     d.elements());
     }
 
     [[nodiscard]] constexpr Dims dims() const noexcept { return d_; }
@@ -244,7 +245,7 @@ struct Undefined {
   };
 };
 
-} // namespace layout
+}  // namespace layout
 
 // A layout type: its ABI format, its name, and a mapping from (n, c, h, w) to an element offset.
 template <class L>
@@ -264,11 +265,19 @@ static_assert(Layout<layout::NCHW> && Layout<layout::NHWC> && Layout<layout::NC1
 
 namespace detail {
 template <TensorFormat> struct layout_of;
-template <> struct layout_of<TensorFormat::nchw> { using type = layout::NCHW; };
-template <> struct layout_of<TensorFormat::nhwc> { using type = layout::NHWC; };
-template <> struct layout_of<TensorFormat::nc1hwc2> { using type = layout::NC1HWC2; };
-template <> struct layout_of<TensorFormat::undefined> { using type = layout::Undefined; };
-} // namespace detail
+template <> struct layout_of<TensorFormat::nchw> {
+  using type = layout::NCHW;
+};
+template <> struct layout_of<TensorFormat::nhwc> {
+  using type = layout::NHWC;
+};
+template <> struct layout_of<TensorFormat::nc1hwc2> {
+  using type = layout::NC1HWC2;
+};
+template <> struct layout_of<TensorFormat::undefined> {
+  using type = layout::Undefined;
+};
+}  // namespace detail
 
 // The layout type of a TensorFormat value.
 template <TensorFormat F> using layout_t = typename detail::layout_of<F>::type;
@@ -310,7 +319,8 @@ public:
     std::uint32_t channels = 0;
     if (format == TensorFormat::nc1hwc2 && dims.rank() == 5) {
       // Checked: N*H*W of crafted dims can wrap to 0, and n_elems % 0 would trap.
-      const std::uint64_t nhw = detail::checked_mul(std::uint64_t{dims[0]} * dims[2], dims[3], "N*H*W of the NC1HWC2 dims");
+      const std::uint64_t nhw =
+          detail::checked_mul(std::uint64_t{dims[0]} * dims[2], dims[3], "N*H*W of the NC1HWC2 dims");
       const std::uint64_t padded = std::uint64_t{dims[1]} * dims[4];
       if (attr.n_elems % nhw == 0 && attr.n_elems / nhw <= padded && attr.n_elems / nhw + dims[4] > padded)
         channels = static_cast<std::uint32_t>(attr.n_elems / nhw);
@@ -319,8 +329,8 @@ public:
         const auto type = static_cast<TensorType>(attr.type);
         const std::uint32_t c2 = info.c2(type);
         if (c2 != 0 && dims[4] != c2)
-          detail::fail("rknnxx::RuntimeLayout", "C2 {} is not {}'s C2 for {} ({})", dims[4], info.name,
-                       name_of(type), c2);
+          detail::fail("rknnxx::RuntimeLayout", "C2 {} is not {}'s C2 for {} ({})", dims[4], info.name, name_of(type),
+                       c2);
       }
     }
     return RuntimeLayout(format, dims, attr.w_stride, attr.h_stride, channels);
@@ -361,4 +371,4 @@ private:
   std::uint32_t channels_;
 };
 
-} // namespace rknnxx
+}  // namespace rknnxx

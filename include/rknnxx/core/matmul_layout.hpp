@@ -33,20 +33,20 @@ struct MatmulTypes {
 [[nodiscard]] constexpr std::optional<MatmulTypes> matmul_types(int type) noexcept {
   using T = TensorType;
   switch (type) {
-  case RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32: return MatmulTypes{T::float16, T::float16, T::float32};
-  case RKNN_INT8_MM_INT8_TO_INT32: return MatmulTypes{T::int8, T::int8, T::int32};
-  case RKNN_INT8_MM_INT8_TO_INT8: return MatmulTypes{T::int8, T::int8, T::int8};
-  case RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT16: return MatmulTypes{T::float16, T::float16, T::float16};
-  case RKNN_FLOAT16_MM_INT8_TO_FLOAT32: return MatmulTypes{T::float16, T::int8, T::float32};
-  case RKNN_FLOAT16_MM_INT8_TO_FLOAT16: return MatmulTypes{T::float16, T::int8, T::float16};
-  case RKNN_FLOAT16_MM_INT4_TO_FLOAT32: return MatmulTypes{T::float16, T::int4, T::float32};
-  case RKNN_FLOAT16_MM_INT4_TO_FLOAT16: return MatmulTypes{T::float16, T::int4, T::float16};
-  case RKNN_INT8_MM_INT8_TO_FLOAT32: return MatmulTypes{T::int8, T::int8, T::float32};
-  case RKNN_INT4_MM_INT4_TO_INT16: return MatmulTypes{T::int4, T::int4, T::int16};
-  case RKNN_INT8_MM_INT4_TO_INT32: return MatmulTypes{T::int8, T::int4, T::int32};
-  case RKNN_FLOAT16_MM_INT4_TO_BFLOAT16: return MatmulTypes{T::float16, T::int4, T::bfloat16};
-  case RKNN_INT8_MM_INT4_TO_FLOAT16: return MatmulTypes{T::int8, T::int4, T::float16};
-  default: return std::nullopt;
+    case RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32: return MatmulTypes{T::float16, T::float16, T::float32};
+    case RKNN_INT8_MM_INT8_TO_INT32: return MatmulTypes{T::int8, T::int8, T::int32};
+    case RKNN_INT8_MM_INT8_TO_INT8: return MatmulTypes{T::int8, T::int8, T::int8};
+    case RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT16: return MatmulTypes{T::float16, T::float16, T::float16};
+    case RKNN_FLOAT16_MM_INT8_TO_FLOAT32: return MatmulTypes{T::float16, T::int8, T::float32};
+    case RKNN_FLOAT16_MM_INT8_TO_FLOAT16: return MatmulTypes{T::float16, T::int8, T::float16};
+    case RKNN_FLOAT16_MM_INT4_TO_FLOAT32: return MatmulTypes{T::float16, T::int4, T::float32};
+    case RKNN_FLOAT16_MM_INT4_TO_FLOAT16: return MatmulTypes{T::float16, T::int4, T::float16};
+    case RKNN_INT8_MM_INT8_TO_FLOAT32: return MatmulTypes{T::int8, T::int8, T::float32};
+    case RKNN_INT4_MM_INT4_TO_INT16: return MatmulTypes{T::int4, T::int4, T::int16};
+    case RKNN_INT8_MM_INT4_TO_INT32: return MatmulTypes{T::int8, T::int4, T::int32};
+    case RKNN_FLOAT16_MM_INT4_TO_BFLOAT16: return MatmulTypes{T::float16, T::int4, T::bfloat16};
+    case RKNN_INT8_MM_INT4_TO_FLOAT16: return MatmulTypes{T::int8, T::int4, T::float16};
+    default: return std::nullopt;
   }
 }
 
@@ -81,9 +81,9 @@ struct MatmulMatrix {
   // Where element (row, col) of the logical matrix lives, in elements from the start.
   [[nodiscard]] constexpr std::uint64_t offset(std::uint64_t row, std::uint64_t col) const noexcept {
     switch (layout) {
-    case MatmulLayout::normal: return row * cols + col;
-    case MatmulLayout::transposed: return col * rows + row;  // B [N, K]
-    case MatmulLayout::native: break;
+      case MatmulLayout::normal: return row * cols + col;
+      case MatmulLayout::transposed: return col * rows + row;  // B [N, K]
+      case MatmulLayout::native: break;
     }
     if (segment_k == 0) {
       // A [K/subK, M, subK] (row = m, col = k) and C [N/subN, M, subN] (row = m, col = n).
@@ -96,7 +96,7 @@ struct MatmulMatrix {
     const std::uint64_t segment_rows = rows - first_row < segment_k ? rows - first_row : segment_k;
     const std::uint64_t k = row - first_row;
     return first_row * cols + ((col / sub_n * (segment_rows / sub_k) + k / sub_k) * sub_n + col % sub_n) * sub_k +
-           k % sub_k;
+        k % sub_k;
   }
 };
 
@@ -114,10 +114,11 @@ namespace detail {
 
 [[nodiscard]] constexpr std::uint32_t matmul_bytes(TensorType t, std::uint64_t elements, std::string_view what) {
   const std::uint64_t bytes = bytes_for(t, elements);
-  if (bytes > UINT32_MAX) fail("rknn_matmul_create", "{} is {} bytes, more than the 32-bit size field holds", what, bytes);
+  if (bytes > UINT32_MAX)
+    fail("rknn_matmul_create", "{} is {} bytes, more than the 32-bit size field holds", what, bytes);
   return static_cast<std::uint32_t>(bytes);
 }
-} // namespace detail
+}  // namespace detail
 
 // The io_attr dims and sizes for shape (M, K, N) of `type` on `platform`, or rknnxx::Error
 // (RKNN_ERR_PARAM_INVALID) naming what the platform refuses (docs/matmul.md).
@@ -149,16 +150,16 @@ namespace detail {
   const std::uint64_t kn = detail::checked_mul(shape.k, shape.n, "K x N");
   const std::uint64_t mn = detail::checked_mul(shape.m, shape.n, "M x N");
 
-  g.a = {types->a, ac_layout, 2, {shape.m, shape.k, 0, 0}, detail::matmul_bytes(types->a, mk, "A"), 0, 0, 0,
-         shape.m, shape.k};
+  g.a = {types->a, ac_layout, 2,      {shape.m, shape.k, 0, 0}, detail::matmul_bytes(types->a, mk, "A"), 0, 0,
+         0,        shape.m,   shape.k};
   if (ac_layout == MatmulLayout::native) {
     g.a.sub_k = block_a.a_sub_k;
     g.a.n_dims = 3;
     g.a.dims = {shape.k / g.a.sub_k, shape.m, g.a.sub_k, 0};
   }
 
-  g.b = {types->b, b_layout, 2, {shape.k, shape.n, 0, 0}, detail::matmul_bytes(types->b, kn, "B"), 0, 0, 0,
-         shape.k, shape.n};
+  g.b = {types->b, b_layout, 2,      {shape.k, shape.n, 0, 0}, detail::matmul_bytes(types->b, kn, "B"), 0, 0,
+         0,        shape.k,  shape.n};
   if (b_layout == MatmulLayout::transposed) {
     g.b.dims = {shape.n, shape.k, 0, 0};
   } else if (b_layout == MatmulLayout::native) {
@@ -166,8 +167,8 @@ namespace detail {
     g.b.sub_k = block_b.b_sub_k;
     // Large K: B is cut into segments of matmul_b_segment_k rows, each laid out on its own.
     g.b.segment_k = platform.matmul_b_segment_k != 0 && shape.k > platform.matmul_b_segment_k
-                        ? platform.matmul_b_segment_k
-                        : shape.k;
+        ? platform.matmul_b_segment_k
+        : shape.k;
     if (shape.n % g.b.sub_n != 0 || shape.k % g.b.sub_k != 0 || g.b.segment_k % g.b.sub_k != 0)
       fail("rknn_matmul_create", "native B needs N a multiple of {} and K of {} (N={}, K={})", g.b.sub_n, g.b.sub_k,
            shape.n, shape.k);
@@ -178,8 +179,8 @@ namespace detail {
          static_cast<int>(b_layout));
   }
 
-  g.c = {types->c, ac_layout, 2, {shape.m, shape.n, 0, 0}, detail::matmul_bytes(types->c, mn, "C"), 0, 0, 0,
-         shape.m, shape.n};
+  g.c = {types->c, ac_layout, 2,      {shape.m, shape.n, 0, 0}, detail::matmul_bytes(types->c, mn, "C"), 0, 0,
+         0,        shape.m,   shape.n};
   if (ac_layout == MatmulLayout::native) {
     g.c.sub_n = detail::matmul_c_sub_n(types->c);
     if (shape.n % g.c.sub_n != 0)
@@ -192,4 +193,4 @@ namespace detail {
   return g;
 }
 
-} // namespace rknnxx
+}  // namespace rknnxx

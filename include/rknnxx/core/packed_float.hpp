@@ -50,38 +50,38 @@ template <class From, class To> constexpr std::uint64_t convert_binary(std::uint
   std::uint64_t sig = exp == 0 ? man : (man | (std::uint64_t{1} << From::mantissa_bits));
   const int ex = (exp == 0 ? 1 : static_cast<int>(exp)) - From::bias - From::mantissa_bits;
   const int length = std::bit_width(sig);
-  const int unbiased = ex + length - 1;                         // floor(log2(value))
-  constexpr int min_quantum = 1 - To::bias - To::mantissa_bits; // exponent of the smallest subnormal
+  const int unbiased = ex + length - 1;                          // floor(log2(value))
+  constexpr int min_quantum = 1 - To::bias - To::mantissa_bits;  // exponent of the smallest subnormal
   int quantum = unbiased - To::mantissa_bits;
   if (quantum < min_quantum) quantum = min_quantum;
   const int shift = quantum - ex;
   std::uint64_t out;
   if (shift <= 0) {
-    out = sig << -shift; // exact
+    out = sig << -shift;  // exact
   } else if (shift > length) {
-    out = 0; // below half of the smallest subnormal
+    out = 0;  // below half of the smallest subnormal
   } else {
     out = shift == 64 ? 0 : sig >> shift;
     const std::uint64_t rem = sig & ((std::uint64_t{1} << shift) - 1);
     const std::uint64_t half = std::uint64_t{1} << (shift - 1);
     if (rem > half || (rem == half && (out & 1u))) ++out;
   }
-  if (out >> (To::mantissa_bits + 1)) { // rounding carried into a new binade
+  if (out >> (To::mantissa_bits + 1)) {  // rounding carried into a new binade
     out >>= 1;
     ++quantum;
   }
-  if (out >> To::mantissa_bits) { // normal
+  if (out >> To::mantissa_bits) {  // normal
     const std::int64_t biased = quantum + To::mantissa_bits + To::bias;
     if (biased >= static_cast<std::int64_t>(To::exponent_all_ones)) return out_sign | out_inf;
     return out_sign | (static_cast<std::uint64_t>(biased) << To::mantissa_bits) | (out & To::mantissa_mask);
   }
-  return out_sign | out; // subnormal (or zero after rounding)
+  return out_sign | out;  // subnormal (or zero after rounding)
 }
 
 using Binary32 = BinaryFormat<8, 23>;
 using Binary64 = BinaryFormat<11, 52>;
 
-} // namespace detail
+}  // namespace detail
 
 template <int ExponentBits, int MantissaBits> class PackedFloat {
   static_assert(1 + ExponentBits + MantissaBits == 16, "PackedFloat holds a 16-bit binary float");
@@ -107,8 +107,7 @@ public:
 
   // Widening is exact, hence implicit.
   constexpr operator float() const noexcept {
-    return std::bit_cast<float>(
-        static_cast<std::uint32_t>(detail::convert_binary<format, detail::Binary32>(bits_)));
+    return std::bit_cast<float>(static_cast<std::uint32_t>(detail::convert_binary<format, detail::Binary32>(bits_)));
   }
   [[nodiscard]] constexpr double to_double() const noexcept {
     return std::bit_cast<double>(detail::convert_binary<format, detail::Binary64>(bits_));
@@ -116,9 +115,11 @@ public:
 
   [[nodiscard]] constexpr bool is_nan() const noexcept {
     return ((bits_ >> MantissaBits) & format::exponent_all_ones) == format::exponent_all_ones &&
-           (bits_ & format::mantissa_mask) != 0;
+        (bits_ & format::mantissa_mask) != 0;
   }
-  [[nodiscard]] constexpr bool is_inf() const noexcept { return (bits_ & 0x7fffu) == (format::exponent_all_ones << MantissaBits); }
+  [[nodiscard]] constexpr bool is_inf() const noexcept {
+    return (bits_ & 0x7fffu) == (format::exponent_all_ones << MantissaBits);
+  }
   [[nodiscard]] constexpr bool signbit() const noexcept { return (bits_ >> 15) != 0; }
 
   constexpr PackedFloat operator-() const noexcept { return from_bits(static_cast<std::uint16_t>(bits_ ^ 0x8000u)); }
@@ -139,8 +140,8 @@ public:
                                                 (std::uint64_t{1} << (MantissaBits - 1))));
   }
   [[nodiscard]] static constexpr PackedFloat max() noexcept {
-    return from_bits(static_cast<std::uint16_t>(((format::exponent_all_ones - 1) << MantissaBits) |
-                                                format::mantissa_mask));
+    return from_bits(
+        static_cast<std::uint16_t>(((format::exponent_all_ones - 1) << MantissaBits) | format::mantissa_mask));
   }
   [[nodiscard]] static constexpr PackedFloat lowest() noexcept { return -max(); }
   [[nodiscard]] static constexpr PackedFloat min_normal() noexcept {
@@ -148,14 +149,15 @@ public:
   }
   [[nodiscard]] static constexpr PackedFloat denorm_min() noexcept { return from_bits(1); }
   [[nodiscard]] static constexpr PackedFloat epsilon() noexcept {
-    return from_bits(static_cast<std::uint16_t>(static_cast<std::uint64_t>(format::bias - MantissaBits) << MantissaBits));
+    return from_bits(
+        static_cast<std::uint16_t>(static_cast<std::uint64_t>(format::bias - MantissaBits) << MantissaBits));
   }
 
 private:
   std::uint16_t bits_ = 0;
 };
 
-} // namespace rknnxx
+}  // namespace rknnxx
 
 template <int E, int M> class std::numeric_limits<rknnxx::PackedFloat<E, M>> {
   using T = rknnxx::PackedFloat<E, M>;
@@ -167,7 +169,7 @@ public:
   static constexpr bool is_exact = false;
   static constexpr bool has_infinity = true;
   static constexpr bool has_quiet_NaN = true;
-  static constexpr bool is_iec559 = E == 5; // binary16 is an IEEE interchange format, bfloat16 is not
+  static constexpr bool is_iec559 = E == 5;  // binary16 is an IEEE interchange format, bfloat16 is not
   static constexpr int digits = M + 1;
   static constexpr int radix = 2;
   static constexpr std::float_round_style round_style = std::round_to_nearest;

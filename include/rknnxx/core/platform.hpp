@@ -50,25 +50,54 @@ enum class CoreMask : std::uint32_t {
 // A value of rknn_core_mask (RKNN_NPU_CORE_UNDEFINED excluded: it selects nothing).
 [[nodiscard]] constexpr bool is_valid(CoreMask m) noexcept {
   switch (m) {
-  case CoreMask::automatic:
-  case CoreMask::core_0:
-  case CoreMask::core_1:
-  case CoreMask::core_2:
-  case CoreMask::core_0_1:
-  case CoreMask::core_0_1_2:
-  case CoreMask::all: return true;
+    case CoreMask::automatic:
+    case CoreMask::core_0:
+    case CoreMask::core_1:
+    case CoreMask::core_2:
+    case CoreMask::core_0_1:
+    case CoreMask::core_0_1_2:
+    case CoreMask::all: return true;
   }
   return false;
 }
 
 // The runtime's functions, for availability per platform (docs/c-interface.md#platforms).
 enum class Function : std::uint8_t {
-  init, dup_context, destroy, query, inputs_set, set_batch_core_num, set_core_mask, run, wait, outputs_get,
-  outputs_release, create_mem_from_phys, create_mem_from_fd, create_mem_from_mb_blk, create_mem, create_mem2,
-  destroy_mem, set_weight_mem, set_internal_mem, set_io_mem, set_input_shape, set_input_shapes, mem_sync,
-  matmul_create, matmul_create_dynamic_shape, matmul_set_io_mem, matmul_set_core_mask, matmul_set_quant_params,
-  matmul_get_quant_params, matmul_set_dynamic_shape, matmul_run, matmul_destroy, B_normal_layout_to_native_layout,
-  register_custom_ops, custom_op_get_op_attr,
+  init,
+  dup_context,
+  destroy,
+  query,
+  inputs_set,
+  set_batch_core_num,
+  set_core_mask,
+  run,
+  wait,
+  outputs_get,
+  outputs_release,
+  create_mem_from_phys,
+  create_mem_from_fd,
+  create_mem_from_mb_blk,
+  create_mem,
+  create_mem2,
+  destroy_mem,
+  set_weight_mem,
+  set_internal_mem,
+  set_io_mem,
+  set_input_shape,
+  set_input_shapes,
+  mem_sync,
+  matmul_create,
+  matmul_create_dynamic_shape,
+  matmul_set_io_mem,
+  matmul_set_core_mask,
+  matmul_set_quant_params,
+  matmul_get_quant_params,
+  matmul_set_dynamic_shape,
+  matmul_run,
+  matmul_destroy,
+  B_normal_layout_to_native_layout,
+  register_custom_ops,
+  custom_op_get_op_attr,
 };
 
 enum class QueryCmd : std::uint32_t {
@@ -110,25 +139,25 @@ constexpr std::uint64_t bit(Function f) noexcept { return std::uint64_t{1} << st
 constexpr std::uint32_t bit(QueryCmd q) noexcept { return std::uint32_t{1} << static_cast<unsigned>(q); }
 template <class... F> constexpr std::uint64_t functions(F... f) noexcept { return (bit(f) | ... | 0u); }
 template <class... Q> constexpr std::uint32_t queries(Q... q) noexcept { return (bit(q) | ... | 0u); }
-} // namespace detail
+}  // namespace detail
 
 struct PlatformInfo {
   Platform platform;
-  std::string_view name;            // as the toolkit's target_platform spells it, upper case
-  std::string_view runtime_library; // librknnrt.so or librknnmrt.so
+  std::string_view name;             // as the toolkit's target_platform spells it, upper case
+  std::string_view runtime_library;  // librknnrt.so or librknnmrt.so
   std::uint32_t npu_cores;
   bool npu_cores_inferred;
-  bool dynamic_shape;               // rknn_set_input_shapes and the CURRENT_* queries
-  std::uint32_t c2_8bit;            // NC1HWC2 C2 for int8 (and uint8: INFERRED); 0 = unknown
-  std::uint32_t c2_16bit;           // for float16 and int16; 0 = unknown
+  bool dynamic_shape;      // rknn_set_input_shapes and the CURRENT_* queries
+  std::uint32_t c2_8bit;   // NC1HWC2 C2 for int8 (and uint8: INFERRED); 0 = unknown
+  std::uint32_t c2_16bit;  // for float16 and int16; 0 = unknown
   bool c2_inferred;
-  std::uint32_t zero_copy_width_alignment; // pixels; 0 = unknown
+  std::uint32_t zero_copy_width_alignment;  // pixels; 0 = unknown
   bool width_alignment_inferred;
   MatmulBlocking matmul_int8;
   MatmulBlocking matmul_float16;
   MatmulBlocking matmul_int4;
-  std::uint32_t matmul_max_k;             // 0 = no matmul
-  std::uint32_t matmul_b_segment_k;       // B is split into segments of this K; 0 = never
+  std::uint32_t matmul_max_k;        // 0 = no matmul
+  std::uint32_t matmul_b_segment_k;  // B is split into segments of this K; 0 = never
   std::uint64_t function_set;
   std::uint32_t query_set;
 
@@ -139,11 +168,11 @@ struct PlatformInfo {
   // The C2 of NC1HWC2 tensors of element type t; 0 when the platform has none or it is unknown.
   [[nodiscard]] constexpr std::uint32_t c2(TensorType t) const noexcept {
     switch (t) {
-    case TensorType::int8:
-    case TensorType::uint8: return c2_8bit;
-    case TensorType::float16:
-    case TensorType::int16: return c2_16bit;
-    default: return 0;
+      case TensorType::int8:
+      case TensorType::uint8: return c2_8bit;
+      case TensorType::float16:
+      case TensorType::int16: return c2_16bit;
+      default: return 0;
     }
   }
 
@@ -151,23 +180,23 @@ struct PlatformInfo {
   // platforms simply have no rknn_set_core_mask to call: see supports(Function::set_core_mask)).
   [[nodiscard]] constexpr bool valid_core_mask(CoreMask m) const noexcept {
     switch (m) {
-    case CoreMask::automatic:
-    case CoreMask::core_0: return true;
-    case CoreMask::core_1:
-    case CoreMask::core_0_1:
-    case CoreMask::all: return npu_cores >= 2;
-    case CoreMask::core_2:
-    case CoreMask::core_0_1_2: return npu_cores >= 3;
+      case CoreMask::automatic:
+      case CoreMask::core_0: return true;
+      case CoreMask::core_1:
+      case CoreMask::core_0_1:
+      case CoreMask::all: return npu_cores >= 2;
+      case CoreMask::core_2:
+      case CoreMask::core_0_1_2: return npu_cores >= 3;
     }
     return false;
   }
 
   [[nodiscard]] constexpr MatmulBlocking matmul(TensorType t) const noexcept {
     switch (t) {
-    case TensorType::int8: return matmul_int8;
-    case TensorType::float16: return matmul_float16;
-    case TensorType::int4: return matmul_int4;
-    default: return {};
+      case TensorType::int8: return matmul_int8;
+      case TensorType::float16: return matmul_float16;
+      case TensorType::int4: return matmul_int4;
+      default: return {};
     }
   }
 };
@@ -180,8 +209,7 @@ inline constexpr std::uint64_t functions_everywhere =
     functions(F::init, F::destroy, F::query, F::run, F::create_mem_from_phys, F::create_mem, F::create_mem2,
               F::destroy_mem, F::set_weight_mem, F::set_internal_mem, F::set_io_mem, F::mem_sync);
 inline constexpr std::uint64_t functions_rv110x = functions_everywhere | functions(F::create_mem_from_fd);
-inline constexpr std::uint64_t functions_column_a =
-    functions_rv110x |
+inline constexpr std::uint64_t functions_column_a = functions_rv110x |
     functions(F::dup_context, F::inputs_set, F::outputs_get, F::outputs_release, F::set_input_shapes, F::matmul_create,
               F::matmul_create_dynamic_shape, F::matmul_set_io_mem, F::matmul_set_quant_params,
               F::matmul_get_quant_params, F::matmul_set_dynamic_shape, F::matmul_run, F::matmul_destroy,
@@ -196,9 +224,9 @@ inline constexpr std::uint64_t functions_column_b =
 inline constexpr std::uint32_t queries_everywhere =
     queries(Q::in_out_num, Q::input_attr, Q::output_attr, Q::sdk_version, Q::mem_size, Q::custom_string,
             Q::native_input_attr, Q::native_output_attr, Q::native_nhwc_input_attr, Q::native_nhwc_output_attr);
-inline constexpr std::uint32_t queries_columns_ab =
-    queries_everywhere | queries(Q::perf_detail, Q::perf_run, Q::input_dynamic_range, Q::current_input_attr,
-                                 Q::current_output_attr, Q::current_native_input_attr, Q::current_native_output_attr);
+inline constexpr std::uint32_t queries_columns_ab = queries_everywhere |
+    queries(Q::perf_detail, Q::perf_run, Q::input_dynamic_range, Q::current_input_attr, Q::current_output_attr,
+            Q::current_native_input_attr, Q::current_native_output_attr);
 // DEVICE_MEM_INFO: the vendor's table marks it supported on RV110x and RK2118, its prose says not
 // on the RV1106 family; the table is followed here (docs/c-interface.md#platforms).
 inline constexpr std::uint32_t queries_columns_cd = queries_everywhere | queries(Q::device_mem_info);
@@ -212,46 +240,142 @@ inline constexpr MatmulBlocking mm_rk3588_fp16{32, 16, 8, 16, 32};
 inline constexpr MatmulBlocking mm_rk3588_int4{32, 64, 32, 64, 32};
 
 constexpr PlatformInfo rk356x(Platform p, std::string_view name) {
-  return {p, name, "librknnrt.so", 1, false, true, 8, 4, false, 8, false,
-          mm_rk356x_int8, mm_rk356x_fp16, {}, 10240, 0, functions_column_a, queries_columns_ab};
+  return {p,
+          name,
+          "librknnrt.so",
+          1,
+          false,
+          true,
+          8,
+          4,
+          false,
+          8,
+          false,
+          mm_rk356x_int8,
+          mm_rk356x_fp16,
+          {},
+          10240,
+          0,
+          functions_column_a,
+          queries_columns_ab};
 }
 constexpr PlatformInfo rv110x(Platform p, std::string_view name, bool b_revision) {
   // RV1106/RV1103: C2 and the 16-pixel alignment of docs/c-interface.md#nc1hwc2. The B revisions:
   // not documented.
-  return {p, name, "librknnmrt.so", 1, false, false, b_revision ? 0u : 16u, b_revision ? 0u : 8u, false,
-          b_revision ? 0u : 16u, false, {}, {}, {}, 0, 0, functions_rv110x, queries_columns_cd};
+  return {p,
+          name,
+          "librknnmrt.so",
+          1,
+          false,
+          false,
+          b_revision ? 0u : 16u,
+          b_revision ? 0u : 8u,
+          false,
+          b_revision ? 0u : 16u,
+          false,
+          {},
+          {},
+          {},
+          0,
+          0,
+          functions_rv110x,
+          queries_columns_cd};
 }
-} // namespace detail
+}  // namespace detail
 
 [[nodiscard]] constexpr PlatformInfo platform_info(Platform p) {
   using namespace detail;
   switch (p) {
-  case Platform::rk3588:
-    return {p, "RK3588", "librknnrt.so", 3, false, true, 16, 8, false, 16, false,
-            mm_rk3588_int8, mm_rk3588_fp16, mm_rk3588_int4, 10240, 8192, functions_column_b, queries_columns_ab};
-  case Platform::rk3576:
-    // INFERRED: two cores (third-party configs use cores {0, 1}); C2 and the 16-pixel width
-    // alignment assumed equal to RK3588's. Read attr.dims[4] and attr.w_stride at run time.
-    return {p, "RK3576", "librknnrt.so", 2, true, true, 16, 8, true, 16, true,
-            mm_rk3588_int8, mm_rk3588_fp16, mm_rk3588_int4, 10240, 4096, functions_column_b, queries_columns_ab};
-  case Platform::rk3566: return rk356x(p, "RK3566");
-  case Platform::rk3568: return rk356x(p, "RK3568");
-  case Platform::rk3562:
-    return {p, "RK3562", "librknnrt.so", 1, false, true, 16, 8, false, 16, false,
-            mm_rk3562_int8, mm_rk3562_fp16, {}, 10240, 0, functions_column_a, queries_columns_ab};
-  case Platform::rv1106: return rv110x(p, "RV1106", false);
-  case Platform::rv1103: return rv110x(p, "RV1103", false);
-  case Platform::rv1106b: return rv110x(p, "RV1106B", true);
-  case Platform::rv1103b: return rv110x(p, "RV1103B", true);
-  case Platform::rv1126b:
-    // The first column of docs/c-interface.md#platforms (single core: no core-mask functions). C2, width alignment and
-    // matmul blocking are not documented.
-    return {p, "RV1126B", "librknnrt.so", 1, false, true, 0, 0, false, 0, false,
-            {}, {}, {}, 10240, 0, functions_column_a, queries_columns_ab};
-  case Platform::rk2118:
-    // Column D: the minimal API, no create_mem_from_fd. One core (INFERRED: no core-mask calls).
-    return {p, "RK2118", "librknnmrt.so", 1, true, false, 0, 0, false, 0, false,
-            {}, {}, {}, 0, 0, functions_everywhere, queries_columns_cd};
+    case Platform::rk3588:
+      return {p,
+              "RK3588",
+              "librknnrt.so",
+              3,
+              false,
+              true,
+              16,
+              8,
+              false,
+              16,
+              false,
+              mm_rk3588_int8,
+              mm_rk3588_fp16,
+              mm_rk3588_int4,
+              10240,
+              8192,
+              functions_column_b,
+              queries_columns_ab};
+    case Platform::rk3576:
+      // INFERRED: two cores (third-party configs use cores {0, 1}); C2 and the 16-pixel width
+      // alignment assumed equal to RK3588's. Read attr.dims[4] and attr.w_stride at run time.
+      return {p,
+              "RK3576",
+              "librknnrt.so",
+              2,
+              true,
+              true,
+              16,
+              8,
+              true,
+              16,
+              true,
+              mm_rk3588_int8,
+              mm_rk3588_fp16,
+              mm_rk3588_int4,
+              10240,
+              4096,
+              functions_column_b,
+              queries_columns_ab};
+    case Platform::rk3566: return rk356x(p, "RK3566");
+    case Platform::rk3568: return rk356x(p, "RK3568");
+    case Platform::rk3562:
+      return {p,
+              "RK3562",
+              "librknnrt.so",
+              1,
+              false,
+              true,
+              16,
+              8,
+              false,
+              16,
+              false,
+              mm_rk3562_int8,
+              mm_rk3562_fp16,
+              {},
+              10240,
+              0,
+              functions_column_a,
+              queries_columns_ab};
+    case Platform::rv1106: return rv110x(p, "RV1106", false);
+    case Platform::rv1103: return rv110x(p, "RV1103", false);
+    case Platform::rv1106b: return rv110x(p, "RV1106B", true);
+    case Platform::rv1103b: return rv110x(p, "RV1103B", true);
+    case Platform::rv1126b:
+      // The first column of docs/c-interface.md#platforms (single core: no core-mask functions). C2, width alignment and
+      // matmul blocking are not documented.
+      return {p, "RV1126B",          "librknnrt.so",    1, false, true, 0, 0, false, 0, false, {}, {}, {}, 10240,
+              0, functions_column_a, queries_columns_ab};
+    case Platform::rk2118:
+      // Column D: the minimal API, no create_mem_from_fd. One core (INFERRED: no core-mask calls).
+      return {p,
+              "RK2118",
+              "librknnmrt.so",
+              1,
+              true,
+              false,
+              0,
+              0,
+              false,
+              0,
+              false,
+              {},
+              {},
+              {},
+              0,
+              0,
+              functions_everywhere,
+              queries_columns_cd};
   }
   detail::fail("rknnxx::platform_info", "platform value {} is not a known platform", static_cast<unsigned>(p));
 }
@@ -303,4 +427,4 @@ private:
   CoreMask mask_;
 };
 
-} // namespace rknnxx
+}  // namespace rknnxx

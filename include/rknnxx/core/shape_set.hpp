@@ -32,7 +32,7 @@
 namespace rknnxx {
 
 inline constexpr std::size_t max_shapes = RKNN_MAX_DYNAMIC_SHAPE_NUM;
-inline constexpr std::size_t dynamic_count = std::dynamic_extent; // a count read at run time
+inline constexpr std::size_t dynamic_count = std::dynamic_extent;  // a count read at run time
 
 template <std::size_t Inputs = dynamic_count, std::size_t Shapes = dynamic_count> class ShapeSet;
 
@@ -58,7 +58,7 @@ public:
     for (const Dims& d : group(g)) {
       const std::uint64_t e = d.elements();
       if (sum + e < sum) fail("rknnxx::ShapeSet::group_elements", "the input sizes of group {} overflow 64 bits", g);
-      sum += e; // a wrapped sum would pick the wrong MaxShape
+      sum += e;  // a wrapped sum would pick the wrong MaxShape
     }
     return sum;
   }
@@ -81,12 +81,15 @@ public:
     if (shapes.size() != self().num_inputs()) return std::nullopt;
     for (std::size_t g = 0; g < self().num_shapes(); ++g) {
       bool same = true;
-      for (std::size_t i = 0; i < shapes.size(); ++i) same = same && self().storage()[g * shapes.size() + i] == shapes[i];
+      for (std::size_t i = 0; i < shapes.size(); ++i)
+        same = same && self().storage()[g * shapes.size() + i] == shapes[i];
       if (same) return g;
     }
     return std::nullopt;
   }
-  [[nodiscard]] constexpr bool contains(std::span<const Dims> shapes) const noexcept { return find(shapes).has_value(); }
+  [[nodiscard]] constexpr bool contains(std::span<const Dims> shapes) const noexcept {
+    return find(shapes).has_value();
+  }
 
   // Writes group g into the attributes passed to rknn_set_input_shapes: index, n_dims, dims and
   // fmt (NHWC for 4-D inputs, UNDEFINED otherwise, as the runtime requires). The dims must
@@ -126,10 +129,12 @@ protected:
       std::size_t given = 0;
       while (given < inputs && !all[g * inputs + given].empty()) ++given;
       if (given != inputs)
-        fail("rknnxx::ShapeSet", "shape counts differ: group {} gives {} input shapes, the set has {} inputs", g, given, inputs);
+        fail("rknnxx::ShapeSet", "shape counts differ: group {} gives {} input shapes, the set has {} inputs", g, given,
+             inputs);
       for (std::size_t i = 0; i < inputs; ++i)
         if (all[g * inputs + i].rank() != all[i].rank())
-          fail("rknnxx::ShapeSet", "inconsistent ranks: input {} has rank {} in group {} and rank {} in group 0", i, all[g * inputs + i].rank(), g, all[i].rank());
+          fail("rknnxx::ShapeSet", "inconsistent ranks: input {} has rank {} in group {} and rank {} in group 0", i,
+               all[g * inputs + i].rank(), g, all[i].rank());
     }
   }
   // Reads one rknn_input_range per input, in input order.
@@ -141,7 +146,8 @@ protected:
       const auto& r = ranges[i];
       if (r.index != i) fail(who, "range {} is for input index {}: pass them in input order", i, r.index);
       if (r.shape_number > max_shapes)
-        fail(who, "input {} reports {} shapes, more than RKNN_MAX_DYNAMIC_SHAPE_NUM ({})", i, r.shape_number, max_shapes);
+        fail(who, "input {} reports {} shapes, more than RKNN_MAX_DYNAMIC_SHAPE_NUM ({})", i, r.shape_number,
+             max_shapes);
       if (r.shape_number != shapes)
         fail(who, "shape counts differ: input {} has {} shapes, input 0 has {}", i, r.shape_number, shapes);
       if (r.n_dims == 0 || r.n_dims > max_rank)
@@ -150,8 +156,7 @@ protected:
     std::vector<Dims> all;
     all.reserve(ranges.size() * shapes);
     for (std::size_t g = 0; g < shapes; ++g)
-      for (const auto& r : ranges)
-        all.push_back(Dims(std::span<const std::uint32_t>(r.dyn_range[g], r.n_dims)));
+      for (const auto& r : ranges) all.push_back(Dims(std::span<const std::uint32_t>(r.dyn_range[g], r.n_dims)));
     return all;
   }
 
@@ -159,11 +164,11 @@ private:
   constexpr const Derived& self() const noexcept { return static_cast<const Derived&>(*this); }
 };
 
-} // namespace detail
+}  // namespace detail
 
 // Static counts: a literal type, usable in constant expressions and as a template argument.
-template <std::size_t Inputs, std::size_t Shapes>
-class ShapeSet : public detail::ShapeSetBase<ShapeSet<Inputs, Shapes>> {
+template <std::size_t Inputs, std::size_t Shapes> class ShapeSet
+    : public detail::ShapeSetBase<ShapeSet<Inputs, Shapes>> {
   static_assert(Inputs >= 1, "a shape set needs at least one input");
   static_assert(Shapes >= 1, "a shape set needs at least one shape");
   static_assert(Shapes <= max_shapes, "a shape set holds at most RKNN_MAX_DYNAMIC_SHAPE_NUM (512) shapes");
@@ -183,7 +188,8 @@ public:
       std::size_t given = 0;
       while (given < Shapes && !shapes[i][given].empty()) ++given;
       if (given != Shapes)
-        detail::fail("rknnxx::ShapeSet::per_input", "shape counts differ: input {} lists {} shapes, the set has {}", i, given, Shapes);
+        detail::fail("rknnxx::ShapeSet::per_input", "shape counts differ: input {} lists {} shapes, the set has {}", i,
+                     given, Shapes);
       for (std::size_t g = 0; g < Shapes; ++g) set.shapes_[g * Inputs + i] = shapes[i][g];
     }
     base::validate(set.storage(), Inputs, Shapes);
@@ -194,8 +200,9 @@ public:
     std::size_t shapes = 0;
     const auto all = base::read_ranges(ranges, shapes);
     if (ranges.size() != Inputs || shapes != Shapes)
-      detail::fail("rknnxx::ShapeSet::from_ranges", "expected {} inputs with {} shapes, the model has {} inputs with {} shapes",
-                   Inputs, Shapes, ranges.size(), shapes);
+      detail::fail("rknnxx::ShapeSet::from_ranges",
+                   "expected {} inputs with {} shapes, the model has {} inputs with {} shapes", Inputs, Shapes,
+                   ranges.size(), shapes);
     ShapeSet set;
     for (std::size_t k = 0; k < all.size(); ++k) set.shapes_[k] = all[k];
     base::validate(set.storage(), Inputs, Shapes);
@@ -225,7 +232,8 @@ private:
 template <std::size_t S, std::size_t I> ShapeSet(const Dims (&)[S][I]) -> ShapeSet<I, S>;
 
 // Dynamic counts, read at run time.
-template <> class ShapeSet<dynamic_count, dynamic_count> : public detail::ShapeSetBase<ShapeSet<dynamic_count, dynamic_count>> {
+template <> class ShapeSet<dynamic_count, dynamic_count>
+    : public detail::ShapeSetBase<ShapeSet<dynamic_count, dynamic_count>> {
   using base = detail::ShapeSetBase<ShapeSet<dynamic_count, dynamic_count>>;
 
 public:
@@ -242,7 +250,7 @@ public:
     base::validate(storage(), inputs_, shapes_count_);
   }
   template <std::size_t I, std::size_t S>
-  ShapeSet(const ShapeSet<I, S>& fixed) // NOLINT: a static set widens implicitly
+  ShapeSet(const ShapeSet<I, S>& fixed)  // NOLINT: a static set widens implicitly
       : inputs_(I), shapes_count_(S), shapes_(fixed.storage().begin(), fixed.storage().end()) {}
 
   [[nodiscard]] static ShapeSet from_ranges(std::span<const rknn_input_range> ranges) {
@@ -284,6 +292,6 @@ namespace detail {
 inline constexpr ShapeSet seed_example{{{Dims{1, 224}, Dims{1, 40}}, {Dims{1, 112}, Dims{1, 80}}}};
 static_assert(seed_example.group_elements(0) == 264 && seed_example.group_elements(1) == 192);
 static_assert(seed_example.max_shape_index() == 0);
-} // namespace detail
+}  // namespace detail
 
-} // namespace rknnxx
+}  // namespace rknnxx

@@ -79,7 +79,8 @@ struct PendingIoctl {
   std::array<std::byte, 32> arg{};
   std::string node;
 
-  template <class Arg> static PendingIoctl make(Syscalls& sys, int fd, const Request& r, const Arg& a, std::string node) {
+  template <class Arg>
+  static PendingIoctl make(Syscalls& sys, int fd, const Request& r, const Arg& a, std::string node) {
     static_assert(sizeof(Arg) <= sizeof(arg) && std::is_trivially_copyable_v<Arg>);
     PendingIoctl p{&sys, fd, r, {}, std::move(node)};
     std::memcpy(p.arg.data(), &a, sizeof(Arg));
@@ -92,7 +93,7 @@ struct PendingIoctl {
     checked_ioctl(s, fd, request, arg.data(), node);
   }
 };
-} // namespace detail
+}  // namespace detail
 
 // A buffer mapped into this process (MAP_SHARED, read and write); munmap when destroyed. It gives out only its
 // address, for handing to a runtime (rknn_create_mem_from_fd takes the fd and this address); the CPU reads and
@@ -144,8 +145,8 @@ public:
                                    std::string_view node) {
     const std::size_t length = detail::mappable_size(size, "mmap");
     void* address = nullptr;
-    const int rc = detail::retrying(
-        [&] { return sys.mmap(length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, offset, &address); });
+    const int rc =
+        detail::retrying([&] { return sys.mmap(length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, offset, &address); });
     if (rc < 0) throw device_error(-rc, "mmap", node);
     return {sys, address, length, fd, offset};
   }
@@ -174,7 +175,7 @@ public:
   ~CpuAccess() {
     try {
       finish();
-    } catch (...) { // a destructor must not throw; finish() is the reporting way to end the access
+    } catch (...) {  // a destructor must not throw; finish() is the reporting way to end the access
     }
   }
 
@@ -345,11 +346,11 @@ allocate_dma_or_memfd(std::uint64_t bytes, std::string_view heap = "system", Sys
     opened.emplace(DmaHeap::open(heap, sys));
   } catch (const Error& e) {
     const bool absent = e.code() == std::errc::no_such_file_or_directory || e.code() == std::errc::permission_denied ||
-                        e.code() == std::errc::operation_not_permitted;
+        e.code() == std::errc::operation_not_permitted;
     if (!absent) throw;
   }
   if (opened) return opened->allocate(bytes);
   return MemfdBuffer::allocate(bytes, sys);
 }
 
-} // namespace rknnxx::device
+}  // namespace rknnxx::device

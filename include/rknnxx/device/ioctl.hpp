@@ -28,11 +28,10 @@ inline constexpr std::uint32_t max_size = (1u << 14) - 1;
 
 // The generic encoding: direction in bits 30-31, argument size in 16-29, type (magic) in 8-15, number in 0-7.
 // Not constexpr-callable with a size that does not fit: compilation stops at the request that is wrong.
-[[nodiscard]] consteval std::uint32_t encode(std::uint32_t direction, char type, std::uint32_t nr,
-                                             std::size_t size) {
+[[nodiscard]] consteval std::uint32_t encode(std::uint32_t direction, char type, std::uint32_t nr, std::size_t size) {
   if (size > max_size || nr > 0xff || direction > 3) throw "ioctl argument size, number or direction out of range";
   return (direction << 30) | (static_cast<std::uint32_t>(size) << 16) |
-         (static_cast<std::uint32_t>(static_cast<unsigned char>(type)) << 8) | nr;
+      (static_cast<std::uint32_t>(static_cast<unsigned char>(type)) << 8) | nr;
 }
 template <class Arg> [[nodiscard]] consteval std::uint32_t iow(char type, std::uint32_t nr) {
   return encode(write, type, nr, sizeof(Arg));
@@ -41,16 +40,16 @@ template <class Arg> [[nodiscard]] consteval std::uint32_t iowr(char type, std::
   return encode(read | write, type, nr, sizeof(Arg));
 }
 [[nodiscard]] constexpr std::uint32_t size_of(std::uint32_t request) { return (request >> 16) & max_size; }
-} // namespace ioc
+}  // namespace ioc
 
 namespace abi {
 
 // ---- dma-heap (docs/device.md#dma-heap) ----
 struct DmaHeapAllocationData {
-  alignas(8) std::uint64_t len;        // in: bytes
-  std::uint32_t fd;                    // out: the new dma-buf
-  std::uint32_t fd_flags;              // in: O_CLOEXEC and the access mode only
-  alignas(8) std::uint64_t heap_flags; // in: none are defined, must be 0
+  alignas(8) std::uint64_t len;         // in: bytes
+  std::uint32_t fd;                     // out: the new dma-buf
+  std::uint32_t fd_flags;               // in: O_CLOEXEC and the access mode only
+  alignas(8) std::uint64_t heap_flags;  // in: none are defined, must be 0
 };
 
 // ---- dma-buf CPU access (docs/device.md#dma-buf-sync) ----
@@ -67,7 +66,7 @@ struct DrmVersion {
   int version_major;
   int version_minor;
   int version_patchlevel;
-  std::size_t name_len; // in: room at name; out: length of the driver's name
+  std::size_t name_len;  // in: room at name; out: length of the driver's name
   char* name;
   std::size_t date_len;
   char* date;
@@ -80,23 +79,23 @@ struct DrmGemClose {
 };
 struct DrmPrimeHandle {
   std::uint32_t handle;
-  std::uint32_t flags; // O_CLOEXEC | O_RDWR for the exported fd
+  std::uint32_t flags;  // O_CLOEXEC | O_RDWR for the exported fd
   std::int32_t fd;
 };
 
 // ---- Rockchip rknpu (docs/device.md#rknpu) ----
 struct RknpuAction {
-  std::uint32_t flags; // the action code
-  std::uint32_t value; // argument in, result out
+  std::uint32_t flags;  // the action code
+  std::uint32_t value;  // argument in, result out
 };
 struct RknpuMemCreate {
-  std::uint32_t handle; // DRM: GEM handle out; misc node: dma-buf fd out (in: an fd to import, or 0)
-  std::uint32_t flags;  // rknpu_mem_* flags
-  alignas(8) std::uint64_t size;      // in: bytes; out: page-aligned
-  alignas(8) std::uint64_t obj_addr;  // out: the driver's opaque object token
-  alignas(8) std::uint64_t dma_addr;  // out: the address the NPU sees
-  alignas(8) std::uint64_t sram_size; // in: SRAM wanted; out: granted
-  std::int32_t iommu_domain_id;       // 0.9.7 and later; drivers before read only the first 40 bytes
+  std::uint32_t handle;                // DRM: GEM handle out; misc node: dma-buf fd out (in: an fd to import, or 0)
+  std::uint32_t flags;                 // rknpu_mem_* flags
+  alignas(8) std::uint64_t size;       // in: bytes; out: page-aligned
+  alignas(8) std::uint64_t obj_addr;   // out: the driver's opaque object token
+  alignas(8) std::uint64_t dma_addr;   // out: the address the NPU sees
+  alignas(8) std::uint64_t sram_size;  // in: SRAM wanted; out: granted
+  std::int32_t iommu_domain_id;        // 0.9.7 and later; drivers before read only the first 40 bytes
   std::uint32_t core_mask;
 };
 // Drivers up to 0.9.6 declare the struct without the last two fields.
@@ -104,7 +103,7 @@ inline constexpr std::size_t rknpu_mem_create_legacy_size = 40;
 struct RknpuMemMap {
   std::uint32_t handle;
   std::uint32_t reserved;
-  alignas(8) std::uint64_t offset; // out: where mmap() on the device fd finds the buffer
+  alignas(8) std::uint64_t offset;  // out: where mmap() on the device fd finds the buffer
 };
 struct RknpuMemDestroy {
   std::uint32_t handle;
@@ -112,7 +111,7 @@ struct RknpuMemDestroy {
   alignas(8) std::uint64_t obj_addr;
 };
 struct RknpuMemSync {
-  std::uint32_t flags; // rknpu_mem_sync_*
+  std::uint32_t flags;  // rknpu_mem_sync_*
   std::uint32_t reserved;
   alignas(8) std::uint64_t obj_addr;
   alignas(8) std::uint64_t offset;
@@ -120,8 +119,7 @@ struct RknpuMemSync {
 };
 // Action codes (RknpuAction::flags).
 inline constexpr std::uint32_t rknpu_get_hw_version = 0, rknpu_get_drv_version = 1, rknpu_get_freq = 2,
-                               rknpu_get_iommu_en = 18, rknpu_get_total_sram_size = 22,
-                               rknpu_get_free_sram_size = 23;
+                               rknpu_get_iommu_en = 18, rknpu_get_total_sram_size = 22, rknpu_get_free_sram_size = 23;
 // Memory flags (RknpuMemCreate::flags).
 inline constexpr std::uint32_t rknpu_mem_contiguous = 0, rknpu_mem_non_contiguous = 1u << 0,
                                rknpu_mem_cacheable = 1u << 1, rknpu_mem_write_combine = 1u << 2,
@@ -138,10 +136,10 @@ inline constexpr std::uint32_t rknpu_mem_sync_to_device = 1, rknpu_mem_sync_from
 
 // ---- mainline rocket accel driver, Linux 6.18+ (docs/device.md#rocket) ----
 struct RocketCreateBo {
-  std::uint32_t size;                   // in: bytes (32 bits in this interface)
-  std::uint32_t handle;                 // out: GEM handle
-  alignas(8) std::uint64_t dma_address; // out: the NPU's address, private to this open file
-  alignas(8) std::uint64_t offset;      // out: where mmap() on the device fd finds the buffer
+  std::uint32_t size;                    // in: bytes (32 bits in this interface)
+  std::uint32_t handle;                  // out: GEM handle
+  alignas(8) std::uint64_t dma_address;  // out: the NPU's address, private to this open file
+  alignas(8) std::uint64_t offset;       // out: where mmap() on the device fd finds the buffer
 };
 struct RocketPrepBo {
   std::uint32_t handle;
@@ -150,10 +148,10 @@ struct RocketPrepBo {
 };
 struct RocketFiniBo {
   std::uint32_t handle;
-  std::uint32_t reserved; // must be 0
+  std::uint32_t reserved;  // must be 0
 };
 
-} // namespace abi
+}  // namespace abi
 
 namespace requests {
 inline constexpr Request dma_heap_alloc{ioc::iowr<abi::DmaHeapAllocationData>('H', 0x00), "DMA_HEAP_IOCTL_ALLOC"};
@@ -172,10 +170,12 @@ inline constexpr Request rknpu_mem_create{ioc::iowr<abi::RknpuMemCreate>('d', dr
 inline constexpr Request rknpu_mem_create_legacy{
     ioc::encode(ioc::read | ioc::write, 'd', drm_command_base + 2, abi::rknpu_mem_create_legacy_size),
     "DRM_IOCTL_RKNPU_MEM_CREATE"};
-inline constexpr Request rknpu_mem_map{ioc::iowr<abi::RknpuMemMap>('d', drm_command_base + 3), "DRM_IOCTL_RKNPU_MEM_MAP"};
+inline constexpr Request rknpu_mem_map{ioc::iowr<abi::RknpuMemMap>('d', drm_command_base + 3),
+                                       "DRM_IOCTL_RKNPU_MEM_MAP"};
 inline constexpr Request rknpu_mem_destroy{ioc::iowr<abi::RknpuMemDestroy>('d', drm_command_base + 4),
                                            "DRM_IOCTL_RKNPU_MEM_DESTROY"};
-inline constexpr Request rknpu_mem_sync{ioc::iowr<abi::RknpuMemSync>('d', drm_command_base + 5), "DRM_IOCTL_RKNPU_MEM_SYNC"};
+inline constexpr Request rknpu_mem_sync{ioc::iowr<abi::RknpuMemSync>('d', drm_command_base + 5),
+                                        "DRM_IOCTL_RKNPU_MEM_SYNC"};
 
 inline constexpr Request rknpu_misc_action{ioc::iowr<abi::RknpuAction>('r', 0), "IOCTL_RKNPU_ACTION"};
 inline constexpr Request rknpu_misc_mem_create{ioc::iowr<abi::RknpuMemCreate>('r', 2), "IOCTL_RKNPU_MEM_CREATE"};
@@ -186,9 +186,11 @@ inline constexpr Request rknpu_misc_mem_sync{ioc::iowr<abi::RknpuMemSync>('r', 5
 
 inline constexpr Request rocket_create_bo{ioc::iowr<abi::RocketCreateBo>('d', drm_command_base + 0),
                                           "DRM_IOCTL_ROCKET_CREATE_BO"};
-inline constexpr Request rocket_prep_bo{ioc::iow<abi::RocketPrepBo>('d', drm_command_base + 2), "DRM_IOCTL_ROCKET_PREP_BO"};
-inline constexpr Request rocket_fini_bo{ioc::iow<abi::RocketFiniBo>('d', drm_command_base + 3), "DRM_IOCTL_ROCKET_FINI_BO"};
-} // namespace requests
+inline constexpr Request rocket_prep_bo{ioc::iow<abi::RocketPrepBo>('d', drm_command_base + 2),
+                                        "DRM_IOCTL_ROCKET_PREP_BO"};
+inline constexpr Request rocket_fini_bo{ioc::iow<abi::RocketFiniBo>('d', drm_command_base + 3),
+                                        "DRM_IOCTL_ROCKET_FINI_BO"};
+}  // namespace requests
 
 // ---- pins (docs/device.md#requests): sizes, offsets and numbers ----
 namespace detail::pins {
@@ -246,6 +248,6 @@ static_assert(requests::drm_version.number == 0xC0246400u);
 #else
 #error "DRM_IOCTL_VERSION is pinned for 32- and 64-bit pointers only"
 #endif
-} // namespace detail::pins
+}  // namespace detail::pins
 
-} // namespace rknnxx::device
+}  // namespace rknnxx::device

@@ -30,16 +30,16 @@
 namespace rknnxx::device {
 
 enum class NpuDriver : std::uint8_t {
-  rknpu_drm,  // Rockchip BSP driver, DRM-GEM build: /dev/dri/renderD*, DRM name "rknpu"
-  rknpu_misc, // Rockchip BSP driver, DMA-heap build: /dev/rknpu
-  rocket,     // mainline accel driver (Linux 6.18+): /dev/accel/accel*, DRM name "rocket"
+  rknpu_drm,   // Rockchip BSP driver, DRM-GEM build: /dev/dri/renderD*, DRM name "rknpu"
+  rknpu_misc,  // Rockchip BSP driver, DMA-heap build: /dev/rknpu
+  rocket,      // mainline accel driver (Linux 6.18+): /dev/accel/accel*, DRM name "rocket"
 };
 
 [[nodiscard]] constexpr std::string_view driver_name(NpuDriver d) noexcept {
   switch (d) {
-  case NpuDriver::rknpu_drm: return "rknpu (DRM)";
-  case NpuDriver::rknpu_misc: return "rknpu (misc device)";
-  case NpuDriver::rocket: return "rocket";
+    case NpuDriver::rknpu_drm: return "rknpu (DRM)";
+    case NpuDriver::rknpu_misc: return "rknpu (misc device)";
+    case NpuDriver::rocket: return "rocket";
   }
   return "unknown";
 }
@@ -52,15 +52,15 @@ struct NpuNode {
 // What a search of /dev found: the NPU nodes, best first, and why other candidates were passed over.
 struct NpuSearch {
   std::vector<NpuNode> nodes;
-  std::vector<std::string> skipped; // "path: reason"
+  std::vector<std::string> skipped;  // "path: reason"
 };
 
 // What the driver tells about itself and the NPU. Empty where this driver does not tell it.
 struct NpuInfo {
   NpuDriver driver{};
   std::string node;
-  std::string driver_version;                       // "0.9.8"
-  std::optional<std::uint32_t> driver_version_code; // major * 10000 + minor * 100 + patch
+  std::string driver_version;                        // "0.9.8"
+  std::optional<std::uint32_t> driver_version_code;  // major * 10000 + minor * 100 + patch
   std::optional<std::uint32_t> hw_version;
   std::optional<bool> iommu_enabled;
   std::optional<std::uint32_t> sram_bytes;
@@ -72,7 +72,7 @@ struct NpuNodeHandle {
   UniqueFd fd;
   std::string path;
   NpuDriver driver{};
-  std::uint32_t version_code = 0; // rknpu: from GET_DRV_VERSION; 0 when unknown
+  std::uint32_t version_code = 0;  // rknpu: from GET_DRV_VERSION; 0 when unknown
 
   [[nodiscard]] Syscalls& sys() const noexcept { return fd.syscalls(); }
   void ioctl(const Request& r, void* arg) const { checked_ioctl(sys(), fd.get(), r, arg, path); }
@@ -132,9 +132,8 @@ inline std::string errno_text(int error) { return std::error_code(error, std::sy
 
 // Deadline for rocket's PREP_BO: an absolute CLOCK_MONOTONIC time (std::chrono::steady_clock on Linux).
 inline std::int64_t monotonic_deadline_ns(std::chrono::nanoseconds timeout) {
-  const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                       std::chrono::steady_clock::now().time_since_epoch())
-                       .count();
+  const auto now =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
   return timeout.count() > INT64_MAX - now ? INT64_MAX : now + timeout.count();
 }
 // What the two driver buffers share: the node they keep open, and destroy() (the derived class's) as reset().
@@ -145,7 +144,7 @@ public:
   void reset() noexcept {
     try {
       static_cast<Derived*>(this)->destroy();
-    } catch (...) { // reset() cannot report; destroy() does
+    } catch (...) {  // reset() cannot report; destroy() does
     }
   }
 
@@ -160,7 +159,7 @@ protected:
 
   std::shared_ptr<const NpuNodeHandle> node_;
 };
-} // namespace detail
+}  // namespace detail
 
 // Memory the rknpu driver allocated (MEM_CREATE), freed with MEM_DESTROY when destroyed.
 class RknpuBuffer : public detail::DriverBuffer<RknpuBuffer> {
@@ -183,10 +182,10 @@ public:
 
   // DRM node: the GEM handle; misc node: the dma-buf fd the driver returned (owned by this buffer).
   [[nodiscard]] std::uint32_t handle() const noexcept { return created_.handle; }
-  [[nodiscard]] std::uint64_t size() const noexcept { return created_.size; } // page-aligned by the driver
+  [[nodiscard]] std::uint64_t size() const noexcept { return created_.size; }  // page-aligned by the driver
   [[nodiscard]] std::uint32_t flags() const noexcept { return created_.flags; }
-  [[nodiscard]] std::uint64_t dma_address() const noexcept { return created_.dma_addr; } // what the NPU sees
-  [[nodiscard]] std::uint64_t object_address() const noexcept { return created_.obj_addr; } // driver's token
+  [[nodiscard]] std::uint64_t dma_address() const noexcept { return created_.dma_addr; }     // what the NPU sees
+  [[nodiscard]] std::uint64_t object_address() const noexcept { return created_.obj_addr; }  // driver's token
 
   // The buffer in this process. DRM: mmap of the node at the offset MEM_MAP gave; misc: the dma-buf itself.
   [[nodiscard]] Mapping map() const {
@@ -200,8 +199,7 @@ public:
   template <CpuDirection Direction>
   [[nodiscard]] CpuAccess<typename Direction::byte> cpu_access(Mapping& mapping, Direction) const {
     require_valid("RknpuBuffer::cpu_access");
-    const bool ours = node_->misc() ? mapping.maps(misc_fd_.get(), 0)
-                                    : mapping.maps(node_->fd.get(), map_offset_);
+    const bool ours = node_->misc() ? mapping.maps(misc_fd_.get(), 0) : mapping.maps(node_->fd.get(), map_offset_);
     if (!ours)
       rknnxx::detail::fail("RknpuBuffer::cpu_access", "the mapping was not made from this buffer ({})", node_->path);
     const std::span<typename Direction::byte> bytes(static_cast<typename Direction::byte*>(mapping.address()),
@@ -258,7 +256,7 @@ private:
 
   abi::RknpuMemCreate created_{};
   UniqueFd misc_fd_;
-  std::uint64_t map_offset_ = 0; // DRM node: the object's mmap offset (MEM_MAP), fixed for its life
+  std::uint64_t map_offset_ = 0;  // DRM node: the object's mmap offset (MEM_MAP), fixed for its life
 };
 
 // Memory the rocket driver allocated (CREATE_BO), released with GEM_CLOSE when destroyed.
@@ -280,7 +278,7 @@ public:
 
   [[nodiscard]] std::uint32_t handle() const noexcept { return created_.handle; }
   [[nodiscard]] std::uint64_t size() const noexcept { return created_.size; }
-  [[nodiscard]] std::uint64_t dma_address() const noexcept { return created_.dma_address; } // private to the open node
+  [[nodiscard]] std::uint64_t dma_address() const noexcept { return created_.dma_address; }  // private to the open node
 
   [[nodiscard]] Mapping map() const {
     require_valid("RocketBuffer::map");
@@ -289,9 +287,8 @@ public:
 
   // A window of CPU access: PREP_BO first (waits for the NPU's writes, up to timeout, then syncs for the CPU);
   // after a write, FINI_BO (syncs for the device). A PREP_BO that times out is an Error (ETIMEDOUT).
-  template <CpuDirection Direction>
-  [[nodiscard]] CpuAccess<typename Direction::byte> cpu_access(Mapping& mapping, Direction,
-                                                               std::chrono::nanoseconds timeout = std::chrono::seconds(10)) const {
+  template <CpuDirection Direction> [[nodiscard]] CpuAccess<typename Direction::byte>
+  cpu_access(Mapping& mapping, Direction, std::chrono::nanoseconds timeout = std::chrono::seconds(10)) const {
     require_valid("RocketBuffer::cpu_access");
     if (!mapping.maps(node_->fd.get(), created_.offset))
       rknnxx::detail::fail("RocketBuffer::cpu_access", "the mapping was not made from this buffer ({})", node_->path);
@@ -303,9 +300,10 @@ public:
     abi::RocketFiniBo fini{};
     fini.handle = created_.handle;
     const bool writes = Direction::rknpu_after != 0;
-    return {bytes, detail::PendingIoctl::make(node_->sys(), node_->fd.get(), requests::rocket_prep_bo, prep, node_->path),
-            writes ? detail::PendingIoctl::make(node_->sys(), node_->fd.get(), requests::rocket_fini_bo, fini, node_->path)
-                   : detail::PendingIoctl{}};
+    return {
+        bytes, detail::PendingIoctl::make(node_->sys(), node_->fd.get(), requests::rocket_prep_bo, prep, node_->path),
+        writes ? detail::PendingIoctl::make(node_->sys(), node_->fd.get(), requests::rocket_fini_bo, fini, node_->path)
+               : detail::PendingIoctl{}};
   }
 
   [[nodiscard]] DmaBuf export_dma_buf() const {
@@ -413,7 +411,8 @@ public:
 
   // rknpu memory of at least bytes (the driver rounds up to pages), flags from abi::rknpu_mem_*.
   [[nodiscard]] RknpuBuffer allocate_rknpu(std::uint64_t bytes,
-                                           std::uint32_t flags = abi::rknpu_mem_non_contiguous | abi::rknpu_mem_cacheable) const {
+                                           std::uint32_t flags = abi::rknpu_mem_non_contiguous |
+                                               abi::rknpu_mem_cacheable) const {
     require_rknpu("NpuDevice::allocate_rknpu");
     detail::mappable_size(bytes, "NpuDevice::allocate_rknpu");
     RknpuBuffer b;
@@ -421,11 +420,12 @@ public:
     b.created_.size = bytes;
     // Drivers up to 0.9.6 know the 40-byte struct: ask with that size so the misc node copies no more.
     const bool legacy = node_->version_code != 0 && node_->version_code < abi::rknpu_version_code(0, 9, 7);
-    const Request& r = node_->misc() ? (legacy ? requests::rknpu_misc_mem_create_legacy : requests::rknpu_misc_mem_create)
-                                     : (legacy ? requests::rknpu_mem_create_legacy : requests::rknpu_mem_create);
+    const Request& r = node_->misc()
+        ? (legacy ? requests::rknpu_misc_mem_create_legacy : requests::rknpu_misc_mem_create)
+        : (legacy ? requests::rknpu_mem_create_legacy : requests::rknpu_mem_create);
     node_->ioctl(r, &b.created_);
     if (node_->misc()) b.misc_fd_ = UniqueFd(node_->sys(), static_cast<int>(b.created_.handle));
-    b.node_ = node_; // from here on, b destroys the object if what follows fails
+    b.node_ = node_;  // from here on, b destroys the object if what follows fails
     if (!node_->misc()) {
       abi::RknpuMemMap m{};
       m.handle = b.created_.handle;
@@ -485,14 +485,12 @@ private:
       sys.close(fd);
       if (q < 0)
         search.skipped.push_back(fmt::format("{}: {} {}", path, requests::drm_version.name, detail::errno_text(-q)));
-      else if (id.name == wanted)
-        search.nodes.push_back({path, driver});
-      else
-        search.skipped.push_back(fmt::format("{}: driver \"{}\"", path, id.name));
+      else if (id.name == wanted) search.nodes.push_back({path, driver});
+      else search.skipped.push_back(fmt::format("{}: driver \"{}\"", path, id.name));
     }
   }
 
   std::shared_ptr<const detail::NpuNodeHandle> node_;
 };
 
-} // namespace rknnxx::device
+}  // namespace rknnxx::device

@@ -27,9 +27,9 @@ namespace detail {
 // The runtime's access direction (rknnxx::CpuAccess, not this namespace's CpuAccess window) as dma-buf flags.
 [[nodiscard]] constexpr std::uint64_t dma_buf_direction(rknnxx::CpuAccess access) noexcept {
   switch (access) {
-  case rknnxx::CpuAccess::read: return abi::dma_buf_sync_read;
-  case rknnxx::CpuAccess::write: return abi::dma_buf_sync_write;
-  case rknnxx::CpuAccess::read_write: break;
+    case rknnxx::CpuAccess::read: return abi::dma_buf_sync_read;
+    case rknnxx::CpuAccess::write: return abi::dma_buf_sync_write;
+    case rknnxx::CpuAccess::read_write: break;
   }
   return abi::dma_buf_sync_rw;
 }
@@ -44,13 +44,13 @@ namespace detail {
   return {[sync](rknnxx::CpuAccess a) { sync(abi::dma_buf_sync_start, a); },
           [sync](rknnxx::CpuAccess a) { sync(abi::dma_buf_sync_end, a); }};
 }
-} // namespace detail
+}  // namespace detail
 
 // `size` bytes of the buffer from `offset` (default: all of it) as a Mem of ctx. The mapping must be one of
 // this buffer made by buffer.map(). A dma-buf gets the DMA_BUF_IOCTL_SYNC hook; a memfd needs none.
-template <BufferKind Kind>
-[[nodiscard]] Mem import_buffer(Context& ctx, const FdBuffer<Kind>& buffer, const Mapping& mapping,
-                                std::uint64_t size = 0, std::int64_t offset = 0) {
+template <BufferKind Kind> [[nodiscard]] Mem import_buffer(Context& ctx, const FdBuffer<Kind>& buffer,
+                                                           const Mapping& mapping, std::uint64_t size = 0,
+                                                           std::int64_t offset = 0) {
   constexpr std::string_view call = "rknnxx::device::import_buffer";
   buffer.require_mapping(mapping, call);
   if (offset < 0 || static_cast<std::uint64_t>(offset) > buffer.size())
@@ -64,4 +64,4 @@ template <BufferKind Kind>
   return mem;
 }
 
-} // namespace rknnxx::device
+}  // namespace rknnxx::device

@@ -48,7 +48,7 @@ public:
 
   virtual int open(const char* path, int flags) noexcept = 0;
   virtual int close(int fd) noexcept = 0;
-  virtual int dup(int fd) noexcept = 0;                   // the copy has O_CLOEXEC set
+  virtual int dup(int fd) noexcept = 0;  // the copy has O_CLOEXEC set
   virtual int ioctl(int fd, std::uint32_t request, void* arg) noexcept = 0;
   // On success stores the address in *address and returns 0.
   virtual int mmap(std::size_t length, int prot, int flags, int fd, std::uint64_t offset, void** address) noexcept = 0;
@@ -72,7 +72,7 @@ public:
     return result(::ioctl(fd, request, arg));
   }
   int mmap(std::size_t length, int prot, int flags, int fd, std::uint64_t offset, void** address) noexcept override {
-    if (offset > static_cast<std::uint64_t>(std::numeric_limits<off_t>::max())) return -EOVERFLOW; // 32-bit off_t
+    if (offset > static_cast<std::uint64_t>(std::numeric_limits<off_t>::max())) return -EOVERFLOW;  // 32-bit off_t
     void* p = ::mmap(nullptr, length, prot, flags, fd, static_cast<off_t>(offset));
     if (p == MAP_FAILED) return -errno;
     *address = p;
@@ -144,7 +144,7 @@ template <class Call> int retrying(Call&& call) noexcept(noexcept(call())) {
   for (int attempt = 1; attempt < max_retries && (rc == -EINTR || rc == -EAGAIN); ++attempt) rc = call();
   return rc;
 }
-} // namespace detail
+}  // namespace detail
 
 // An open file descriptor, closed when this is destroyed (or by reset()); release() gives it up.
 class UniqueFd {
@@ -195,4 +195,4 @@ inline void checked_ioctl(Syscalls& sys, int fd, const Request& request, void* a
   return {sys, fd};
 }
 
-} // namespace rknnxx::device
+}  // namespace rknnxx::device

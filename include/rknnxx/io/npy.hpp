@@ -35,7 +35,20 @@
 namespace rknnxx::io {
 
 // The element types of .npy files that tensors use.
-enum class NpyType : std::uint8_t { float16, float32, float64, int8, uint8, int16, uint16, int32, uint32, int64, uint64, boolean };
+enum class NpyType : std::uint8_t {
+  float16,
+  float32,
+  float64,
+  int8,
+  uint8,
+  int16,
+  uint16,
+  int32,
+  uint32,
+  int64,
+  uint64,
+  boolean
+};
 
 // A malformed, unsupported or unreadable .npy file, or arguments the writer cannot encode.
 class NpyError : public std::runtime_error {
@@ -71,8 +84,7 @@ constexpr std::size_t npy_type_size(NpyType type) noexcept { return detail::npy:
 constexpr std::string_view npy_type_name(NpyType type) noexcept { return detail::npy::info(type).name; }
 
 // The NpyType that holds values of the C++ type T (float16 has no C++ type: read it as uint16_t bits).
-template <class T>
-inline constexpr std::optional<NpyType> npy_type_of = std::nullopt;
+template <class T> inline constexpr std::optional<NpyType> npy_type_of = std::nullopt;
 template <> inline constexpr std::optional<NpyType> npy_type_of<float> = NpyType::float32;
 template <> inline constexpr std::optional<NpyType> npy_type_of<double> = NpyType::float64;
 template <> inline constexpr std::optional<NpyType> npy_type_of<std::int8_t> = NpyType::int8;
@@ -100,22 +112,18 @@ struct NpyArray {
 
   // The elements as T; throws NpyError unless T holds this array's type (uint16_t also reads float16 bits).
   // A view of a temporary array would dangle at once, so values() of an rvalue does not compile.
-  template <class T>
-  std::span<const T> values() const& {
+  template <class T> std::span<const T> values() const& {
     check_element<T>();
     return {reinterpret_cast<const T*>(data.data()), data.size() / sizeof(T)};
   }
-  template <class T>
-  std::span<T> values() & {
+  template <class T> std::span<T> values() & {
     check_element<T>();
     return {reinterpret_cast<T*>(data.data()), data.size() / sizeof(T)};
   }
-  template <class T>
-  void values() && = delete;
+  template <class T> void values() && = delete;
 
 private:
-  template <class T>
-  void check_element() const {
+  template <class T> void check_element() const {
     static_assert(npy_type_of<T>.has_value(), "values<T>: T must be an arithmetic type with an .npy counterpart");
     if (*npy_type_of<T> != type && !(std::is_same_v<T, std::uint16_t> && type == NpyType::float16))
       throw NpyError("npy: the array holds " + std::string(npy_type_name(type)) + ", not " +
@@ -153,7 +161,8 @@ inline std::optional<std::size_t> byte_count(std::span<const std::int64_t> shape
 inline void swap_bytes(std::span<std::byte> data, std::size_t element_size) {
   if (element_size < 2) return;
   for (std::size_t i = 0; i + element_size <= data.size(); i += element_size)
-    std::reverse(data.begin() + static_cast<std::ptrdiff_t>(i), data.begin() + static_cast<std::ptrdiff_t>(i + element_size));
+    std::reverse(data.begin() + static_cast<std::ptrdiff_t>(i),
+                 data.begin() + static_cast<std::ptrdiff_t>(i + element_size));
 }
 
 // The header is a Python dict literal, e.g. {'descr': '<f4', 'fortran_order': False, 'shape': (1, 3), }.
@@ -204,7 +213,12 @@ public:
     skip_space();
     if (pos_ != text_.size()) problem("the end of the header after '}'");
     if (!seen_descr || !seen_fortran || !seen_shape)
-      fail(what_, std::string("header lacks the key '") + (!seen_descr ? "descr" : !seen_fortran ? "fortran_order" : "shape") + "'");
+      fail(what_,
+           std::string("header lacks the key '") +
+               (!seen_descr         ? "descr"
+                    : !seen_fortran ? "fortran_order"
+                                    : "shape") +
+               "'");
     return h;
   }
 
@@ -212,7 +226,9 @@ private:
   char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
 
   void skip_space() {
-    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' || text_[pos_] == '\r')) ++pos_;
+    while (pos_ < text_.size() &&
+           (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' || text_[pos_] == '\r'))
+      ++pos_;
   }
 
   [[noreturn]] void problem(std::string_view expected) const {
@@ -221,7 +237,9 @@ private:
       const auto byte = static_cast<unsigned char>(text_[pos_]);
       if (byte < 0x20 || byte >= 0x7f) found = "the byte " + std::to_string(byte);
     }
-    fail(what_, "malformed header: expected " + std::string(expected) + " at byte " + std::to_string(pos_) + ", found " + found);
+    fail(what_,
+         "malformed header: expected " + std::string(expected) + " at byte " + std::to_string(pos_) + ", found " +
+             found);
   }
 
   void expect(char c) {
@@ -268,7 +286,8 @@ private:
       std::int64_t d = 0;
       while (peek() >= '0' && peek() <= '9') {
         const int digit = peek() - '0';
-        if (d > (std::numeric_limits<std::int64_t>::max() - digit) / 10) fail(what_, "shape has a dimension too large for int64");
+        if (d > (std::numeric_limits<std::int64_t>::max() - digit) / 10)
+          fail(what_, "shape has a dimension too large for int64");
         d = d * 10 + digit;
         ++pos_;
       }
@@ -293,8 +312,9 @@ private:
 // '<f4' -> float32 and whether the file's byte order differs from the host's.
 inline std::pair<NpyType, bool> decode_descr(const std::string& descr, std::string_view what) {
   auto unsupported = [&](const std::string& why) -> std::pair<NpyType, bool> {
-    fail(what, "unsupported dtype '" + descr + "'" + why +
-                   " (supported: <f2 <f4 <f8 |i1 |u1 <i2 <u2 <i4 <u4 <i8 <u8 |b1, also with '>' or '=')");
+    fail(what,
+         "unsupported dtype '" + descr + "'" + why +
+             " (supported: <f2 <f4 <f8 |i1 |u1 <i2 <u2 <i4 <u4 <i8 <u8 |b1, also with '>' or '=')");
   };
   if (descr.size() != 3) return unsupported("");
   const char order = descr[0], kind = descr[1];
@@ -322,18 +342,23 @@ inline NpyArray parse_npy(std::span<const std::byte> file, std::string_view what
   if (file.size() < 10) fail(what, "truncated header: the file ends inside the version and header length");
   const unsigned major = byte_at(6), minor = byte_at(7);
   if (major < 1 || major > 3 || minor != 0)
-    fail(what, "unsupported .npy version " + std::to_string(major) + "." + std::to_string(minor) + " (expected 1.0, 2.0 or 3.0)");
+    fail(what,
+         "unsupported .npy version " + std::to_string(major) + "." + std::to_string(minor) +
+             " (expected 1.0, 2.0 or 3.0)");
   const std::size_t length_bytes = major == 1 ? 2 : 4;
   if (file.size() < 8 + length_bytes) fail(what, "truncated header: the file ends inside the header length");
   std::uint64_t header_length = 0;
   for (std::size_t i = 0; i < length_bytes; ++i) header_length |= std::uint64_t{byte_at(8 + i)} << (8 * i);
   const std::size_t header_start = 8 + length_bytes;
   if (header_length > file.size() - header_start)
-    fail(what, "truncated header: it declares " + std::to_string(header_length) + " bytes, the file has " +
-                   std::to_string(file.size() - header_start) + " after the prefix");
-  const std::string_view text(reinterpret_cast<const char*>(file.data()) + header_start, static_cast<std::size_t>(header_length));
+    fail(what,
+         "truncated header: it declares " + std::to_string(header_length) + " bytes, the file has " +
+             std::to_string(file.size() - header_start) + " after the prefix");
+  const std::string_view text(reinterpret_cast<const char*>(file.data()) + header_start,
+                              static_cast<std::size_t>(header_length));
   const auto header = HeaderParser(text, what).parse();
-  if (header.fortran_order) fail(what, "Fortran-order arrays are not supported (save a C-order array: numpy.ascontiguousarray)");
+  if (header.fortran_order)
+    fail(what, "Fortran-order arrays are not supported (save a C-order array: numpy.ascontiguousarray)");
   const auto [type, swap] = decode_descr(header.descr, what);
 
   NpyArray array;
@@ -344,18 +369,21 @@ inline NpyArray parse_npy(std::span<const std::byte> file, std::string_view what
   const std::size_t data_start = header_start + static_cast<std::size_t>(header_length);
   const std::size_t present = file.size() - data_start;
   if (present < *needed)
-    fail(what, "truncated data: shape " + shape_text(array.shape) + " of " + header.descr + " needs " + std::to_string(*needed) +
-                   " bytes, the file has " + std::to_string(present));
+    fail(what,
+         "truncated data: shape " + shape_text(array.shape) + " of " + header.descr + " needs " +
+             std::to_string(*needed) + " bytes, the file has " + std::to_string(present));
   if (present > *needed)
-    fail(what, "size mismatch: " + std::to_string(present - *needed) + " bytes follow the " + std::to_string(*needed) +
-                   " bytes of shape " + shape_text(array.shape) + " of " + header.descr);
+    fail(what,
+         "size mismatch: " + std::to_string(present - *needed) + " bytes follow the " + std::to_string(*needed) +
+             " bytes of shape " + shape_text(array.shape) + " of " + header.descr);
   array.data.assign(file.begin() + static_cast<std::ptrdiff_t>(data_start), file.end());
   if (swap) swap_bytes(array.data, npy_type_size(type));
   if (type == NpyType::boolean) {
     for (std::size_t i = 0; i < array.data.size(); ++i)
       if (std::to_integer<unsigned>(array.data[i]) > 1)
-        fail(what, "boolean element " + std::to_string(i) + " holds the byte " + std::to_string(std::to_integer<unsigned>(array.data[i])) +
-                       " (expected 0 or 1)");
+        fail(what,
+             "boolean element " + std::to_string(i) + " holds the byte " +
+                 std::to_string(std::to_integer<unsigned>(array.data[i])) + " (expected 0 or 1)");
   }
   return array;
 }
@@ -378,17 +406,19 @@ inline NpyArray read_npy(const std::filesystem::path& path) {
 }
 
 // Encodes one array as a .npy file; `data` is C order in the host's byte order.
-inline std::vector<std::byte> format_npy(NpyType type, std::span<const std::int64_t> shape, std::span<const std::byte> data) {
+inline std::vector<std::byte> format_npy(NpyType type, std::span<const std::int64_t> shape,
+                                         std::span<const std::byte> data) {
   using namespace detail::npy;
   const std::size_t size = npy_type_size(type);
   const auto needed = byte_count(shape, size);
   if (!needed) fail("format_npy", "shape " + shape_text(shape) + " has a negative dimension or is too large");
   if (data.size() != *needed)
-    fail("format_npy", "size mismatch: shape " + shape_text(shape) + " of " + std::string(npy_type_name(type)) + " needs " +
-                           std::to_string(*needed) + " bytes, " + std::to_string(data.size()) + " given");
+    fail("format_npy",
+         "size mismatch: shape " + shape_text(shape) + " of " + std::string(npy_type_name(type)) + " needs " +
+             std::to_string(*needed) + " bytes, " + std::to_string(data.size()) + " given");
   const char order = size == 1 ? '|' : '<';
   std::string header = std::string("{'descr': '") + order + info(type).kind + char('0' + size) +
-                       "', 'fortran_order': False, 'shape': " + shape_text(shape) + ", }";
+      "', 'fortran_order': False, 'shape': " + shape_text(shape) + ", }";
   const bool version1 = header.size() + 64 <= 0xffff;  // room for the padding and '\n' in 16 bits
   const std::size_t prefix = version1 ? 10 : 12;
   header.append((64 - (prefix + header.size() + 1) % 64) % 64, ' ');
@@ -404,13 +434,11 @@ inline std::vector<std::byte> format_npy(NpyType type, std::span<const std::int6
   for (char c : header) put(c);
   const std::size_t data_start = out.size();
   out.insert(out.end(), data.begin(), data.end());
-  if constexpr (std::endian::native != std::endian::little)
-    swap_bytes(std::span(out).subspan(data_start), size);
+  if constexpr (std::endian::native != std::endian::little) swap_bytes(std::span(out).subspan(data_start), size);
   return out;
 }
 
-template <class T>
-std::vector<std::byte> format_npy(std::span<const std::int64_t> shape, std::span<const T> values) {
+template <class T> std::vector<std::byte> format_npy(std::span<const std::int64_t> shape, std::span<const T> values) {
   static_assert(npy_type_of<T>.has_value(), "format_npy<T>: T must be an arithmetic type with an .npy counterpart");
   return format_npy(*npy_type_of<T>, shape, std::as_bytes(values));
 }

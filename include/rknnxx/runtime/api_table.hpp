@@ -69,7 +69,7 @@ struct ApiTable {
   struct Entry {
     std::string_view name;
     bool required;
-    void* slot; // the address of the pointer field: write it with std::memcpy
+    void* slot;  // the address of the pointer field: write it with std::memcpy
   };
   static constexpr std::size_t size = 0
 #define RKNNXX_API_COUNT(name, required) +1
@@ -88,4 +88,4 @@ struct ApiTable {
   }
 };
 
-} // namespace rknnxx
+}  // namespace rknnxx

@@ -69,10 +69,11 @@ struct MemSize {
 // A tensor named by its index or by its name.
 class TensorRef {
 public:
-  template <std::integral I> constexpr TensorRef(I index) noexcept : index_(static_cast<std::uint32_t>(index)) {} // NOLINT
-  constexpr TensorRef(const char* name) noexcept : name_(name), by_name_(true) {}                               // NOLINT
-  constexpr TensorRef(std::string_view name) noexcept : name_(name), by_name_(true) {}                          // NOLINT
-  constexpr TensorRef(const std::string& name) noexcept : name_(name), by_name_(true) {}                        // NOLINT
+  template <std::integral I> constexpr TensorRef(I index) noexcept
+      : index_(static_cast<std::uint32_t>(index)) {}                                      // NOLINT
+  constexpr TensorRef(const char* name) noexcept : name_(name), by_name_(true) {}         // NOLINT
+  constexpr TensorRef(std::string_view name) noexcept : name_(name), by_name_(true) {}    // NOLINT
+  constexpr TensorRef(const std::string& name) noexcept : name_(name), by_name_(true) {}  // NOLINT
   [[nodiscard]] constexpr bool by_name() const noexcept { return by_name_; }
   [[nodiscard]] constexpr std::uint32_t index() const noexcept { return index_; }
   [[nodiscard]] constexpr std::string_view name() const noexcept { return name_; }
@@ -99,9 +100,10 @@ struct ShapeChange {
 class InputData {
 public:
   template <class T, class L>
-  InputData(const TensorView<T, L>& v, bool pass_through = false) // NOLINT: views convert implicitly
-      : data_(v.data()), bytes_(bytes_for<std::remove_const_t<T>>(v.span_size())), type_(tensor_type_of<std::remove_const_t<T>>),
-        format_(L::format), dims_(v.dims()), dense_(v.mapping().is_exhaustive()), pass_through_(pass_through) {}
+  InputData(const TensorView<T, L>& v, bool pass_through = false)  // NOLINT: views convert implicitly
+      : data_(v.data()), bytes_(bytes_for<std::remove_const_t<T>>(v.span_size())),
+        type_(tensor_type_of<std::remove_const_t<T>>), format_(L::format), dims_(v.dims()),
+        dense_(v.mapping().is_exhaustive()), pass_through_(pass_through) {}
 
   [[nodiscard]] const void* data() const noexcept { return data_; }
   [[nodiscard]] std::size_t bytes() const noexcept { return bytes_; }
@@ -176,13 +178,15 @@ public:
   [[nodiscard]] MemSize mem_size() const {
     rknn_mem_size m{};
     query(RKNN_QUERY_MEM_SIZE, m, "rknn_query(RKNN_QUERY_MEM_SIZE)");
-    return {m.total_weight_size, m.total_internal_size, m.total_dma_allocated_size, m.total_sram_size, m.free_sram_size};
+    return {m.total_weight_size, m.total_internal_size, m.total_dma_allocated_size, m.total_sram_size,
+            m.free_sram_size};
   }
   [[nodiscard]] SdkVersion sdk_version() const {
     rknn_sdk_version v{};
     query(RKNN_QUERY_SDK_VERSION, v, "rknn_query(RKNN_QUERY_SDK_VERSION)");
     SdkVersion s{std::string(v.api_version, ::strnlen(v.api_version, sizeof v.api_version)),
-                 std::string(v.drv_version, ::strnlen(v.drv_version, sizeof v.drv_version)), {}};
+                 std::string(v.drv_version, ::strnlen(v.drv_version, sizeof v.drv_version)),
+                 {}};
     s.api_version = Version::parse(s.api).value_or(Version{});
     return s;
   }
@@ -204,19 +208,26 @@ public:
   }
   [[nodiscard]] bool is_dynamic() const { return shape_set().has_value(); }
   // The group chosen by the last set_input_shapes (nullopt before the first).
-  [[nodiscard]] std::optional<std::size_t> current_shape_group() const { return use("rknnxx::Context::current_shape_group").group; }
+  [[nodiscard]] std::optional<std::size_t> current_shape_group() const {
+    return use("rknnxx::Context::current_shape_group").group;
+  }
   // Bumped by every switch to another group: bindings made for an older generation are stale.
   [[nodiscard]] std::uint64_t shape_generation() const { return use("rknnxx::Context::shape_generation").generation; }
   // The attributes of the current shape (for a static model, the only one).
-  [[nodiscard]] const std::vector<TensorInfo>& current_inputs() const { return use("rknnxx::Context::current_inputs").current_inputs; }
-  [[nodiscard]] const std::vector<TensorInfo>& current_outputs() const { return use("rknnxx::Context::current_outputs").current_outputs; }
+  [[nodiscard]] const std::vector<TensorInfo>& current_inputs() const {
+    return use("rknnxx::Context::current_inputs").current_inputs;
+  }
+  [[nodiscard]] const std::vector<TensorInfo>& current_outputs() const {
+    return use("rknnxx::Context::current_outputs").current_outputs;
+  }
 
   ShapeChange set_input_shapes(std::size_t group) {
     constexpr std::string_view call = "rknn_set_input_shapes";
     const auto& set = require_dynamic(call);
     if (group >= set.num_shapes())
-      throw Error(Errc::param_invalid, std::string(call),
-                  fmt::format("shape group {} is outside the model's {} groups:{}", group, set.num_shapes(), allowed_text()));
+      throw Error(
+          Errc::param_invalid, std::string(call),
+          fmt::format("shape group {} is outside the model's {} groups:{}", group, set.num_shapes(), allowed_text()));
     return switch_to(group);
   }
   ShapeChange set_input_shapes(std::span<const Dims> dims, DimsOrder order = DimsOrder::runtime) {
@@ -226,8 +237,9 @@ public:
     if (order == DimsOrder::nchw)
       for (auto& d : given) d = nchw_to_nhwc(d);
     if (given.size() != set.num_inputs())
-      throw Error(Errc::param_invalid, std::string(call),
-                  fmt::format("{} shapes given for a model of {} inputs:{}", given.size(), set.num_inputs(), allowed_text()));
+      throw Error(
+          Errc::param_invalid, std::string(call),
+          fmt::format("{} shapes given for a model of {} inputs:{}", given.size(), set.num_inputs(), allowed_text()));
     if (auto g = set.find(given)) return switch_to(*g);
     std::string given_text;
     for (const auto& d : given) given_text += fmt::format("{}{}", given_text.empty() ? "" : ", ", dims_text(d));
@@ -238,10 +250,10 @@ public:
     if (order == DimsOrder::runtime && set.contains(swapped)) {
       for (std::size_t i = 0; i < given.size(); ++i)
         if (given[i].rank() == 4 && !(swapped[i] == given[i]))
-          hint += fmt::format("\n  input {} \"{}\": {} is in NCHW order (the model's framework order), but the runtime "
-                              "takes 4-D shapes in NHWC order: {}. Pass {} or use DimsOrder::nchw.",
-                              i, current_inputs_name(i), dims_text(given[i]), dims_text(swapped[i]),
-                              dims_text(swapped[i]));
+          hint +=
+              fmt::format("\n  input {} \"{}\": {} is in NCHW order (the model's framework order), but the runtime "
+                          "takes 4-D shapes in NHWC order: {}. Pass {} or use DimsOrder::nchw.",
+                          i, current_inputs_name(i), dims_text(given[i]), dims_text(swapped[i]), dims_text(swapped[i]));
     }
     throw Error(Errc::param_invalid, std::string(call),
                 fmt::format("shapes {} are not in the model's shape set; the allowed shapes are:{}{}", given_text,
@@ -276,7 +288,8 @@ public:
       throw Error(Errc::param_invalid, "rknn_set_batch_core_num",
                   fmt::format("{} cores asked; {} has 1..{}", cores,
                               s.options.platform ? name_of(*s.options.platform) : std::string_view("an NPU"), max));
-    s.check(s.require(s.api().rknn_set_batch_core_num, "rknn_set_batch_core_num")(s.handle, cores), "rknn_set_batch_core_num");
+    s.check(s.require(s.api().rknn_set_batch_core_num, "rknn_set_batch_core_num")(s.handle, cores),
+            "rknn_set_batch_core_num");
   }
 
   // ---- inference -------------------------------------------------------------------------------
@@ -350,7 +363,7 @@ public:
         const bool four = want.rank() == 4;
         const Dims expected = four && in.format() == TensorFormat::nchw ? nhwc_to_nchw(want) : want;
         const bool fits = in.format() == TensorFormat::undefined || !four ? in.dims().elements() == want.elements()
-                                                                           : in.dims() == expected;
+                                                                          : in.dims() == expected;
         if (!fits)
           throw Error(Errc::param_invalid, "rknn_inputs_set",
                       fmt::format("the {} view has dims {}, the current input shape is {} {}{}", name_of(in.format()),
@@ -358,7 +371,8 @@ public:
                                   is_dynamic() ? " (switch shapes with set_input_shapes first)" : ""),
                       cur.id());
       }
-      if (in.bytes() > UINT32_MAX) throw Error(Errc::param_invalid, "rknn_inputs_set", "an input exceeds 4 GiB", cur.id());
+      if (in.bytes() > UINT32_MAX)
+        throw Error(Errc::param_invalid, "rknn_inputs_set", "an input exceeds 4 GiB", cur.id());
       abi[i].index = i;
       abi[i].buf = const_cast<void*>(in.data());
       abi[i].size = static_cast<std::uint32_t>(in.bytes());
@@ -366,7 +380,8 @@ public:
       abi[i].type = static_cast<rknn_tensor_type>(in.type());
       abi[i].fmt = static_cast<rknn_tensor_format>(in.format());
     }
-    s.check(s.require(s.api().rknn_inputs_set, "rknn_inputs_set")(s.handle, static_cast<std::uint32_t>(abi.size()), abi.data()),
+    s.check(s.require(s.api().rknn_inputs_set, "rknn_inputs_set")(s.handle, static_cast<std::uint32_t>(abi.size()),
+                                                                  abi.data()),
             "rknn_inputs_set");
   }
   template <class... V>
@@ -408,8 +423,7 @@ public:
     rknn_tensor_mem* m = nullptr;
     if (flags == MemAlloc::default_flags && size <= UINT32_MAX)
       m = s.api().rknn_create_mem(s.handle, static_cast<std::uint32_t>(size));
-    else
-      m = s.require(s.api().rknn_create_mem2, "rknn_create_mem2")(s.handle, size, static_cast<std::uint64_t>(flags));
+    else m = s.require(s.api().rknn_create_mem2, "rknn_create_mem2")(s.handle, size, static_cast<std::uint64_t>(flags));
     if (m == nullptr)
       s.fail(Errc::malloc_fail, flags == MemAlloc::default_flags ? "rknn_create_mem" : "rknn_create_mem2",
              fmt::format("{} bytes", size));
@@ -425,7 +439,8 @@ public:
     constexpr std::string_view call = "rknn_create_mem_from_fd";
     auto& s = use(call);
     const auto refuse = [&](const std::string& why) {
-      throw Error(Errc::param_invalid, std::string(call), fmt::format("fd {}, {} bytes at offset {}: {}", fd, size, offset, why));
+      throw Error(Errc::param_invalid, std::string(call),
+                  fmt::format("fd {}, {} bytes at offset {}: {}", fd, size, offset, why));
     };
     if (virt == nullptr) refuse("the virtual address is null (map the fd first)");
     if (const std::string problem = detail::fd_range_problem(fd, offset, size); !problem.empty()) refuse(problem);
@@ -433,8 +448,8 @@ public:
     if (offset > INT32_MAX) refuse("the runtime's offsets reach at most 2 GiB - 1");
     if (reinterpret_cast<std::uintptr_t>(virt) > UINTPTR_MAX - static_cast<std::uintptr_t>(offset) - size)
       refuse("the mapping's address plus offset and size overflows the address space");
-    rknn_tensor_mem* m = s.require(s.api().rknn_create_mem_from_fd, call)(s.handle, fd, virt, static_cast<std::uint32_t>(size),
-                                                                          static_cast<std::int32_t>(offset));
+    rknn_tensor_mem* m = s.require(s.api().rknn_create_mem_from_fd, call)(
+        s.handle, fd, virt, static_cast<std::uint32_t>(size), static_cast<std::int32_t>(offset));
     if (m == nullptr) s.fail(Errc::param_invalid, call, fmt::format("fd {}, {} bytes at offset {}", fd, size, offset));
     return track(m);
   }
@@ -442,7 +457,8 @@ public:
     auto& s = use("rknn_create_mem_from_phys");
     rknn_tensor_mem* m = s.api().rknn_create_mem_from_phys(s.handle, phys, virt, size);
     if (m == nullptr)
-      s.fail(Errc::param_invalid, "rknn_create_mem_from_phys", fmt::format("physical address {:#x}, {} bytes", phys, size));
+      s.fail(Errc::param_invalid, "rknn_create_mem_from_phys",
+             fmt::format("physical address {:#x}, {} bytes", phys, size));
     return track(m);
   }
   void set_weight_mem(const Mem& m) {
@@ -465,7 +481,6 @@ public:
     if (state_) state_->owner.store(std::thread::id{}, std::memory_order_release);
   }
 
-
 protected:
   friend class rknnxx::IoBinding;
   ContextOps() noexcept = default;
@@ -487,7 +502,7 @@ protected:
   // the current attributes.
   void initialize() {
     auto& s = *state_;
-    if (state_->options.flags.has(InitFlag::collect_model_info_only)) return; // such a context answers MEM_SIZE only
+    if (state_->options.flags.has(InitFlag::collect_model_info_only)) return;  // such a context answers MEM_SIZE only
     if (!s.runtime->sdk_version()) s.runtime->record_sdk_version(sdk_version());
     rknn_input_output_num n{};
     query(RKNN_QUERY_IN_OUT_NUM, n, "rknn_query(RKNN_QUERY_IN_OUT_NUM)");
@@ -505,8 +520,9 @@ protected:
       for (std::uint32_t i = 0; i < s.io.inputs && dynamic; ++i) {
         ranges[i].index = i;
         // A static model answers RKNN_ERR_MODEL_INVALID (rknn_model_zoo#271): not an error here.
-        dynamic = s.api().rknn_query(s.handle, RKNN_QUERY_INPUT_DYNAMIC_RANGE, &ranges[i], sizeof(rknn_input_range)) == 0 &&
-                  ranges[i].shape_number > 0;
+        dynamic =
+            s.api().rknn_query(s.handle, RKNN_QUERY_INPUT_DYNAMIC_RANGE, &ranges[i], sizeof(rknn_input_range)) == 0 &&
+            ranges[i].shape_number > 0;
       }
       if (dynamic) s.shapes = ShapeSet<>::from_ranges(ranges);
     }
@@ -515,7 +531,8 @@ protected:
 
   ContextState& use(std::string_view call) const {
     if (!state_)
-      throw Error(Errc::ctx_invalid, std::string(call), "use of an empty rknnxx::Context (moved-from, reset or released)");
+      throw Error(Errc::ctx_invalid, std::string(call),
+                  "use of an empty rknnxx::Context (moved-from, reset or released)");
     state_->check_alive(call, "a reference to the context (ContextRef, IoBinding)");
     state_->enter(call);
     return *state_;
@@ -543,8 +560,8 @@ protected:
     if (!t.by_name()) {
       if (t.index() >= count)
         throw Error(Errc::param_invalid, input ? "rknnxx::Context::input_index" : "rknnxx::Context::output_index",
-                    fmt::format("{} index {} is out of range: the model has {} {}", input ? "input" : "output", t.index(),
-                                count, input ? "inputs" : "outputs"));
+                    fmt::format("{} index {} is out of range: the model has {} {}", input ? "input" : "output",
+                                t.index(), count, input ? "inputs" : "outputs"));
       return t.index();
     }
     std::string names;
@@ -608,7 +625,7 @@ protected:
   std::shared_ptr<ContextState> state_;
 };
 
-} // namespace detail
+}  // namespace detail
 
 class Context : public detail::ContextOps {
 public:
@@ -624,7 +641,8 @@ public:
   [[nodiscard]] static Context from_buffer(std::span<const std::byte> model, Options options = {}) {
     if (model.empty()) throw Error(Errc::param_invalid, "rknn_init", "the model buffer is empty");
     if (model.size() > UINT32_MAX)
-      throw Error(Errc::param_invalid, "rknn_init", fmt::format("a model buffer of {} bytes exceeds 4 GiB", model.size()));
+      throw Error(Errc::param_invalid, "rknn_init",
+                  fmt::format("a model buffer of {} bytes exceeds 4 GiB", model.size()));
     return init(const_cast<std::byte*>(model.data()), static_cast<std::uint32_t>(model.size()), options, nullptr,
                 fmt::format("a model buffer of {} bytes", model.size()));
   }
@@ -639,7 +657,8 @@ public:
     ext.model_buffer_fd = m->fd;
     ext.model_buffer_flags = m->flags;
     options.flags |= InitFlag::model_buffer_zero_copy;
-    Context c = init(m->virt_addr, ext.real_model_size, options, &ext, fmt::format("zero-copy model memory of {} bytes", m->size));
+    Context c = init(m->virt_addr, ext.real_model_size, options, &ext,
+                     fmt::format("zero-copy model memory of {} bytes", m->size));
     c.model_mem_ = std::move(model);
     return c;
   }
@@ -719,7 +738,8 @@ private:
     state_->options = std::move(options);
   }
 
-  static Context init(void* model, std::uint32_t size, Options options, rknn_init_extend* ext, const std::string& what) {
+  static Context init(void* model, std::uint32_t size, Options options, rknn_init_extend* ext,
+                      const std::string& what) {
     auto rt = options.runtime ? options.runtime : Runtime::load();
     rknn_context handle = 0;
     const int rc = rt->api().rknn_init(&handle, model, size, options.flags.value(), ext);
@@ -727,7 +747,8 @@ private:
       throw Error(static_cast<Errc>(rc), "rknn_init",
                   detail::with_runtime_message(
                       fmt::format("{} on runtime {}{}", what, rt->path(),
-                                  rt->sdk_version() ? fmt::format(" (SDK {}, driver {})", rt->sdk_version()->api, rt->sdk_version()->driver)
+                                  rt->sdk_version() ? fmt::format(" (SDK {}, driver {})", rt->sdk_version()->api,
+                                                                  rt->sdk_version()->driver)
                                                     : std::string()),
                       *rt, "rknn_init"));
     Context c(make_state(rt, handle), options);
@@ -735,11 +756,10 @@ private:
     return c;
   }
 
-
   void take(Context&& o) noexcept {
     state_ = std::move(o.state_);
     model_mem_ = std::move(o.model_mem_);
-    release_thread(); // a move hands the context over
+    release_thread();  // a move hands the context over
   }
 
   static void give_back_outputs(detail::ContextState& s) noexcept {
@@ -769,7 +789,7 @@ private:
 // Context is destroyed, reset or released, every call throws Error (RKNN_ERR_CTX_INVALID).
 class ContextRef : public detail::ContextOps {
 public:
-  ContextRef(const Context& ctx) noexcept : ContextOps(ctx.state_) {} // NOLINT: a Context converts implicitly
+  ContextRef(const Context& ctx) noexcept : ContextOps(ctx.state_) {}  // NOLINT: a Context converts implicitly
   ContextRef(const ContextRef&) = default;
   ContextRef(ContextRef&&) noexcept = default;
   ContextRef& operator=(const ContextRef&) = default;
@@ -792,4 +812,4 @@ inline Context detail::ContextOps::dup() const {
   return c;
 }
 
-} // namespace rknnxx
+}  // namespace rknnxx

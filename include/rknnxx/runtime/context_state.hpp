@@ -47,7 +47,7 @@ struct ContextOptions {
   std::optional<Platform> platform{};        // when known: core masks and core counts are checked against it
 };
 
-} // namespace rknnxx
+}  // namespace rknnxx
 
 namespace rknnxx::detail {
 
@@ -71,14 +71,14 @@ inline std::string with_runtime_message(std::string message, const Runtime& runt
 struct ContextState {
   std::shared_ptr<const Runtime> runtime;
   rknn_context handle = 0;
-  bool alive = true;        // false once the Context is destroyed or has released its handle
-  bool released = false;    // the handle went to C code (Context::release), nothing was destroyed
-  bool unbound = false;     // the pseudo-context of memory made with RKNN_MEM_FLAG_ALLOC_NO_CONTEXT
-  std::uint64_t generation = 0;       // bumped by every shape switch
-  std::uint64_t bound_generation = 0; // the generation the zero-copy bindings were made for
-  bool has_bindings = false;          // an IoBinding bound memory through rknn_set_io_mem
-  std::vector<rknn_tensor_mem*> mems; // live memory made through this context
-  std::vector<rknn_output> outputs;   // buffers rknn_outputs_get gave out and Outputs still holds
+  bool alive = true;                       // false once the Context is destroyed or has released its handle
+  bool released = false;                   // the handle went to C code (Context::release), nothing was destroyed
+  bool unbound = false;                    // the pseudo-context of memory made with RKNN_MEM_FLAG_ALLOC_NO_CONTEXT
+  std::uint64_t generation = 0;            // bumped by every shape switch
+  std::uint64_t bound_generation = 0;      // the generation the zero-copy bindings were made for
+  bool has_bindings = false;               // an IoBinding bound memory through rknn_set_io_mem
+  std::vector<rknn_tensor_mem*> mems;      // live memory made through this context
+  std::vector<rknn_output> outputs;        // buffers rknn_outputs_get gave out and Outputs still holds
   std::vector<TensorInfo> current_inputs;  // the inputs' attributes for the current shape
   std::vector<TensorInfo> current_outputs;
   // C++ custom operators registered on the context (Context::register_custom_op): kept until the
@@ -120,8 +120,9 @@ struct ContextState {
 
   void check_alive(std::string_view call, std::string_view what) const {
     if (released)
-      throw Error(Errc::ctx_invalid, std::string(call),
-                  fmt::format("{} outlived its Context's ownership: Context::release() handed the handle to C code", what));
+      throw Error(
+          Errc::ctx_invalid, std::string(call),
+          fmt::format("{} outlived its Context's ownership: Context::release() handed the handle to C code", what));
     if (!alive)
       throw Error(Errc::ctx_invalid, std::string(call),
                   fmt::format("{} outlived its Context: the context was destroyed, and its memory with it", what));
@@ -142,7 +143,8 @@ struct ContextState {
 
   template <class F> F require(F f, std::string_view call) const {
     if (f == nullptr)
-      throw Error(Errc::fail, std::string(call), fmt::format("the runtime {} does not provide {}", runtime->path(), call));
+      throw Error(Errc::fail, std::string(call),
+                  fmt::format("the runtime {} does not provide {}", runtime->path(), call));
     return f;
   }
 
@@ -155,9 +157,7 @@ struct ContextState {
                   outputs.end());
   }
 
-  void forget_mem(rknn_tensor_mem* m) noexcept {
-    mems.erase(std::remove(mems.begin(), mems.end(), m), mems.end());
-  }
+  void forget_mem(rknn_tensor_mem* m) noexcept { mems.erase(std::remove(mems.begin(), mems.end(), m), mems.end()); }
 };
 
-} // namespace rknnxx::detail
+}  // namespace rknnxx::detail

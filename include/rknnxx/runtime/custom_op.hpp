@@ -48,7 +48,9 @@ class CustomTensor {
 public:
   explicit CustomTensor(const rknn_custom_op_tensor& tensor) noexcept : t_(&tensor) {}
 
-  [[nodiscard]] std::string_view name() const noexcept { return {t_->attr.name, ::strnlen(t_->attr.name, RKNN_MAX_NAME_LEN)}; }
+  [[nodiscard]] std::string_view name() const noexcept {
+    return {t_->attr.name, ::strnlen(t_->attr.name, RKNN_MAX_NAME_LEN)};
+  }
   [[nodiscard]] TensorType type() const noexcept { return static_cast<TensorType>(t_->attr.type); }
   [[nodiscard]] std::span<const std::uint32_t> dims() const noexcept {
     return {t_->attr.dims, std::min<std::uint32_t>(t_->attr.n_dims, RKNN_MAX_DIMS)};
@@ -126,10 +128,10 @@ template <class F>
 concept CustomCompute3 =
     std::invocable<F&, std::span<const CustomTensor>, std::span<CustomTensor>, const CustomOpAttrs&>;
 template <class F>
-concept CustomComputeObject = requires(F& f, std::span<const CustomTensor> in, std::span<CustomTensor> out,
-                                       const CustomOpAttrs& attrs) {
-  f.compute(in, out, attrs);
-} || requires(F& f, std::span<const CustomTensor> in, std::span<CustomTensor> out) { f.compute(in, out); };
+concept CustomComputeObject =
+    requires(F& f, std::span<const CustomTensor> in, std::span<CustomTensor> out, const CustomOpAttrs& attrs) {
+      f.compute(in, out, attrs);
+    } || requires(F& f, std::span<const CustomTensor> in, std::span<CustomTensor> out) { f.compute(in, out); };
 
 // A custom operator: the ONNX op type it implements and how it computes.
 class CustomOp {
@@ -220,8 +222,7 @@ private:
     try {
       const std::lock_guard lock(error_mutex_);
       error_ = std::move(message);
-    } catch (...) {
-    }
+    } catch (...) {}
   }
 
   CustomOp op_;
@@ -232,9 +233,9 @@ private:
   std::string error_;
 };
 
-template <std::size_t I>
-int custom_op_trampoline(rknn_custom_op_context* op_ctx, rknn_custom_op_tensor* inputs, std::uint32_t n_inputs,
-                         rknn_custom_op_tensor* outputs, std::uint32_t n_outputs) {
+template <std::size_t I> int custom_op_trampoline(rknn_custom_op_context* op_ctx, rknn_custom_op_tensor* inputs,
+                                                  std::uint32_t n_inputs, rknn_custom_op_tensor* outputs,
+                                                  std::uint32_t n_outputs) {
   CustomOpBinding* binding = custom_op_slot_table[I].load(std::memory_order_acquire);
   return binding == nullptr ? RKNN_ERR_CTX_INVALID : binding->compute(op_ctx, inputs, n_inputs, outputs, n_outputs);
 }
@@ -264,5 +265,5 @@ inline CustomOpBinding::CustomOpBinding(CustomOp op, CustomOpAttrs::GetAttr get_
   abi_.compute = trampolines[slot_];
 }
 
-} // namespace detail
-} // namespace rknnxx
+}  // namespace detail
+}  // namespace rknnxx

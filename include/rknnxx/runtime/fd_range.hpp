@@ -24,7 +24,9 @@ inline std::string fd_range_problem(int fd, std::int64_t offset, std::uint64_t s
   if (::fstat(fd, &st) != 0) return fmt::format("fd {} is not an open file descriptor: closed or never opened", fd);
   if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISDIR(st.st_mode))
     return fmt::format("fd {} is a {}, which cannot be mapped (a dma-buf, a memfd or a regular file can)", fd,
-                       S_ISFIFO(st.st_mode) ? "pipe" : S_ISSOCK(st.st_mode) ? "socket" : "directory");
+                       S_ISFIFO(st.st_mode)       ? "pipe"
+                           : S_ISSOCK(st.st_mode) ? "socket"
+                                                  : "directory");
   const auto start = static_cast<std::uint64_t>(offset);
   if (size > UINT64_MAX - start) return fmt::format("offset {} plus {} bytes overflows", offset, size);
   const auto file_size = static_cast<std::uint64_t>(st.st_size < 0 ? 0 : st.st_size);
@@ -34,4 +36,4 @@ inline std::string fd_range_problem(int fd, std::int64_t offset, std::uint64_t s
   return {};
 }
 
-} // namespace rknnxx::detail
+}  // namespace rknnxx::detail

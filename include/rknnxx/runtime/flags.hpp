@@ -33,7 +33,7 @@ enum class InitFlag : std::uint32_t {
 class InitFlags {
 public:
   constexpr InitFlags() noexcept = default;
-  constexpr InitFlags(InitFlag f) noexcept : bits_(static_cast<std::uint32_t>(f)) {} // NOLINT: a flag is a set
+  constexpr InitFlags(InitFlag f) noexcept : bits_(static_cast<std::uint32_t>(f)) {}  // NOLINT: a flag is a set
   [[nodiscard]] constexpr bool has(InitFlag f) const noexcept {
     return (bits_ & static_cast<std::uint32_t>(f)) == static_cast<std::uint32_t>(f);
   }
@@ -56,14 +56,14 @@ enum class AttrQuery : std::uint8_t { normal, native, native_nhwc, current, curr
 
 [[nodiscard]] constexpr rknn_query_cmd query_cmd(AttrQuery q, bool input) noexcept {
   switch (q) {
-  case AttrQuery::normal: return input ? RKNN_QUERY_INPUT_ATTR : RKNN_QUERY_OUTPUT_ATTR;
-  case AttrQuery::native: return input ? RKNN_QUERY_NATIVE_INPUT_ATTR : RKNN_QUERY_NATIVE_OUTPUT_ATTR;
-  case AttrQuery::native_nhwc: return input ? RKNN_QUERY_NATIVE_NHWC_INPUT_ATTR : RKNN_QUERY_NATIVE_NHWC_OUTPUT_ATTR;
-  case AttrQuery::current: return input ? RKNN_QUERY_CURRENT_INPUT_ATTR : RKNN_QUERY_CURRENT_OUTPUT_ATTR;
-  case AttrQuery::current_native:
-    return input ? RKNN_QUERY_CURRENT_NATIVE_INPUT_ATTR : RKNN_QUERY_CURRENT_NATIVE_OUTPUT_ATTR;
+    case AttrQuery::normal: return input ? RKNN_QUERY_INPUT_ATTR : RKNN_QUERY_OUTPUT_ATTR;
+    case AttrQuery::native: return input ? RKNN_QUERY_NATIVE_INPUT_ATTR : RKNN_QUERY_NATIVE_OUTPUT_ATTR;
+    case AttrQuery::native_nhwc: return input ? RKNN_QUERY_NATIVE_NHWC_INPUT_ATTR : RKNN_QUERY_NATIVE_NHWC_OUTPUT_ATTR;
+    case AttrQuery::current: return input ? RKNN_QUERY_CURRENT_INPUT_ATTR : RKNN_QUERY_CURRENT_OUTPUT_ATTR;
+    case AttrQuery::current_native:
+      return input ? RKNN_QUERY_CURRENT_NATIVE_INPUT_ATTR : RKNN_QUERY_CURRENT_NATIVE_OUTPUT_ATTR;
   }
   return RKNN_QUERY_INPUT_ATTR;
 }
 
-} // namespace rknnxx
+}  // namespace rknnxx

@@ -46,14 +46,16 @@ namespace rknnxx {
 
 // The attributes a tensor is bound with.
 struct BindAs {
-  std::optional<TensorType> element_type; // default: the queried attribute's
-  std::optional<TensorFormat> format;     // default: the queried attribute's
-  bool native = false;                    // query the native layout (NC1HWC2 / native NHWC) instead
+  std::optional<TensorType> element_type;  // default: the queried attribute's
+  std::optional<TensorFormat> format;      // default: the queried attribute's
+  bool native = false;                     // query the native layout (NC1HWC2 / native NHWC) instead
 
   [[nodiscard]] static BindAs model() { return {}; }
   [[nodiscard]] static BindAs native_layout() { return {std::nullopt, std::nullopt, true}; }
   [[nodiscard]] static BindAs type(TensorType t, std::optional<TensorFormat> f = std::nullopt) { return {t, f, false}; }
-  template <TensorElement T, Layout L> [[nodiscard]] static BindAs as() { return {tensor_type_of<T>, L::format, false}; }
+  template <TensorElement T, Layout L> [[nodiscard]] static BindAs as() {
+    return {tensor_type_of<T>, L::format, false};
+  }
 };
 
 // A read window over one bound output (or input), typed: the span and the attribute it has now.
@@ -147,9 +149,10 @@ public:
   template <TensorElement T> [[nodiscard]] BoundSpan<T> output(TensorRef output) {
     Slot& slot = fresh(false, ctx_.output_index(output), "rknnxx::IoBinding::output");
     if (slot.info.type() != tensor_type_of<T>)
-      throw Error(Errc::output_invalid, "rknnxx::IoBinding::output",
-                  fmt::format("asked for {}, the output is bound as {}", name_of(tensor_type_of<T>), name_of(slot.info.type())),
-                  slot.info.id());
+      throw Error(
+          Errc::output_invalid, "rknnxx::IoBinding::output",
+          fmt::format("asked for {}, the output is bound as {}", name_of(tensor_type_of<T>), name_of(slot.info.type())),
+          slot.info.id());
     return BoundSpan<T>(slot.mem.read(), slot.info, slot.info.n_elems());
   }
 
@@ -159,10 +162,18 @@ public:
   }
 
   // The attribute a tensor is bound with now, and its memory.
-  [[nodiscard]] const TensorInfo& bound_input(TensorRef t) const { return find(true, ctx_.input_index(t), "rknnxx::IoBinding::bound_input").info; }
-  [[nodiscard]] const TensorInfo& bound_output(TensorRef t) const { return find(false, ctx_.output_index(t), "rknnxx::IoBinding::bound_output").info; }
-  [[nodiscard]] Mem& input_memory(TensorRef t) { return find(true, ctx_.input_index(t), "rknnxx::IoBinding::input_memory").mem; }
-  [[nodiscard]] Mem& output_memory(TensorRef t) { return find(false, ctx_.output_index(t), "rknnxx::IoBinding::output_memory").mem; }
+  [[nodiscard]] const TensorInfo& bound_input(TensorRef t) const {
+    return find(true, ctx_.input_index(t), "rknnxx::IoBinding::bound_input").info;
+  }
+  [[nodiscard]] const TensorInfo& bound_output(TensorRef t) const {
+    return find(false, ctx_.output_index(t), "rknnxx::IoBinding::bound_output").info;
+  }
+  [[nodiscard]] Mem& input_memory(TensorRef t) {
+    return find(true, ctx_.input_index(t), "rknnxx::IoBinding::input_memory").mem;
+  }
+  [[nodiscard]] Mem& output_memory(TensorRef t) {
+    return find(false, ctx_.output_index(t), "rknnxx::IoBinding::output_memory").mem;
+  }
 
 private:
   struct Slot {
@@ -189,7 +200,8 @@ private:
   void bind(bool input, std::uint32_t index, BindAs as, Mem* app_mem) {
     auto& s = ctx_.use("rknn_set_io_mem");
     const TensorInfo& named = (input ? s.current_inputs : s.current_outputs).at(index);
-    Slot slot{input, index, as, {}, {}, fmt::format("{} {} \"{}\"", input ? "input" : "output", index, named.name()), false};
+    Slot slot{input, index, as, {}, {}, fmt::format("{} {} \"{}\"", input ? "input" : "output", index, named.name()),
+              false};
     if (app_mem != nullptr) {
       (void)ctx_.own(*app_mem, input ? "rknnxx::IoBinding::bind_input" : "rknnxx::IoBinding::bind_output");
       slot.mem = app_mem->view();
@@ -284,4 +296,4 @@ private:
   std::uint64_t generation_ = 0;
 };
 
-} // namespace rknnxx
+}  // namespace rknnxx

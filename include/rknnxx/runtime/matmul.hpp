@@ -52,19 +52,20 @@ template <class A, class B, class C> constexpr int matmul_type_of() noexcept {
     if (const auto types = matmul_types(type); types && *types == wanted) return type;
   return 0;
 }
-} // namespace detail
+}  // namespace detail
 
 // The element types of A, B and C form one of the API's rknn_matmul_type values.
 template <class A, class B, class C>
-concept MatmulElements = TensorElement<A> && TensorElement<B> && TensorElement<C> && detail::matmul_type_of<A, B, C>() != 0;
+concept MatmulElements =
+    TensorElement<A> && TensorElement<B> && TensorElement<C> && detail::matmul_type_of<A, B, C>() != 0;
 
 struct MatMulOptions {
   MatmulLayout b_layout = MatmulLayout::normal;
   MatmulLayout ac_layout = MatmulLayout::normal;
   rknn_matmul_quant_type b_quant_type = RKNN_QUANT_TYPE_PER_LAYER_SYM;
-  std::int16_t group_size = 0;                // per-group B: K elements per scale
-  std::shared_ptr<const Runtime> runtime{};   // null: Runtime::load()
-  std::optional<Platform> platform{};         // when known: the geometry is checked against it
+  std::int16_t group_size = 0;               // per-group B: K elements per scale
+  std::shared_ptr<const Runtime> runtime{};  // null: Runtime::load()
+  std::optional<Platform> platform{};        // when known: the geometry is checked against it
 };
 
 template <class A, class B, class C>
@@ -207,8 +208,8 @@ public:
 
   void set_core_mask(CoreMask mask) {
     auto& s = state("rknn_matmul_set_core_mask");
-    s.check(s.require(s.api().rknn_matmul_set_core_mask, "rknn_matmul_set_core_mask")(
-                s.handle, static_cast<rknn_core_mask>(mask)),
+    s.check(s.require(s.api().rknn_matmul_set_core_mask,
+                      "rknn_matmul_set_core_mask")(s.handle, static_cast<rknn_core_mask>(mask)),
             "rknn_matmul_set_core_mask");
   }
 
@@ -243,9 +244,10 @@ private:
     if (dynamic) {
       std::vector<rknn_matmul_shape> abi;
       for (const auto& sh : shapes)
-        abi.push_back({static_cast<std::int32_t>(sh.m), static_cast<std::int32_t>(sh.k), static_cast<std::int32_t>(sh.n)});
+        abi.push_back(
+            {static_cast<std::int32_t>(sh.m), static_cast<std::int32_t>(sh.k), static_cast<std::int32_t>(sh.n)});
       s.check(s.require(s.api().rknn_matmul_create_dynamic_shape, call)(&s.handle, &info, static_cast<int>(abi.size()),
-                                                                       abi.data(), mm.attrs_.data()),
+                                                                        abi.data(), mm.attrs_.data()),
               call);
     } else {
       s.check(s.require(s.api().rknn_matmul_create, call)(&s.handle, &info, mm.attrs_.data()), call);
@@ -262,14 +264,15 @@ private:
           {&g.a, &attrs_[i].A}, {&g.b, &attrs_[i].B}, {&g.c, &attrs_[i].C}};
       for (const auto& [want, got] : pairs) {
         bool same = want->n_dims == got->n_dims && want->size == got->size &&
-                    static_cast<rknn_tensor_type>(want->type) == got->type;
+            static_cast<rknn_tensor_type>(want->type) == got->type;
         for (std::uint32_t d = 0; same && d < want->n_dims; ++d) same = want->dims[d] == got->dims[d];
         if (!same)
-          throw Error(Errc::fail, "rknn_matmul_create",
-                      fmt::format("the runtime's {} for shape (M={}, K={}, N={}) is {} bytes in {} dims, {} computes {} "
-                                  "bytes in {} dims: the runtime is not for {}",
-                                  got->name, shapes_[i].m, shapes_[i].k, shapes_[i].n, got->size, got->n_dims,
-                                  platform.name, want->size, want->n_dims, platform.name));
+          throw Error(
+              Errc::fail, "rknn_matmul_create",
+              fmt::format("the runtime's {} for shape (M={}, K={}, N={}) is {} bytes in {} dims, {} computes {} "
+                          "bytes in {} dims: the runtime is not for {}",
+                          got->name, shapes_[i].m, shapes_[i].k, shapes_[i].n, got->size, got->n_dims, platform.name,
+                          want->size, want->n_dims, platform.name));
       }
     }
   }
@@ -285,7 +288,8 @@ private:
   }
 
   detail::ContextState& state(std::string_view call) const {
-    if (!state_) throw Error(Errc::ctx_invalid, std::string(call), "the MatMul is empty (moved from, reset or released)");
+    if (!state_)
+      throw Error(Errc::ctx_invalid, std::string(call), "the MatMul is empty (moved from, reset or released)");
     return *state_;
   }
 
@@ -313,4 +317,4 @@ private:
   std::size_t current_ = 0;
 };
 
-} // namespace rknnxx
+}  // namespace rknnxx

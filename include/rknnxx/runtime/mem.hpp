@@ -72,7 +72,7 @@ struct MemLife {
   bool alive = true;
   std::shared_ptr<const CpuAccessHook> hook;
 };
-} // namespace detail
+}  // namespace detail
 
 // The CPU-access window: acquiring it for reading syncs from the device, closing a window
 // opened for writing syncs to the device. Move-only; the last sync error, if any, is thrown by
@@ -128,7 +128,8 @@ public:
 
 private:
   friend class Mem;
-  MemAccess(std::shared_ptr<detail::ContextState> state, std::shared_ptr<const CpuAccessHook> hook, rknn_tensor_mem* mem)
+  MemAccess(std::shared_ptr<detail::ContextState> state, std::shared_ptr<const CpuAccessHook> hook,
+            rknn_tensor_mem* mem)
       : state_(std::move(state)), hook_(std::move(hook)) {
     if (hook_ && hook_->begin) hook_->begin(A);
     // Memory made without a context has no context to sync through: the runtime reads it at
@@ -146,11 +147,12 @@ private:
   void close_quietly() noexcept {
     try {
       reset();
-    } catch (...) { // NOLINT: a destructor must not throw; call reset() to see the error
+    } catch (...) {  // NOLINT: a destructor must not throw; call reset() to see the error
     }
   }
   rknn_tensor_mem* checked() const {
-    if (mem_ == nullptr) throw Error(Errc::param_invalid, "rknnxx::MemAccess", "the access window was closed (reset) or moved from");
+    if (mem_ == nullptr)
+      throw Error(Errc::param_invalid, "rknnxx::MemAccess", "the access window was closed (reset) or moved from");
     state_->check_alive("rknnxx::MemAccess", "a memory access window");
     return mem_;
   }
@@ -283,7 +285,8 @@ private:
   [[nodiscard]] const std::shared_ptr<detail::MemLife>& life() const noexcept { return life_; }
 
   rknn_tensor_mem* checked(std::string_view call) const {
-    if (mem_ == nullptr) throw Error(Errc::param_invalid, std::string(call), "the Mem is empty (moved from, reset or released)");
+    if (mem_ == nullptr)
+      throw Error(Errc::param_invalid, std::string(call), "the Mem is empty (moved from, reset or released)");
     state_->check_alive(call, "the memory");
     if (!life_->alive)
       throw Error(Errc::param_invalid, std::string(call),
@@ -298,4 +301,4 @@ private:
   bool owns_ = true;
 };
 
-} // namespace rknnxx
+}  // namespace rknnxx

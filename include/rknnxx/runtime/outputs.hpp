@@ -22,7 +22,7 @@ namespace rknnxx {
 
 namespace detail {
 class ContextOps;  // context.hpp
-} // namespace detail
+}  // namespace detail
 
 // What rknn_outputs_get returns: float32 (want_float = 1: dequantized, NCHW) or the model's type.
 enum class OutputType : std::uint8_t { float32, native };
@@ -39,8 +39,9 @@ public:
   // The values as T, which must be the delivered type.
   template <TensorElement T> [[nodiscard]] std::span<const T> as() const {
     if (tensor_type_of<T> != info_.type())
-      throw Error(Errc::output_invalid, "rknnxx::OutputData::as", fmt::format("asked for {}, the output holds {}",
-                  name_of(tensor_type_of<T>), name_of(info_.type())), info_.id());
+      throw Error(Errc::output_invalid, "rknnxx::OutputData::as",
+                  fmt::format("asked for {}, the output holds {}", name_of(tensor_type_of<T>), name_of(info_.type())),
+                  info_.id());
     return {reinterpret_cast<const T*>(bytes_.data()), bytes_.size() / sizeof(T)};
   }
   // The values as a typed view in layout L (an Error if the output has another layout).
@@ -99,7 +100,8 @@ public:
     if (!state_) return;
     if (state_->alive && !outputs_.empty() && state_->api().rknn_outputs_release != nullptr) {
       state_->forget_outputs(outputs_);
-      (void)state_->api().rknn_outputs_release(state_->handle, static_cast<std::uint32_t>(outputs_.size()), outputs_.data());
+      (void)state_->api().rknn_outputs_release(state_->handle, static_cast<std::uint32_t>(outputs_.size()),
+                                               outputs_.data());
     }
     outputs_.clear();
     state_.reset();
@@ -121,4 +123,4 @@ private:
   std::vector<TensorInfo> infos_;
 };
 
-} // namespace rknnxx
+}  // namespace rknnxx

@@ -37,7 +37,7 @@ namespace rknnxx {
 // A string usable as a template argument (tensor names).
 template <std::size_t N> struct FixedString {
   char value[N]{};
-  constexpr FixedString(const char (&s)[N]) noexcept { std::copy(s, s + N, value); } // NOLINT: from literals
+  constexpr FixedString(const char (&s)[N]) noexcept { std::copy(s, s + N, value); }  // NOLINT: from literals
   [[nodiscard]] constexpr std::string_view view() const noexcept { return {value, N - 1}; }
 };
 
@@ -77,12 +77,12 @@ namespace detail {
 constexpr bool input_accepts(TensorType model, TensorType given) noexcept {
   if (model == given) return true;
   switch (model) {
-  case TensorType::int8: return given == TensorType::uint8 || given == TensorType::float32;
-  case TensorType::float16:
-  case TensorType::float32:
-    return given == TensorType::uint8 || given == TensorType::float16 || given == TensorType::float32 ||
-           given == TensorType::int8;
-  default: return false;
+    case TensorType::int8: return given == TensorType::uint8 || given == TensorType::float32;
+    case TensorType::float16:
+    case TensorType::float32:
+      return given == TensorType::uint8 || given == TensorType::float16 || given == TensorType::float32 ||
+          given == TensorType::int8;
+    default: return false;
   }
 }
 
@@ -105,7 +105,7 @@ void check_tensor(std::vector<std::string>& diffs, const TensorInfo& real, bool 
     diffs.push_back(fmt::format("{} \"{}\": described as {}, the model's tensor is {}-D ({} {})", what, real.name(),
                                 L::name, real.dims().rank(), name_of(real.format()), dims_text(real.dims())));
 }
-} // namespace detail
+}  // namespace detail
 
 // The outputs of a typed context: get<O>() is a span of the described element type.
 template <class Spec> class TypedOutputs {
@@ -177,10 +177,12 @@ public:
               s += fmt::format("{}{}", s.empty() ? "" : (i ? ", " : "; "), dims_text(set.shape(g, i)));
           return s;
         };
-        diffs.push_back(fmt::format("shape set: described as {}, the model has {}", text(Spec::shapes), text(*ctx.shape_set())));
+        diffs.push_back(
+            fmt::format("shape set: described as {}, the model has {}", text(Spec::shapes), text(*ctx.shape_set())));
       }
     } else if (ctx.shape_set()) {
-      diffs.push_back(fmt::format("described with static shapes, the model has a set of {} shapes", ctx.shape_set()->num_shapes()));
+      diffs.push_back(
+          fmt::format("described with static shapes, the model has a set of {} shapes", ctx.shape_set()->num_shapes()));
     }
     return diffs;
   }
@@ -196,7 +198,8 @@ public:
   }
   // Shapes (one per input, runtime order), which must be a group of the set at compile time.
   template <Dims... D>
-    requires(Spec::dynamic && sizeof...(D) == Spec::num_inputs && Spec::shapes.contains(std::array<Dims, sizeof...(D)>{D...}))
+    requires(Spec::dynamic && sizeof...(D) == Spec::num_inputs &&
+             Spec::shapes.contains(std::array<Dims, sizeof...(D)>{D...}))
   ShapeChange set_input_shapes() {
     return ctx_.set_input_shapes(*Spec::shapes.find(std::array<Dims, sizeof...(D)>{D...}));
   }
@@ -206,8 +209,9 @@ public:
     requires(sizeof...(T) == Spec::num_inputs)
   void set_inputs(const TensorView<T, L>&... views)
     requires([]<std::size_t... I>(std::index_sequence<I...>) {
-      return ((std::is_same_v<std::remove_const_t<T>, typename std::tuple_element_t<I, typename Spec::inputs>::element_type> &&
-               std::is_same_v<L, typename std::tuple_element_t<I, typename Spec::inputs>::layout_type>) && ...);
+      return ((std::is_same_v<std::remove_const_t<T>,
+                              typename std::tuple_element_t<I, typename Spec::inputs>::element_type> &&
+               std::is_same_v<L, typename std::tuple_element_t<I, typename Spec::inputs>::layout_type>)&&...);
     }(std::make_index_sequence<sizeof...(T)>{}))
   {
     ctx_.set_inputs(views...);
@@ -219,8 +223,8 @@ public:
     std::array<OutputType, Spec::num_outputs> types{};
     [&]<std::size_t... O>(std::index_sequence<O...>) {
       ((types[O] = std::is_same_v<typename std::tuple_element_t<O, typename Spec::outputs>::element_type, float>
-                       ? OutputType::float32
-                       : OutputType::native),
+            ? OutputType::float32
+            : OutputType::native),
        ...);
     }(std::make_index_sequence<Spec::num_outputs>{});
     return TypedOutputs<Spec>(ctx_.outputs(types));
@@ -230,4 +234,4 @@ private:
   Context ctx_;
 };
 
-} // namespace rknnxx
+}  // namespace rknnxx

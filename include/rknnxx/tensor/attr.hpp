@@ -39,7 +39,7 @@ namespace detail {
   return r;
 }
 
-} // namespace detail
+}  // namespace detail
 
 // Affine asymmetric quantization: x = (q - zero_point) * scale; q = clamp(round(x / scale) + zero_point).
 // `affine == false` means the tensor holds plain values (float tensors, or integers taken as they are).
@@ -85,7 +85,8 @@ public:
   // (fp16 and undefined-layout tensors on some runtimes, docs/c-interface.md#strides-and-sizes).
   [[nodiscard]] std::uint32_t alloc_size() const noexcept { return std::max(attr_.size_with_stride, attr_.size); }
   [[nodiscard]] Quantization quantization() const noexcept {
-    if (attr_.qnt_type == RKNN_TENSOR_QNT_AFFINE_ASYMMETRIC) return Quantization::affine_asymmetric(attr_.scale, attr_.zp);
+    if (attr_.qnt_type == RKNN_TENSOR_QNT_AFFINE_ASYMMETRIC)
+      return Quantization::affine_asymmetric(attr_.scale, attr_.zp);
     return Quantization::none();
   }
   // The layout with its strides; for 4-D NHWC/NCHW/NC1HWC2 tensors a mapping over (n, c, h, w).
@@ -112,7 +113,8 @@ public:
         a.w_stride = 0;
       } else if (!(from == TensorFormat::undefined && is_4d_order(format))) {
         detail::fail("rknnxx::TensorInfo::with", "{} {} \"{}\" is {} with {} dims: it cannot be described as {}",
-                     io_ == TensorIo::input ? "input" : "output", a.index, name(), name_of(from), a.n_dims, name_of(format));
+                     io_ == TensorIo::input ? "input" : "output", a.index, name(), name_of(from), a.n_dims,
+                     name_of(format));
       }
     }
     if (type != this->type()) {
@@ -133,9 +135,11 @@ public:
     };
     a.size = bytes32("size", {a.n_elems});
     if (a.fmt == RKNN_TENSOR_NHWC && a.w_stride != 0 && a.n_dims == 4) {
-      a.size_with_stride = bytes32("size_with_stride", {a.dims[0], std::max(a.h_stride, a.dims[1]), a.w_stride, a.dims[3]});
+      a.size_with_stride =
+          bytes32("size_with_stride", {a.dims[0], std::max(a.h_stride, a.dims[1]), a.w_stride, a.dims[3]});
     } else if (a.fmt == RKNN_TENSOR_NC1HWC2) {
-      a.size_with_stride = bytes32("size_with_stride", {a.dims[0], a.dims[1], a.dims[2], std::max(a.w_stride, a.dims[3]), a.dims[4]});
+      a.size_with_stride =
+          bytes32("size_with_stride", {a.dims[0], a.dims[1], a.dims[2], std::max(a.w_stride, a.dims[3]), a.dims[4]});
     } else {
       a.size_with_stride = a.size;
       a.w_stride = 0;
@@ -146,17 +150,18 @@ public:
   [[nodiscard]] const rknn_tensor_attr& abi() const noexcept { return attr_; }
   [[nodiscard]] rknn_tensor_attr& abi() noexcept { return attr_; }
   [[nodiscard]] TensorId id() const {
-    return io_ == TensorIo::input ? TensorId::input(attr_.index, std::string(name())) : TensorId::output(attr_.index, std::string(name()));
+    return io_ == TensorIo::input ? TensorId::input(attr_.index, std::string(name()))
+                                  : TensorId::output(attr_.index, std::string(name()));
   }
 
   friend bool operator==(const TensorInfo& a, const TensorInfo& b) noexcept {
     const auto& x = a.attr_;
     const auto& y = b.attr_;
     return a.io_ == b.io_ && x.index == y.index && x.n_dims == y.n_dims &&
-           std::equal(x.dims, x.dims + RKNN_MAX_DIMS, y.dims) && a.name() == b.name() && x.n_elems == y.n_elems &&
-           x.size == y.size && x.fmt == y.fmt && x.type == y.type && x.qnt_type == y.qnt_type && x.fl == y.fl &&
-           x.zp == y.zp && x.scale == y.scale && x.w_stride == y.w_stride && x.size_with_stride == y.size_with_stride &&
-           x.pass_through == y.pass_through && x.h_stride == y.h_stride;
+        std::equal(x.dims, x.dims + RKNN_MAX_DIMS, y.dims) && a.name() == b.name() && x.n_elems == y.n_elems &&
+        x.size == y.size && x.fmt == y.fmt && x.type == y.type && x.qnt_type == y.qnt_type && x.fl == y.fl &&
+        x.zp == y.zp && x.scale == y.scale && x.w_stride == y.w_stride && x.size_with_stride == y.size_with_stride &&
+        x.pass_through == y.pass_through && x.h_stride == y.h_stride;
   }
 
 private:
@@ -164,4 +169,4 @@ private:
   TensorIo io_ = TensorIo::none;
 };
 
-} // namespace rknnxx
+}  // namespace rknnxx

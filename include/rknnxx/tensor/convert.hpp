@@ -38,8 +38,8 @@ struct Walk {
   Extents4 e;
   std::size_t n = 0, c1 = 0, lane = 0, h = 0, w = 0;
   std::uint32_t c2 = 1;
-  bool dense = false; // rows of every (n, c, h) follow each other without gaps (NCHW order)
-  TensorFormat order = TensorFormat::nchw; // the memory order the fast path follows
+  bool dense = false;                       // rows of every (n, c, h) follow each other without gaps (NCHW order)
+  TensorFormat order = TensorFormat::nchw;  // the memory order the fast path follows
 
   [[nodiscard]] std::size_t offset(std::size_t in, std::size_t ic, std::size_t ih, std::size_t iw) const noexcept {
     return in * n + (ic / c2) * c1 + (ic % c2) * lane + ih * h + iw * w;
@@ -50,40 +50,48 @@ inline Walk walk_of(const RuntimeLayout& l, std::string_view who) {
   Walk k;
   const Dims& d = l.dims();
   switch (l.format()) {
-  case TensorFormat::nhwc: {
-    const auto m = l.mapping<layout::NHWC>();
-    k.e = m.extents();
-    k.n = m.stride(0); k.c1 = 1; k.lane = 0; k.h = m.stride(2); k.w = m.stride(3);
-    k.dense = m.is_exhaustive();
-    k.order = TensorFormat::nhwc;
-    return k;
-  }
-  case TensorFormat::nc1hwc2: {
-    const auto m = l.mapping<layout::NC1HWC2>();
-    k.e = m.extents();
-    k.c2 = m.c2();
-    k.w = m.c2();
-    k.h = std::size_t{m.w_stride()} * m.c2();
-    k.c1 = k.h * k.e.h;
-    k.n = k.c1 * m.c1();
-    k.lane = 1;
-    k.dense = m.is_exhaustive();
-    k.order = TensorFormat::nc1hwc2;
-    return k;
-  }
-  case TensorFormat::nchw:
-  case TensorFormat::undefined: {
-    // UNDEFINED is the model's own order: a 4-D one is (n, c, h, w); other ranks are one row.
-    if (d.rank() == 4) k.e = {d[0], d[1], d[2], d[3]};
-    else {
-      const std::uint64_t n = d.elements();
-      if (n > std::numeric_limits<std::uint32_t>::max()) fail(who, "{} elements exceed 32 bits", n);
-      k.e = {1, 1, 1, static_cast<std::uint32_t>(n)};
+    case TensorFormat::nhwc: {
+      const auto m = l.mapping<layout::NHWC>();
+      k.e = m.extents();
+      k.n = m.stride(0);
+      k.c1 = 1;
+      k.lane = 0;
+      k.h = m.stride(2);
+      k.w = m.stride(3);
+      k.dense = m.is_exhaustive();
+      k.order = TensorFormat::nhwc;
+      return k;
     }
-    k.w = 1; k.h = k.e.w; k.c1 = std::size_t{k.e.h} * k.e.w; k.lane = 0; k.n = k.c1 * k.e.c;
-    k.dense = true;
-    return k;
-  }
+    case TensorFormat::nc1hwc2: {
+      const auto m = l.mapping<layout::NC1HWC2>();
+      k.e = m.extents();
+      k.c2 = m.c2();
+      k.w = m.c2();
+      k.h = std::size_t{m.w_stride()} * m.c2();
+      k.c1 = k.h * k.e.h;
+      k.n = k.c1 * m.c1();
+      k.lane = 1;
+      k.dense = m.is_exhaustive();
+      k.order = TensorFormat::nc1hwc2;
+      return k;
+    }
+    case TensorFormat::nchw:
+    case TensorFormat::undefined: {
+      // UNDEFINED is the model's own order: a 4-D one is (n, c, h, w); other ranks are one row.
+      if (d.rank() == 4) k.e = {d[0], d[1], d[2], d[3]};
+      else {
+        const std::uint64_t n = d.elements();
+        if (n > std::numeric_limits<std::uint32_t>::max()) fail(who, "{} elements exceed 32 bits", n);
+        k.e = {1, 1, 1, static_cast<std::uint32_t>(n)};
+      }
+      k.w = 1;
+      k.h = k.e.w;
+      k.c1 = std::size_t{k.e.h} * k.e.w;
+      k.lane = 0;
+      k.n = k.c1 * k.e.c;
+      k.dense = true;
+      return k;
+    }
   }
   fail(who, "format value {} is not an rknn_tensor_format", static_cast<unsigned>(l.format()));
 }
@@ -118,31 +126,32 @@ template <class T> void store_as(std::byte* p, std::size_t i, double x) noexcept
   } else if constexpr (std::is_same_v<T, float>) {
     v = static_cast<float>(x);
   } else {
-    v = T(x); // Float16 / BFloat16: one rounding from double
+    v = T(x);  // Float16 / BFloat16: one rounding from double
   }
   std::memcpy(p + i * sizeof(T), &v, sizeof(T));
 }
 
 inline std::size_t element_bytes(TensorType t, std::string_view who) {
   const std::size_t bits = bits_of(t);
-  if (bits % 8 != 0) fail(who, "{} tensors are packed below one byte per element: convert them with the int4 helpers", name_of(t));
+  if (bits % 8 != 0)
+    fail(who, "{} tensors are packed below one byte per element: convert them with the int4 helpers", name_of(t));
   return bits / 8;
 }
 
 template <class F> auto visit_byte_type(TensorType t, F&& f) {
   switch (t) {
-  case TensorType::float32: return f(static_cast<float*>(nullptr));
-  case TensorType::float16: return f(static_cast<Float16*>(nullptr));
-  case TensorType::bfloat16: return f(static_cast<BFloat16*>(nullptr));
-  case TensorType::int8: return f(static_cast<std::int8_t*>(nullptr));
-  case TensorType::uint8: return f(static_cast<std::uint8_t*>(nullptr));
-  case TensorType::int16: return f(static_cast<std::int16_t*>(nullptr));
-  case TensorType::uint16: return f(static_cast<std::uint16_t*>(nullptr));
-  case TensorType::int32: return f(static_cast<std::int32_t*>(nullptr));
-  case TensorType::uint32: return f(static_cast<std::uint32_t*>(nullptr));
-  case TensorType::int64: return f(static_cast<std::int64_t*>(nullptr));
-  case TensorType::boolean: return f(static_cast<bool*>(nullptr));
-  case TensorType::int4: break;
+    case TensorType::float32: return f(static_cast<float*>(nullptr));
+    case TensorType::float16: return f(static_cast<Float16*>(nullptr));
+    case TensorType::bfloat16: return f(static_cast<BFloat16*>(nullptr));
+    case TensorType::int8: return f(static_cast<std::int8_t*>(nullptr));
+    case TensorType::uint8: return f(static_cast<std::uint8_t*>(nullptr));
+    case TensorType::int16: return f(static_cast<std::int16_t*>(nullptr));
+    case TensorType::uint16: return f(static_cast<std::uint16_t*>(nullptr));
+    case TensorType::int32: return f(static_cast<std::int32_t*>(nullptr));
+    case TensorType::uint32: return f(static_cast<std::uint32_t*>(nullptr));
+    case TensorType::int64: return f(static_cast<std::int64_t*>(nullptr));
+    case TensorType::boolean: return f(static_cast<bool*>(nullptr));
+    case TensorType::int4: break;
   }
   fail("rknnxx::copy", "no element conversion for {}", name_of(t));
 }
@@ -155,17 +164,16 @@ inline StoreFn store_fn(TensorType t) {
   return visit_byte_type(t, [](auto* p) -> StoreFn { return &store_as<std::remove_pointer_t<decltype(p)>>; });
 }
 
-inline std::size_t last_offset(const Walk& k) {
-  return k.offset(k.e.n - 1, k.e.c - 1, k.e.h - 1, k.e.w - 1);
-}
+inline std::size_t last_offset(const Walk& k) { return k.offset(k.e.n - 1, k.e.c - 1, k.e.h - 1, k.e.w - 1); }
 
-} // namespace detail
+}  // namespace detail
 
 // Copies src into dst, converting layout, element type and quantization (see the top of this
 // file). The logical extents must agree; both buffers must be large enough for their mappings.
 inline void copy(const ErasedView& src, const ErasedView& dst) {
   constexpr std::string_view who = "rknnxx::copy";
-  if (!dst.writable) detail::fail(who, "the destination view is read-only ({} {})", name_of(dst.type), name_of(dst.layout.format()));
+  if (!dst.writable)
+    detail::fail(who, "the destination view is read-only ({} {})", name_of(dst.type), name_of(dst.layout.format()));
   const detail::Walk s = detail::walk_of(src.layout, who);
   const detail::Walk d = detail::walk_of(dst.layout, who);
   if (!(s.e == d.e))
@@ -182,22 +190,22 @@ inline void copy(const ErasedView& src, const ErasedView& dst) {
                  (detail::last_offset(d) + 1) * db, dst.bytes);
 
   const Extents4 e = s.e;
-  const bool same_values = src.type == dst.type && (src.quantization == dst.quantization ||
-                                                    (!src.quantization.affine && !dst.quantization.affine));
+  const bool same_values = src.type == dst.type &&
+      (src.quantization == dst.quantization || (!src.quantization.affine && !dst.quantization.affine));
   if (same_values && s.order == d.order && s.c2 == d.c2) {
     // Fast path: rows of the common memory order are contiguous on both sides.
     if (s.dense && d.dense) {
       std::memmove(dst.data, src.data, (detail::last_offset(s) + 1) * sb);
       return;
     }
-    if (s.order == TensorFormat::nhwc) { // rows (n, h) of W * C elements
+    if (s.order == TensorFormat::nhwc) {  // rows (n, h) of W * C elements
       const std::size_t row = std::size_t{e.w} * e.c * sb;
       for (std::size_t n = 0; n < e.n; ++n)
         for (std::size_t h = 0; h < e.h; ++h)
           std::memcpy(dst.data + d.offset(n, 0, h, 0) * sb, src.data + s.offset(n, 0, h, 0) * sb, row);
       return;
     }
-    if (s.order == TensorFormat::nc1hwc2) { // rows (n, c1, h) of W * C2 elements, padding lanes included
+    if (s.order == TensorFormat::nc1hwc2) {  // rows (n, c1, h) of W * C2 elements, padding lanes included
       const std::size_t row = std::size_t{e.w} * s.c2 * sb;
       for (std::size_t n = 0; n < e.n; ++n)
         for (std::size_t c = 0; c < e.c; c += s.c2)
@@ -230,4 +238,4 @@ template <class S, class SL, class D, class DL> void copy(const TensorView<S, SL
   copy(erase(src), erase(dst));
 }
 
-} // namespace rknnxx
+}  // namespace rknnxx

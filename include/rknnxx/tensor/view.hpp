@@ -47,7 +47,7 @@ public:
   // Views of const elements from views of mutable ones.
   template <class U>
     requires(std::is_same_v<const U, T> && !std::is_same_v<U, T>)
-  constexpr TensorView(const TensorView<U, L>& other) noexcept // NOLINT: implicit, as span<T> to span<const T>
+  constexpr TensorView(const TensorView<U, L>& other) noexcept  // NOLINT: implicit, as span<T> to span<const T>
       : TensorView(other.data(), other.mapping(), other.quantization()) {}
 
   [[nodiscard]] constexpr T* data() const noexcept { return data_; }
@@ -58,8 +58,7 @@ public:
   [[nodiscard]] constexpr std::size_t span_size() const noexcept { return mapping_.required_span_size(); }
   [[nodiscard]] std::span<T> span() const noexcept { return {data_, span_size()}; }
 
-  template <std::convertible_to<std::size_t>... I>
-  [[nodiscard]] constexpr T& operator()(I... idx) const noexcept {
+  template <std::convertible_to<std::size_t>... I> [[nodiscard]] constexpr T& operator()(I... idx) const noexcept {
     return data_[mapping_(static_cast<std::size_t>(idx)...)];
   }
   // The value at a logical index, dequantized when the view carries affine quantization.
@@ -82,7 +81,8 @@ template <class T> [[nodiscard]] constexpr auto nhwc_view(T* data, Extents4 e, s
 template <class T> [[nodiscard]] constexpr auto nchw_view(T* data, Extents4 e) {
   return TensorView<T, layout::NCHW>(data, layout::NCHW::mapping(e));
 }
-template <class T> [[nodiscard]] constexpr auto nc1hwc2_view(T* data, Extents4 e, std::uint32_t c2, std::uint32_t w_stride = 0) {
+template <class T>
+[[nodiscard]] constexpr auto nc1hwc2_view(T* data, Extents4 e, std::uint32_t c2, std::uint32_t w_stride = 0) {
   return TensorView<T, layout::NC1HWC2>(data, layout::NC1HWC2::mapping(e, c2, w_stride));
 }
 // Any rank, dense, in the model's order (UNDEFINED).
@@ -119,7 +119,7 @@ template <Layout L> [[nodiscard]] constexpr RuntimeLayout runtime_layout_of(cons
 // view was made from a mutable buffer (`writable`).
 struct ErasedView {
   std::byte* data = nullptr;
-  std::size_t bytes = 0; // capacity of the buffer (bounds check)
+  std::size_t bytes = 0;  // capacity of the buffer (bounds check)
   TensorType type = TensorType::float32;
   RuntimeLayout layout{TensorFormat::undefined, Dims{1}};
   Quantization quantization{};
@@ -133,8 +133,12 @@ struct ErasedView {
 
 template <class T, class L> [[nodiscard]] ErasedView erase(const TensorView<T, L>& v) {
   using V = std::remove_const_t<T>;
-  return {const_cast<std::byte*>(reinterpret_cast<const std::byte*>(v.data())), bytes_for<V>(v.span_size()),
-          tensor_type_of<V>, runtime_layout_of<L>(v.mapping()), v.quantization(), !std::is_const_v<T>};
+  return {const_cast<std::byte*>(reinterpret_cast<const std::byte*>(v.data())),
+          bytes_for<V>(v.span_size()),
+          tensor_type_of<V>,
+          runtime_layout_of<L>(v.mapping()),
+          v.quantization(),
+          !std::is_const_v<T>};
 }
 
-} // namespace rknnxx
+}  // namespace rknnxx

@@ -50,16 +50,20 @@ enum class ComputeOrder : std::uint8_t { WidthFirst, DepthFirst };
 enum class OpTarget : std::uint8_t { cpu, npu, gpu, automatic };
 
 namespace detail {
-template <class E, std::size_t N>
-using NameTable = std::array<std::pair<E, std::string_view>, N>;
+template <class E, std::size_t N> using NameTable = std::array<std::pair<E, std::string_view>, N>;
 
 template <class E> struct EnumNames;
 template <> struct EnumNames<Platform> {
-  static constexpr NameTable<Platform, 11> table{{{Platform::rv1103, "rv1103"}, {Platform::rv1103b, "rv1103b"},
-                                                  {Platform::rv1106, "rv1106"}, {Platform::rv1106b, "rv1106b"},
-                                                  {Platform::rv1126b, "rv1126b"}, {Platform::rk2118, "rk2118"},
-                                                  {Platform::rk3562, "rk3562"}, {Platform::rk3566, "rk3566"},
-                                                  {Platform::rk3568, "rk3568"}, {Platform::rk3576, "rk3576"},
+  static constexpr NameTable<Platform, 11> table{{{Platform::rv1103, "rv1103"},
+                                                  {Platform::rv1103b, "rv1103b"},
+                                                  {Platform::rv1106, "rv1106"},
+                                                  {Platform::rv1106b, "rv1106b"},
+                                                  {Platform::rv1126b, "rv1126b"},
+                                                  {Platform::rk2118, "rk2118"},
+                                                  {Platform::rk3562, "rk3562"},
+                                                  {Platform::rk3566, "rk3566"},
+                                                  {Platform::rk3568, "rk3568"},
+                                                  {Platform::rk3576, "rk3576"},
                                                   {Platform::rk3588, "rk3588"}}};
 };
 template <> struct EnumNames<QuantizedDtype> {
@@ -100,11 +104,10 @@ constexpr bool equal_ignoring_case(std::string_view a, std::string_view b) noexc
     if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
   return true;
 }
-} // namespace detail
+}  // namespace detail
 
 // The toolkit's spelling of an enumerator ("rk3588", "w8a8", "BestFit", "auto").
-template <class E>
-constexpr std::string_view spelling(E value) noexcept {
+template <class E> constexpr std::string_view spelling(E value) noexcept {
   for (const auto& [v, n] : detail::EnumNames<E>::table)
     if (v == value) return n;
   return "?";
@@ -112,8 +115,7 @@ constexpr std::string_view spelling(E value) noexcept {
 
 // Reads the toolkit's spelling exactly; platform names also in upper case ("RK3588"), as the vendor's
 // documents write chip names that way.
-template <class E>
-constexpr std::optional<E> parse_name(std::string_view text) noexcept {
+template <class E> constexpr std::optional<E> parse_name(std::string_view text) noexcept {
   for (const auto& [v, n] : detail::EnumNames<E>::table)
     if (n == text) return v;
   if constexpr (std::is_same_v<E, Platform>) {
@@ -124,16 +126,14 @@ constexpr std::optional<E> parse_name(std::string_view text) noexcept {
 }
 
 // Every value of one of the enums above, in the toolkit's documented order.
-template <class E>
-constexpr auto all_values() noexcept {
+template <class E> constexpr auto all_values() noexcept {
   std::array<E, detail::EnumNames<E>::table.size()> out{};
   for (std::size_t i = 0; i < out.size(); ++i) out[i] = detail::EnumNames<E>::table[i].first;
   return out;
 }
 
 // "a, b, c": every accepted spelling, for error messages.
-template <class E>
-std::string valid_names() {
+template <class E> std::string valid_names() {
   std::string out;
   for (const auto& [v, n] : detail::EnumNames<E>::table) {
     if (!out.empty()) out += ", ";
@@ -168,9 +168,9 @@ struct QuantizedMethod {
   }
   [[nodiscard]] std::string name() const {
     switch (kind) {
-    case Kind::layer: return "layer";
-    case Kind::channel: return "channel";
-    case Kind::group: break;
+      case Kind::layer: return "layer";
+      case Kind::channel: return "channel";
+      case Kind::group: break;
     }
     return fmt::format("group{}", group_size);
   }
@@ -182,7 +182,7 @@ struct QuantizedMethod {
 
 // Shapes as in the original framework's layout (ONNX: NCHW), as dynamic_input takes them.
 using Shape = std::vector<std::int64_t>;
-using ShapeGroup = std::vector<Shape>;      // one shape per model input
+using ShapeGroup = std::vector<Shape>;         // one shape per model input
 using DynamicInput = std::vector<ShapeGroup>;  // the groups: [[in0_A, in1_A], [in0_B, in1_B], ...]
 
 // Limits of the runtime's rknn_input_range (RKNN_MAX_DYNAMIC_SHAPE_NUM, RKNN_MAX_DIMS; dims are uint32_t).
@@ -258,13 +258,11 @@ inline std::string count_noun(std::size_t n, std::string_view singular, std::str
   return fmt::format("{} {}", n, n == 1 ? singular : plural);
 }
 
-template <std::size_t N>
-constexpr bool platform_in(Platform p, const std::array<Platform, N>& set) noexcept {
+template <std::size_t N> constexpr bool platform_in(Platform p, const std::array<Platform, N>& set) noexcept {
   return std::find(set.begin(), set.end(), p) != set.end();
 }
 
-template <std::size_t N>
-std::string platform_list(const std::array<Platform, N>& set) {
+template <std::size_t N> std::string platform_list(const std::array<Platform, N>& set) {
   std::string out;
   for (std::size_t i = 0; i < N; ++i) {
     if (i) out += i + 1 == N ? " and " : ", ";
@@ -329,7 +327,7 @@ inline void check_dynamic_input(const DynamicInput& groups, std::vector<ConfigPr
     }
   }
 }
-} // namespace detail
+}  // namespace detail
 
 // An operator the model holds that the runtime gets from the application (rknn_register_custom_ops)
 // instead of implementing it: its ONNX op type and domain ("" is the default domain). The toolkit
@@ -379,13 +377,30 @@ struct Config {
   std::vector<CustomOpType> custom_ops;
 
   // The toolkit's parameter names in the order of its documentation.
-  static constexpr std::array<std::string_view, 24> keys{
-      "mean_values",        "std_values",       "quant_img_RGB2BGR", "quantized_dtype",
-      "quantized_algorithm", "quantized_method", "float_dtype",       "optimization_level",
-      "target_platform",    "custom_string",    "remove_weight",     "compress_weight",
-      "single_core_mode",   "model_pruning",    "op_target",         "dynamic_input",
-      "quantize_weight",    "remove_reshape",   "sparse_infer",      "enable_flash_attention",
-      "auto_hybrid_cos_thresh", "auto_hybrid_euc_thresh", "memory_plan_strategy", "compute_order"};
+  static constexpr std::array<std::string_view, 24> keys{"mean_values",
+                                                         "std_values",
+                                                         "quant_img_RGB2BGR",
+                                                         "quantized_dtype",
+                                                         "quantized_algorithm",
+                                                         "quantized_method",
+                                                         "float_dtype",
+                                                         "optimization_level",
+                                                         "target_platform",
+                                                         "custom_string",
+                                                         "remove_weight",
+                                                         "compress_weight",
+                                                         "single_core_mode",
+                                                         "model_pruning",
+                                                         "op_target",
+                                                         "dynamic_input",
+                                                         "quantize_weight",
+                                                         "remove_reshape",
+                                                         "sparse_infer",
+                                                         "enable_flash_attention",
+                                                         "auto_hybrid_cos_thresh",
+                                                         "auto_hybrid_euc_thresh",
+                                                         "memory_plan_strategy",
+                                                         "compute_order"};
   // Keys rknnxx adds to the toolkit's, after them in files.
   static constexpr std::array<std::string_view, 1> extension_keys{"custom_ops"};
 
@@ -437,10 +452,8 @@ inline void check_per_channel_lists(std::string_view key, const std::vector<std:
     if (lists[i].empty()) add(fmt::format("config: {}[{}] is empty; give one value per channel", key, i));
     for (std::size_t c = 0; c < lists[i].size(); ++c) {
       double v = lists[i][c];
-      if (!std::isfinite(v))
-        add(fmt::format("config: {}[{}][{}] is {}; values must be finite", key, i, c, v));
-      else if (is_std && v == 0.0)
-        add(fmt::format("config: {}[{}][{}] is 0; the input is divided by it", key, i, c));
+      if (!std::isfinite(v)) add(fmt::format("config: {}[{}][{}] is {}; values must be finite", key, i, c, v));
+      else if (is_std && v == 0.0) add(fmt::format("config: {}[{}][{}] is 0; the input is divided by it", key, i, c));
     }
   }
 }
@@ -458,7 +471,7 @@ inline std::string input_names(std::span<const ModelInput> inputs) {
 inline bool has_dynamic_dim(const Shape& s) noexcept {
   return std::any_of(s.begin(), s.end(), [](std::int64_t d) { return d < 0; });
 }
-} // namespace detail
+}  // namespace detail
 
 inline std::vector<ConfigProblem> Config::check() const {
   std::vector<ConfigProblem> out;
@@ -468,8 +481,9 @@ inline std::vector<ConfigProblem> Config::check() const {
   if (std_values) detail::check_per_channel_lists("std_values", *std_values, true, out);
   if (mean_values && std_values && !mean_values->empty() && !std_values->empty()) {
     if (mean_values->size() != std_values->size()) {
-      add("std_values", fmt::format("config: std_values has {} but mean_values has {}; both give one list per input",
-                                    detail::count_noun(std_values->size(), "list", "lists"), mean_values->size()));
+      add("std_values",
+          fmt::format("config: std_values has {} but mean_values has {}; both give one list per input",
+                      detail::count_noun(std_values->size(), "list", "lists"), mean_values->size()));
     } else {
       for (std::size_t i = 0; i < mean_values->size(); ++i)
         if ((*std_values)[i].size() != (*mean_values)[i].size() && !(*std_values)[i].empty() &&
@@ -496,30 +510,31 @@ inline std::vector<ConfigProblem> Config::check() const {
     counts.push_back({"quant_img_RGB2BGR", detail::count_noun(quant_img_RGB2BGR.size(), "value", "values"),
                       quant_img_RGB2BGR.size()});
   if (dynamic_input && !dynamic_input->empty())
-    counts.push_back({"dynamic_input", fmt::format("{} per group", detail::count_noun(dynamic_input->front().size(),
-                                                                                       "shape", "shapes")),
+    counts.push_back({"dynamic_input",
+                      fmt::format("{} per group", detail::count_noun(dynamic_input->front().size(), "shape", "shapes")),
                       dynamic_input->front().size()});
   for (std::size_t k = 1; k < counts.size(); ++k)
     if (counts[k].n != counts[0].n)
-      add(counts[k].key, fmt::format("config: {} has {} but {} has {}; each gives one entry per model input",
-                                     counts[k].key, counts[k].text, counts[0].key, counts[0].text));
+      add(counts[k].key,
+          fmt::format("config: {} has {} but {} has {}; each gives one entry per model input", counts[k].key,
+                      counts[k].text, counts[0].key, counts[0].text));
 
   const Platform* platform = target_platform ? &*target_platform : nullptr;
   if (quantized_dtype && platform) {
     const Platform p = *platform;
     auto restricted = [&](const auto& allowed) {
       if (!detail::platform_in(p, allowed))
-        add("quantized_dtype", fmt::format("config: quantized_dtype '{}' is supported only on {}, not on {}",
-                                           spelling(*quantized_dtype), detail::platform_list(allowed), spelling(p)));
+        add("quantized_dtype",
+            fmt::format("config: quantized_dtype '{}' is supported only on {}, not on {}", spelling(*quantized_dtype),
+                        detail::platform_list(allowed), spelling(p)));
     };
     switch (*quantized_dtype) {
-    case QuantizedDtype::w8a8:
-      if (p == Platform::rk2118)
-        add("quantized_dtype", "config: quantized_dtype 'w8a8' is not supported on rk2118");
-      break;
-    case QuantizedDtype::w4a16: restricted(detail::w4a16_platforms); break;
-    case QuantizedDtype::w8a16: restricted(detail::w8a16_platforms); break;
-    case QuantizedDtype::w16a16i_dfp: restricted(detail::w16a16i_dfp_platforms); break;
+      case QuantizedDtype::w8a8:
+        if (p == Platform::rk2118) add("quantized_dtype", "config: quantized_dtype 'w8a8' is not supported on rk2118");
+        break;
+      case QuantizedDtype::w4a16: restricted(detail::w4a16_platforms); break;
+      case QuantizedDtype::w8a16: restricted(detail::w8a16_platforms); break;
+      case QuantizedDtype::w16a16i_dfp: restricted(detail::w16a16i_dfp_platforms); break;
     }
   }
   const QuantizedDtype dtype = effective_quantized_dtype();
@@ -531,63 +546,75 @@ inline std::vector<ConfigProblem> Config::check() const {
   if (quantized_method && quantized_method->kind == QuantizedMethod::Kind::group) {
     if (!quantized_method->group_size_valid())
       add("quantized_method",
-          fmt::format("config: quantized_method '{}': SIZE must be a multiple of 32 from 32 to 256 (group32 .. group256)",
-                      quantized_method->name()));
+          fmt::format(
+              "config: quantized_method '{}': SIZE must be a multiple of 32 from 32 to 256 (group32 .. group256)",
+              quantized_method->name()));
     else if (dtype != QuantizedDtype::w4a16)
-      add("quantized_method", fmt::format("config: quantized_method '{}' is valid only with quantized_dtype w4a16, not {}",
-                                          quantized_method->name(), spelling(dtype)));
+      add("quantized_method",
+          fmt::format("config: quantized_method '{}' is valid only with quantized_dtype w4a16, not {}",
+                      quantized_method->name(), spelling(dtype)));
   }
   if (optimization_level < 0 || optimization_level > 3)
-    add("optimization_level", fmt::format("config: optimization_level is {}; expected 0, 1, 2 or 3", optimization_level));
+    add("optimization_level",
+        fmt::format("config: optimization_level is {}; expected 0, 1, 2 or 3", optimization_level));
   if (!platform)
     add("target_platform", fmt::format("config: target_platform is required (one of {})", valid_names<Platform>()));
   if (custom_string) {
     if (custom_string->size() >= custom_string_capacity)
-      add("custom_string", fmt::format("config: custom_string is {} bytes; the runtime's rknn_custom_string holds at "
-                                       "most {} bytes and the terminating NUL",
-                                       custom_string->size(), custom_string_capacity - 1));
+      add("custom_string",
+          fmt::format("config: custom_string is {} bytes; the runtime's rknn_custom_string holds at "
+                      "most {} bytes and the terminating NUL",
+                      custom_string->size(), custom_string_capacity - 1));
     if (auto nul = custom_string->find('\0'); nul != std::string::npos)
-      add("custom_string", fmt::format("config: custom_string has a NUL byte at offset {}; the runtime would cut it there", nul));
+      add("custom_string",
+          fmt::format("config: custom_string has a NUL byte at offset {}; the runtime would cut it there", nul));
   }
   if (single_core_mode && platform && !detail::platform_in(*platform, detail::single_core_platforms))
-    add("single_core_mode", fmt::format("config: single_core_mode is valid only on {}, not on {}",
-                                        detail::platform_list(detail::single_core_platforms), spelling(*platform)));
+    add("single_core_mode",
+        fmt::format("config: single_core_mode is valid only on {}, not on {}",
+                    detail::platform_list(detail::single_core_platforms), spelling(*platform)));
   for (const auto& [name, target] : op_target)
     if (name.empty()) add("op_target", "config: op_target has an empty name; keys are tensor names or op types");
   for (std::size_t i = 0; i < custom_ops.size(); ++i) {
     const CustomOpType& op = custom_ops[i];
     if (op.op_type.empty()) add("custom_ops", fmt::format("config: custom_ops[{}] has an empty op_type", i));
     if (op.op_type.size() >= custom_op_type_capacity)
-      add("custom_ops", fmt::format("config: custom_ops[{}].op_type is {} bytes; rknn_custom_op's op_type holds at "
-                                    "most {} bytes and the terminating NUL",
-                                    i, op.op_type.size(), custom_op_type_capacity - 1));
+      add("custom_ops",
+          fmt::format("config: custom_ops[{}].op_type is {} bytes; rknn_custom_op's op_type holds at "
+                      "most {} bytes and the terminating NUL",
+                      i, op.op_type.size(), custom_op_type_capacity - 1));
     if (op.op_type.find('\0') != std::string::npos || op.domain.find('\0') != std::string::npos)
       add("custom_ops", fmt::format("config: custom_ops[{}] has a NUL byte in its op_type or domain", i));
     for (std::size_t j = 0; j < i; ++j)
       if (custom_ops[j].op_type == op.op_type)
-        add("custom_ops", fmt::format("config: custom_ops[{}] and custom_ops[{}] both list op_type '{}'; the runtime "
-                                      "tells custom operators apart by op_type alone",
-                                      j, i, op.op_type.substr(0, 64)));
+        add("custom_ops",
+            fmt::format("config: custom_ops[{}] and custom_ops[{}] both list op_type '{}'; the runtime "
+                        "tells custom operators apart by op_type alone",
+                        j, i, op.op_type.substr(0, 64)));
   }
   if (!custom_ops.empty() && platform && !platform_info(*platform).supports(Function::register_custom_ops))
-    add("custom_ops", fmt::format("config: custom_ops: {} has no custom operators (rknn_register_custom_ops)",
-                                  spelling(*platform)));
+    add("custom_ops",
+        fmt::format("config: custom_ops: {} has no custom operators (rknn_register_custom_ops)", spelling(*platform)));
   if (dynamic_input) {
     detail::check_dynamic_input(*dynamic_input, out);
     if (platform && !detail::platform_in(*platform, detail::dynamic_shape_platforms))
-      add("dynamic_input", fmt::format("config: dynamic_input is not supported on {}; dynamic shapes run on {}",
-                                       spelling(*platform), detail::platform_list(detail::dynamic_shape_platforms)));
+      add("dynamic_input",
+          fmt::format("config: dynamic_input is not supported on {}; dynamic shapes run on {}", spelling(*platform),
+                      detail::platform_list(detail::dynamic_shape_platforms)));
   }
   if (sparse_infer && platform && !detail::platform_in(*platform, detail::sparse_infer_platforms))
-    add("sparse_infer", fmt::format("config: sparse_infer is valid only on {}, not on {}",
-                                    detail::platform_list(detail::sparse_infer_platforms), spelling(*platform)));
+    add("sparse_infer",
+        fmt::format("config: sparse_infer is valid only on {}, not on {}",
+                    detail::platform_list(detail::sparse_infer_platforms), spelling(*platform)));
   if (!std::isfinite(auto_hybrid_cos_thresh) || auto_hybrid_cos_thresh < -1.0 || auto_hybrid_cos_thresh > 1.0)
     add("auto_hybrid_cos_thresh",
-        fmt::format("config: auto_hybrid_cos_thresh is {}; a cosine threshold lies in [-1, 1]", auto_hybrid_cos_thresh));
+        fmt::format("config: auto_hybrid_cos_thresh is {}; a cosine threshold lies in [-1, 1]",
+                    auto_hybrid_cos_thresh));
   if (auto_hybrid_euc_thresh && (!std::isfinite(*auto_hybrid_euc_thresh) || *auto_hybrid_euc_thresh < 0.0))
-    add("auto_hybrid_euc_thresh", fmt::format("config: auto_hybrid_euc_thresh is {}; a distance threshold is finite and "
-                                              "not negative",
-                                              *auto_hybrid_euc_thresh));
+    add("auto_hybrid_euc_thresh",
+        fmt::format("config: auto_hybrid_euc_thresh is {}; a distance threshold is finite and "
+                    "not negative",
+                    *auto_hybrid_euc_thresh));
   return out;
 }
 
@@ -606,8 +633,9 @@ inline std::vector<ConfigProblem> Config::check_against(std::span<const ModelInp
     for (std::size_t g = 0; g < dynamic_input->size(); ++g) {
       const ShapeGroup& group = (*dynamic_input)[g];
       if (group.size() != n) {
-        add("dynamic_input", fmt::format("config: dynamic_input[{}] has {}, {}", g,
-                                         detail::count_noun(group.size(), "shape", "shapes"), model_inputs));
+        add("dynamic_input",
+            fmt::format("config: dynamic_input[{}] has {}, {}", g, detail::count_noun(group.size(), "shape", "shapes"),
+                        model_inputs));
         dynamic_fits = false;
         continue;
       }
@@ -615,19 +643,21 @@ inline std::vector<ConfigProblem> Config::check_against(std::span<const ModelInp
         const Shape& s = group[i];
         const Shape& model = inputs[i].shape;
         if (s.size() != model.size()) {
-          add("dynamic_input", fmt::format("config: dynamic_input[{}][{}] is {} (rank {}), {} is {} (rank {})", g, i,
-                                           detail::shape_text(s), s.size(), detail::input_label(inputs, i),
-                                           detail::shape_text(model), model.size()));
+          add("dynamic_input",
+              fmt::format("config: dynamic_input[{}][{}] is {} (rank {}), {} is {} (rank {})", g, i,
+                          detail::shape_text(s), s.size(), detail::input_label(inputs, i), detail::shape_text(model),
+                          model.size()));
           dynamic_fits = false;
           continue;
         }
         if (!detail::has_dynamic_dim(model)) continue;
         for (std::size_t d = 0; d < s.size(); ++d)
           if (model[d] >= 0 && s[d] != model[d]) {
-            add("dynamic_input", fmt::format("config: dynamic_input[{}][{}] is {}, {} is {} with {} at axis {}; only "
-                                             "its dynamic axes may change",
-                                             g, i, detail::shape_text(s), detail::input_label(inputs, i),
-                                             detail::shape_text(model), model[d], d));
+            add("dynamic_input",
+                fmt::format("config: dynamic_input[{}][{}] is {}, {} is {} with {} at axis {}; only "
+                            "its dynamic axes may change",
+                            g, i, detail::shape_text(s), detail::input_label(inputs, i), detail::shape_text(model),
+                            model[d], d));
             break;
           }
       }
@@ -635,9 +665,10 @@ inline std::vector<ConfigProblem> Config::check_against(std::span<const ModelInp
   } else {
     for (std::size_t i = 0; i < n; ++i)
       if (detail::has_dynamic_dim(inputs[i].shape))
-        add("dynamic_input", fmt::format("config: {} has dynamic dimensions {}; set dynamic_input to the shapes to "
-                                         "support",
-                                         detail::input_label(inputs, i), detail::shape_text(inputs[i].shape)));
+        add("dynamic_input",
+            fmt::format("config: {} has dynamic dimensions {}; set dynamic_input to the shapes to "
+                        "support",
+                        detail::input_label(inputs, i), detail::shape_text(inputs[i].shape)));
   }
 
   // Channels of each input: given, or axis 1 (axis 0 for rank 1) of the model's shape, or of the
@@ -678,8 +709,8 @@ inline std::vector<ConfigProblem> Config::check_against(std::span<const ModelInp
   auto check_lists = [&](std::string_view key, const std::optional<std::vector<std::vector<double>>>& lists) {
     if (!lists || lists->empty()) return;
     if (lists->size() != n) {
-      add(key, fmt::format("config: {} has {}, {}", key, detail::count_noun(lists->size(), "list", "lists"),
-                           model_inputs));
+      add(key,
+          fmt::format("config: {} has {}, {}", key, detail::count_noun(lists->size(), "list", "lists"), model_inputs));
       return;
     }
     for (std::size_t i = 0; i < n; ++i) {
@@ -689,17 +720,19 @@ inline std::vector<ConfigProblem> Config::check_against(std::span<const ModelInp
       }
       const std::size_t given = (*lists)[i].size();
       if (channels[i] >= 0 && given != static_cast<std::size_t>(channels[i]))
-        add(key, fmt::format("config: {}[{}] has {}, {} has {}", key, i, detail::count_noun(given, "value", "values"),
-                             detail::input_label(inputs, i),
-                             detail::count_noun(static_cast<std::size_t>(channels[i]), "channel", "channels")));
+        add(key,
+            fmt::format("config: {}[{}] has {}, {} has {}", key, i, detail::count_noun(given, "value", "values"),
+                        detail::input_label(inputs, i),
+                        detail::count_noun(static_cast<std::size_t>(channels[i]), "channel", "channels")));
     }
   };
   check_lists("mean_values", mean_values);
   check_lists("std_values", std_values);
 
   if (quant_img_RGB2BGR.size() > 1 && quant_img_RGB2BGR.size() != n) {
-    add("quant_img_RGB2BGR", fmt::format("config: quant_img_RGB2BGR has {}, {}",
-                                         detail::count_noun(quant_img_RGB2BGR.size(), "value", "values"), model_inputs));
+    add("quant_img_RGB2BGR",
+        fmt::format("config: quant_img_RGB2BGR has {}, {}",
+                    detail::count_noun(quant_img_RGB2BGR.size(), "value", "values"), model_inputs));
   } else {
     for (std::size_t i = 0; i < n; ++i)
       if (rgb2bgr_for(i) && channels[i] >= 0 && channels[i] != 3)
@@ -712,4 +745,4 @@ inline std::vector<ConfigProblem> Config::check_against(std::span<const ModelInp
   return out;
 }
 
-} // namespace rknnxx::toolkit
+}  // namespace rknnxx::toolkit

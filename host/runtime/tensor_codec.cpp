@@ -145,7 +145,28 @@ uint64_t elements_of(std::span<const uint32_t> dims) {
   return count;
 }
 
+// The element count check of a format without a 4-D layout (UNDEFINED, or a tensor of another rank).
+void check_count(const BufferFormat& format, const std::vector<int64_t>& shape, uint64_t count, int count_error) {
+  uint64_t elements = 1;
+  for (int64_t d : shape) elements *= static_cast<uint64_t>(d);
+  if (count != elements)
+    fail(count_error, "{} holds {} elements, the tensor {} has {}", format.describe(), count, shape_string(shape),
+         elements);
+}
+
+bool without_layout(const BufferFormat& format, const std::vector<int64_t>& shape) {
+  return format.fmt == RKNN_TENSOR_UNDEFINED || shape.size() != 4;
+}
+
 }  // namespace
+
+void check_fits(const BufferFormat& format, DataType engine_type, const std::vector<int64_t>& shape, int count_error) {
+  (void)format.required_bytes();  // the element type and a byte count that does not wrap
+  (void)loader(format.type);
+  (void)loader(engine_type);  // an engine type the runtime can name (the storer's check is the same)
+  if (without_layout(format, shape)) return check_count(format, shape, elements_of(format.dims), count_error);
+  visit_mapping(format, extents4(shape), [](const auto&) {});  // the dims and strides, mapping built and dropped
+}
 
 size_t BufferFormat::required_bytes() const {
   // Checked: crafted strides or dims can make the product wrap to a small byte count, and a
@@ -188,11 +209,9 @@ void decode(std::span<const std::byte> source, const BufferFormat& format, const
   std::byte* out = target.raw();
   const auto& shape = target.shape();
 
-  if (format.fmt == RKNN_TENSOR_UNDEFINED || shape.size() != 4) {
+  if (without_layout(format, shape)) {
     const uint64_t count = elements_of(format.dims);
-    if (count != static_cast<uint64_t>(target.elements()))
-      fail(RKNN_ERR_INPUT_INVALID, "{} holds {} elements, the tensor {} has {}", format.describe(), count,
-           shape_string(shape), target.elements());
+    check_count(format, shape, count, RKNN_ERR_INPUT_INVALID);
     if (!normalization.empty() && shape.size() != 4)
       log_info("mean/std apply to 4-D inputs only; input {} is passed as is", shape_string(shape));
     for (size_t i = 0; i < static_cast<size_t>(count); ++i) store(out, i, load(in, i));
@@ -223,7 +242,8 @@ void decode(std::span<const std::byte> source, const BufferFormat& format, const
   });
 }
 
-void encode(const Tensor& source, const BufferFormat& format, std::span<std::byte> target) {
+void encode(const Tensor& source, const BufferFormat& format, std::span<std::byte> target,
+            const std::function<double(double)>& map) {
   const size_t needed = format.required_bytes();
   if (target.size() < needed)
     fail(RKNN_ERR_OUTPUT_INVALID, "buffer of {} bytes is smaller than the {} bytes of {}", target.size(), needed,
@@ -234,12 +254,13 @@ void encode(const Tensor& source, const BufferFormat& format, std::span<std::byt
   std::byte* out = target.data();
   const auto& shape = source.shape();
 
-  if (format.fmt == RKNN_TENSOR_UNDEFINED || shape.size() != 4) {
+  if (without_layout(format, shape)) {
     const uint64_t count = elements_of(format.dims);
-    if (count != static_cast<uint64_t>(source.elements()))
-      fail(RKNN_ERR_OUTPUT_INVALID, "{} holds {} elements, the tensor {} has {}", format.describe(), count,
-           shape_string(shape), source.elements());
-    for (size_t i = 0; i < static_cast<size_t>(count); ++i) store(out, i, load(in, i));
+    check_count(format, shape, count, RKNN_ERR_OUTPUT_INVALID);
+    if (map)
+      for (size_t i = 0; i < static_cast<size_t>(count); ++i) store(out, i, map(load(in, i)));
+    else
+      for (size_t i = 0; i < static_cast<size_t>(count); ++i) store(out, i, load(in, i));
     return;
   }
 
@@ -250,7 +271,10 @@ void encode(const Tensor& source, const BufferFormat& format, std::span<std::byt
     for (size_t n = 0; n < s.n; ++n)
       for (size_t c = 0; c < s.c; ++c)
         for (size_t h = 0; h < s.h; ++h)
-          for (size_t w = 0; w < s.w; ++w, ++index) store(out, to(n, c, h, w), load(in, index));
+          for (size_t w = 0; w < s.w; ++w, ++index) {
+            const double v = load(in, index);
+            store(out, to(n, c, h, w), map ? map(v) : v);
+          }
   });
 }
 

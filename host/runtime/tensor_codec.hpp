@@ -10,6 +10,7 @@
 #include "../engine/tensor.hpp"
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -44,6 +45,13 @@ size_t element_bytes(rknn_tensor_type type);
 // interface has no name for. (A model's inputs and outputs may be shown as another type: LoadedModel.)
 std::optional<rknn_tensor_type> rknn_type_of(DataType dtype);
 
+// Checks, from the description alone (no data read or written), what decode and encode check
+// before they move data: that `format` holds a tensor of `shape` (ONNX order) of the engine's
+// element type `engine_type` — the element types, the byte count, and the dims and strides in the
+// format's layout. A wrong element count fails with `count_error` (decode's RKNN_ERR_INPUT_INVALID,
+// encode's RKNN_ERR_OUTPUT_INVALID); the other failures are the ones decode and encode give.
+void check_fits(const BufferFormat& format, DataType engine_type, const std::vector<int64_t>& shape, int count_error);
+
 // Reads `source` (held as `format`) into `target`, a dense engine tensor in ONNX order whose
 // shape is the tensor's logical shape. Values are converted to target's element type after
 // normalisation (when given). Throws ApiError(RKNN_ERR_INPUT_INVALID) naming the mismatch.
@@ -51,7 +59,10 @@ void decode(std::span<const std::byte> source, const BufferFormat& format, const
             Tensor& target);
 
 // Writes the dense tensor `source` (ONNX order) into `target`, held as `format`; padding
-// lanes and padded columns are written as zeros.
-void encode(const Tensor& source, const BufferFormat& format, std::span<std::byte> target);
+// lanes and padded columns are written as zeros. `map`, when given, turns each value before it is
+// stored (a quantized output's real value into its integer), so that no converted copy of the
+// tensor is made first.
+void encode(const Tensor& source, const BufferFormat& format, std::span<std::byte> target,
+            const std::function<double(double)>& map = {});
 
 }  // namespace rknnxx::host

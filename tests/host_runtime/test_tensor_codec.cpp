@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <string>
+#include <utility>
 #include <vector>
 
 using namespace rknnxx::host;
@@ -150,4 +152,70 @@ TEST_CASE("required_bytes: strides and dims whose product wraps 64 bits are refu
   Tensor t(DataType::float32, {1, 4, 8, 8});
   CHECK(code_of([&] { encode(t, output, tensor_and_buffer); }) == RKNN_ERR_PARAM_INVALID);
   CHECK(tensor_and_buffer == prefilled(64));  // nothing written
+}
+
+namespace {
+// The code and message of what `call` throws; empty when it does not throw.
+std::pair<int, std::string> failure_of(auto&& call) {
+  try {
+    call();
+  } catch (const ApiError& e) {
+    return {e.code(), e.what()};
+  }
+  return {RKNN_SUCC, {}};
+}
+}  // namespace
+
+TEST_CASE("check_fits: refuses what decode and encode refuse, with their codes and messages, reading no data") {
+  // NCHW [1, 3, 2, 4]: the binding checks of rknn_set_io_mem use check_fits instead of a probe decode.
+  const std::vector<int64_t> shape{1, 3, 2, 4};
+  const std::vector<BufferFormat> formats{
+      {RKNN_TENSOR_UINT8, RKNN_TENSOR_NHWC, {1, 2, 4, 3}, 0, 0},                    // fits
+      {RKNN_TENSOR_UINT8, RKNN_TENSOR_NHWC, {1, 2, 4, 3}, 6, 3},                    // fits, padded
+      {RKNN_TENSOR_FLOAT32, RKNN_TENSOR_NCHW, {1, 3, 2, 4}, 0, 0},                  // fits
+      {RKNN_TENSOR_INT8, RKNN_TENSOR_NC1HWC2, {1, 1, 2, 4, 8}, 0, 0},               // fits
+      {RKNN_TENSOR_FLOAT16, RKNN_TENSOR_UNDEFINED, {24}, 0, 0},                     // fits, flat
+      {RKNN_TENSOR_UINT8, RKNN_TENSOR_NHWC, {1, 3, 2, 4}, 0, 0},                    // NCHW dims given for NHWC
+      {RKNN_TENSOR_UINT8, RKNN_TENSOR_NHWC, {1, 2, 4, 3}, 2, 0},                    // w_stride below the width
+      {RKNN_TENSOR_INT8, RKNN_TENSOR_NC1HWC2, {1, 2, 2, 4, 8}, 0, 0},               // C1 is not ceil(C / C2)
+      {RKNN_TENSOR_FLOAT32, RKNN_TENSOR_UNDEFINED, {25}, 0, 0},                     // one element too many
+      {RKNN_TENSOR_INT4, RKNN_TENSOR_NCHW, {1, 3, 2, 4}, 0, 0},                     // a type I/O cannot hold
+      {RKNN_TENSOR_UINT8, static_cast<rknn_tensor_format>(7), {1, 2, 4, 3}, 0, 0},  // not a layout
+  };
+  for (const BufferFormat& format : formats) {
+    INFO(format.describe());
+    const auto checked = failure_of([&] { check_fits(format, DataType::float32, shape, RKNN_ERR_INPUT_INVALID); });
+    // decode reads a buffer of the format's size (or of 64 bytes where the size is refused).
+    const auto size =
+        failure_of([&] { (void)format.required_bytes(); }).first == RKNN_SUCC ? format.required_bytes() : 64;
+    std::vector<std::byte> buffer(size);
+    Tensor target(DataType::float32, shape);
+    const auto decoded = failure_of([&] { decode(buffer, format, {}, target); });
+    CHECK(checked == decoded);
+    const auto encoded = failure_of([&] { encode(target, format, buffer); });
+    const auto checked_out = failure_of([&] { check_fits(format, DataType::float32, shape, RKNN_ERR_OUTPUT_INVALID); });
+    CHECK(checked_out == encoded);
+  }
+}
+
+TEST_CASE("encode: a value map turns each value before it is stored, in every layout") {
+  // What a quantized output written INT8 does: q = round(v / 0.5) + 1, stored straight from the float tensor.
+  const Tensor source = Tensor::from<float>({1, 3, 1, 2}, {0.f, 0.5f, 1.f, -1.f, 2.f, 100.f});
+  auto map = [](double v) { return v / 0.5 + 1; };
+  SUBCASE("NC1HWC2, padding lanes still zero") {
+    const BufferFormat format{RKNN_TENSOR_INT8, RKNN_TENSOR_NC1HWC2, {1, 1, 1, 2, 4}, 0, 0};
+    std::vector<std::byte> target = prefilled(format.required_bytes());
+    encode(source, format, target, map);
+    std::vector<std::int8_t> got(8);
+    std::memcpy(got.data(), target.data(), 8);
+    CHECK(got == std::vector<std::int8_t>{1, 3, 5, 0, 2, -1, 127, 0});  // 201 saturates
+  }
+  SUBCASE("flat") {
+    const BufferFormat format{RKNN_TENSOR_INT8, RKNN_TENSOR_UNDEFINED, {6}, 0, 0};
+    std::vector<std::byte> target = prefilled(format.required_bytes());
+    encode(source, format, target, map);
+    std::vector<std::int8_t> got(6);
+    std::memcpy(got.data(), target.data(), 6);
+    CHECK(got == std::vector<std::int8_t>{1, 2, 3, -1, 5, 127});
+  }
 }

@@ -1,6 +1,7 @@
 #include "custom_ops.hpp"
 
 #include "api_error.hpp"
+#include "c_string.hpp"
 #include "tensor_codec.hpp"
 
 #include "../engine/engine_error.hpp"
@@ -79,12 +80,6 @@ OpAttr op_attr(const onnx::AttributeProto& a) {
 }
 
 // Copies text into a fixed char array, cut to fit, NUL-terminated.
-template <std::size_t N> void copy_name(char (&target)[N], std::string_view text) {
-  const std::size_t n = std::min(N - 1, text.size());
-  std::memcpy(target, text.data(), n);
-  target[n] = '\0';
-}
-
 std::string_view op_type_of(const rknn_custom_op& op) { return {op.op_type, strnlen(op.op_type, sizeof op.op_type)}; }
 
 }  // namespace
@@ -165,7 +160,7 @@ rknn_custom_op_tensor describe(const Tensor* tensor, uint32_t index, std::string
   rknn_custom_op_tensor t{};
   t.attr.index = index;
   t.mem.fd = -1;
-  copy_name(t.attr.name, name);
+  copy_c_string(t.attr.name, name);
   if (tensor == nullptr) return t;
   const auto& shape = tensor->shape();
   if (shape.size() > RKNN_MAX_DIMS)
@@ -261,7 +256,7 @@ void CustomOps::get_attr(const rknn_custom_op_context* op_ctx, const char* name,
       log_error("rknn_custom_op_get_op_attr: attr_name is NULL");
       return;
     }
-    copy_name(attr->name, name);
+    copy_c_string(attr->name, name);
     if (op_ctx == nullptr) {
       log_error("rknn_custom_op_get_op_attr: op_ctx is NULL");
       return;

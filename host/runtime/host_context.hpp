@@ -1,8 +1,15 @@
 #pragma once
 // One rknn_context of the host runtime: a loaded model (shared with dup'd contexts), the
-// current input shapes of a dynamic model, inputs given with rknn_inputs_set, memory bound
-// with rknn_set_io_mem, and the outputs of the last run. Every method mirrors one C
-// function and fails with ApiError carrying the vendor's return code.
+// current input shapes of a dynamic model, the engine planned for them, and the outputs of the
+// last run. Every method mirrors one C function and fails with ApiError carrying the vendor's
+// return code. The context orchestrates; the rooms do the work:
+//   queries.cpp        rknn_query's answers (attributes, versions, sizes, perf)
+//   io_state.hpp       inputs staged, memory bound to inputs and outputs, output buffers handed out
+//   model_io.hpp       the type and layout rules of the model's inputs and outputs, and the conversions
+//   memory_plan.hpp    weight and internal memory, MEM_SIZE, the cache emulation flags
+//   perf_report.hpp    the last run's time and per-layer table
+//   shape_choice.hpp   rknn_set_input_shapes's match against the shape set
+//   context_session.hpp the engine (float or quantized)
 //
 // One thread at a time: a context is not for two threads at once (as on a board), and sharing one
 // silently mixes their data. Each call claims the context (ThreadClaim, an atomic owner); a call
@@ -13,49 +20,25 @@
 
 #include <rknnxx/abi/c_api.h>
 
+#include "context_session.hpp"
 #include "custom_ops.hpp"
 #include "host_mem.hpp"
+#include "io_state.hpp"
 #include "loaded_model.hpp"
-#include "../engine/session.hpp"
-#include "tensor_codec.hpp"
+#include "memory_plan.hpp"
+#include "perf_report.hpp"
 
 #include <atomic>
-#include <chrono>
 #include <memory>
-#include <mutex>
-#include <optional>
 #include <span>
-#include <string>
 #include <vector>
 
 namespace rknnxx::host {
-
-// The engine a context runs: the float session, or for a quantized model the w8a8 one
-// (quantize::QuantizedSession, which owns its session). `->` reaches the session either way; run()
-// goes through the quantized session's rounding of inputs.
-class ContextSession {
-public:
-  ContextSession() = default;
-  explicit ContextSession(std::unique_ptr<Session> plain);
-  explicit ContextSession(std::unique_ptr<quantize::QuantizedSession> quantized);
-
-  Session* operator->() const noexcept { return session_; }
-  [[nodiscard]] std::vector<Tensor> run(std::span<const Tensor> inputs);
-  // The weights as the board holds them: int8 (1 byte an element) or int4 (half a byte) where
-  // quantized, as the engine keeps them elsewhere.
-  [[nodiscard]] size_t board_weight_bytes() const;
-
-private:
-  std::unique_ptr<Session> plain_;
-  std::unique_ptr<quantize::QuantizedSession> quantized_;
-  Session* session_ = nullptr;
-};
 
 class HostContext {
 public:
   static std::shared_ptr<HostContext> create(void* model, uint32_t size, uint32_t flags, rknn_init_extend* extend);
   HostContext(std::shared_ptr<const LoadedModel> model, uint32_t flags);
-  ~HostContext();  // frees output buffers the caller never released, as rknn_destroy does on a board
   HostContext(const HostContext&) = delete;
   HostContext& operator=(const HostContext&) = delete;
 
@@ -80,33 +63,16 @@ public:
 private:
   class ThreadClaim;  // host_context.cpp
 
-  struct Binding {               // memory bound to one input or output with rknn_set_io_mem
-    std::weak_ptr<HostMem> mem;  // not kept alive: rknn_destroy_mem frees it, and run then refuses
-    BufferFormat format;
-    bool pass_through = false;
-  };
-
+  void answer_query(rknn_query_cmd cmd, void* info, uint32_t size);  // queries.cpp, under the claim
   void require_full_context(const char* what) const;
   [[nodiscard]] rknn_tensor_attr attr(bool input, uint32_t index, AttrKind kind, bool current) const;
   [[nodiscard]] ContextSession make_session() const;
   [[nodiscard]] std::size_t thread_share(std::size_t threads) const;
-  [[nodiscard]] std::vector<TensorInfo> input_infos(const ShapeChoice& shapes) const;
   void plan_for_current_shapes();
   [[nodiscard]] size_t internal_bytes();
-  [[nodiscard]] std::shared_ptr<HostMem> bind_internal_mem();
-  [[nodiscard]] std::vector<Tensor> gather_inputs();
-  [[nodiscard]] Tensor model_input(uint32_t index, std::span<const std::byte> bytes, const BufferFormat& format,
-                                   bool pass_through) const;
-  [[nodiscard]] BufferFormat output_format(uint32_t index, bool want_float) const;
-  // Writes output `index` of the last run as `format` (int8 values q for a quantized output written INT8).
-  void encode_output(uint32_t index, const BufferFormat& format, std::span<std::byte> target) const;
-  void write_bound_outputs();
-  [[nodiscard]] std::string perf_table() const;
   void check_function(Function f, const char* name) const;
-  void check_index(bool input, uint32_t index) const;
-  [[nodiscard]] std::shared_ptr<HostMem> live_mem(const std::weak_ptr<HostMem>& mem, std::string_view role) const;
 
-  std::shared_ptr<const LoadedModel> model_;
+  std::shared_ptr<const LoadedModel> model_;  // first: io_ refers to it
   // Before session_, which runs custom nodes through it; a dup'd context starts with none registered.
   std::unique_ptr<CustomOps> custom_ops_ = std::make_unique<CustomOps>();
   uint32_t flags_ = 0;
@@ -120,19 +86,10 @@ private:
   std::vector<std::vector<int64_t>> output_shapes_;          // under shapes_
   std::vector<std::vector<int64_t>> initial_output_shapes_;  // under the model's initial (largest) shapes
   std::vector<Tensor> outputs_;                              // of the last run
-  std::vector<std::optional<Tensor>> pending_inputs_;
-  std::vector<std::optional<Binding>> input_bindings_;
-  std::vector<std::optional<Binding>> output_bindings_;
-  bool has_run_ = false;
-  std::optional<std::weak_ptr<HostMem>> weight_mem_;    // holds the engine's constants (Session::use_weight_memory)
-  std::optional<std::weak_ptr<HostMem>> internal_mem_;  // holds the engine's intermediates (Session::use_arena)
-  std::optional<size_t> internal_bytes_;                // the largest arena over the shape set, once computed
-  // Given out by outputs_get, freed by outputs_release, which takes no claim (a thread releases
-  // its own buffers while another uses the context): the mutex guards the list alone.
-  std::mutex output_buffers_mutex_;
-  std::vector<void*> runtime_output_buffers_;
-  int64_t last_run_us_ = 0;
-  std::string perf_detail_;  // RKNN_QUERY_PERF_DETAIL's text, one buffer: valid until the next run
+  bool has_run_ = false;                                     // outputs_ hold a run under shapes_
+  IoState io_;
+  MemoryPlan memory_;
+  PerfReport perf_;
   rknn_core_mask core_mask_ = RKNN_NPU_CORE_AUTO;
 };
 

@@ -96,4 +96,10 @@ void HostMem::sync_from_device() {
   std::copy(device_.begin(), device_.end(), cpu_view().begin());
 }
 
+std::shared_ptr<HostMem> live_mem(const std::weak_ptr<HostMem>& mem, std::string_view role) {
+  auto live = mem.lock();
+  if (!live) fail(RKNN_ERR_PARAM_INVALID, "the memory bound to {} was destroyed; bind live memory again", role);
+  return live;
+}
+
 }  // namespace rknnxx::host

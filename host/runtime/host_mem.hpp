@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string_view>
 #include <vector>
 
 namespace rknnxx::host {
@@ -60,5 +61,9 @@ private:
   std::atomic<bool> device_exists_{false};
   std::vector<std::byte> device_;  // the device view
 };
+
+// The memory behind a binding, held for the length of a call; RKNN_ERR_PARAM_INVALID naming `role`
+// ("input 0", "weight memory") when it was destroyed since it was bound.
+[[nodiscard]] std::shared_ptr<HostMem> live_mem(const std::weak_ptr<HostMem>& mem, std::string_view role);
 
 }  // namespace rknnxx::host

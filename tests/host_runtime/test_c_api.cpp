@@ -621,6 +621,29 @@ TEST_CASE("rknn_mem_sync in one thread while another destroys the same memory") 
   }
 }
 
+TEST_CASE("rknn_query in one thread while another destroys the same context") {
+  // The registry hands out shared ownership: a call in flight keeps its context alive past rknn_destroy.
+  for (int round = 0; round < 8; ++round) {
+    rknn_context ctx = 0;
+    REQUIRE(rknn_init(&ctx, const_cast<char*>(test::dyncnn().c_str()), 0, 0, nullptr) == RKNN_SUCC);
+    std::atomic<bool> started{false};
+    std::atomic<int> unexpected{0};
+    std::thread user([&] {
+      for (;;) {
+        started = true;
+        rknn_input_output_num num{};
+        const int rc = rknn_query(ctx, RKNN_QUERY_IN_OUT_NUM, &num, sizeof num);
+        if (rc == RKNN_ERR_CTX_INVALID) break;  // destroyed: refused, never a crash
+        if (rc != RKNN_SUCC || num.n_input != 1) ++unexpected;
+      }
+    });
+    while (!started) std::this_thread::yield();
+    CHECK(rknn_destroy(ctx) == RKNN_SUCC);
+    user.join();
+    CHECK(unexpected == 0);
+  }
+}
+
 TEST_CASE("rknn_init reads only regular model files, of a bounded size") {
   const auto dir = scratch_dir();
   rknn_context c = 0;

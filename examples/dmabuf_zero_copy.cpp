@@ -7,6 +7,7 @@
 //
 //   dmabuf_zero_copy MODEL      (RKNNXX_RUNTIME=host runs it on the CPU)
 #include <rknnxx/device/runtime_memory.hpp>
+#include <rknnxx/core/format.hpp>  // fmt::print of attributes (not in the umbrella: it costs <fmt/format.h>)
 #include <rknnxx/rknn.hpp>
 
 #include "example_image.hpp"

@@ -2,6 +2,7 @@
 // the input shape, give an image of that size, run, and print the shapes and the top-5 classes.
 //
 //   dynamic_shape_general MODEL        (RKNNXX_RUNTIME=host runs it on the CPU)
+#include <rknnxx/core/format.hpp>  // fmt::print of attributes (not in the umbrella: it costs <fmt/format.h>)
 #include <rknnxx/rknn.hpp>
 
 #include "example_image.hpp"

@@ -3,6 +3,7 @@
 // input and the float outputs read in place, cache syncs included.
 //
 //   dynamic_shape_zero_copy MODEL      (RKNNXX_RUNTIME=host runs it on the CPU)
+#include <rknnxx/core/format.hpp>  // fmt::print of attributes (not in the umbrella: it costs <fmt/format.h>)
 #include <rknnxx/rknn.hpp>
 
 #include "example_image.hpp"

@@ -20,8 +20,10 @@ namespace {
 
 using toolkit::Config;
 using toolkit::ConfigError;
+// One JSON type for reading and writing: each basic_json type instantiates its own parser and
+// serializer, and under the sanitizers a second one doubled this file's compile time. Ordered, so
+// that a written config keeps config()'s order of keys and a read one is checked in the file's order.
 using json = nlohmann::json;
-using ordered_json = nlohmann::ordered_json;
 
 // Keys of build() that users put into a config file by habit; named in their own message.
 constexpr std::array<std::string_view, 3> build_keys{"do_quantization", "dataset", "rknn_batch_size"};
@@ -383,25 +385,25 @@ toolkit::Config load_config_json(const std::filesystem::path& path) {
 
 std::string config_to_json(const toolkit::Config& c, ConfigJsonFor purpose, int indent) {
   using toolkit::spelling;
-  ordered_json j;
-  j["mean_values"] = c.mean_values ? numbers_json<ordered_json>(*c.mean_values) : ordered_json();
-  j["std_values"] = c.std_values ? numbers_json<ordered_json>(*c.std_values) : ordered_json();
+  json j;
+  j["mean_values"] = c.mean_values ? numbers_json<json>(*c.mean_values) : json();
+  j["std_values"] = c.std_values ? numbers_json<json>(*c.std_values) : json();
   if (purpose == ConfigJsonFor::config_file) {
     if (c.quant_img_RGB2BGR.empty()) {
       j["quant_img_RGB2BGR"] = false;
     } else {
-      ordered_json flags = ordered_json::array();
+      json flags = json::array();
       for (bool b : c.quant_img_RGB2BGR) flags.push_back(b);
       j["quant_img_RGB2BGR"] = std::move(flags);
     }
   }
-  j["quantized_dtype"] = c.quantized_dtype ? ordered_json(spelling(*c.quantized_dtype)) : ordered_json();
-  j["quantized_algorithm"] = c.quantized_algorithm ? ordered_json(spelling(*c.quantized_algorithm)) : ordered_json();
-  j["quantized_method"] = c.quantized_method ? ordered_json(c.quantized_method->name()) : ordered_json();
+  j["quantized_dtype"] = c.quantized_dtype ? json(spelling(*c.quantized_dtype)) : json();
+  j["quantized_algorithm"] = c.quantized_algorithm ? json(spelling(*c.quantized_algorithm)) : json();
+  j["quantized_method"] = c.quantized_method ? json(c.quantized_method->name()) : json();
   j["float_dtype"] = spelling(c.float_dtype);
   j["optimization_level"] = c.optimization_level;
-  j["target_platform"] = c.target_platform ? ordered_json(toolkit::spelling(*c.target_platform)) : ordered_json();
-  j["custom_string"] = c.custom_string ? ordered_json(*c.custom_string) : ordered_json();
+  j["target_platform"] = c.target_platform ? json(toolkit::spelling(*c.target_platform)) : json();
+  j["custom_string"] = c.custom_string ? json(*c.custom_string) : json();
   j["remove_weight"] = c.remove_weight;
   j["compress_weight"] = c.compress_weight;
   j["single_core_mode"] = c.single_core_mode;
@@ -409,21 +411,21 @@ std::string config_to_json(const toolkit::Config& c, ConfigJsonFor purpose, int 
   if (c.op_target.empty()) {
     j["op_target"] = nullptr;
   } else {
-    ordered_json targets = ordered_json::object();
+    json targets = json::object();
     for (const auto& [name, target] : c.op_target) targets[name] = spelling(target);
     j["op_target"] = std::move(targets);
   }
-  j["dynamic_input"] = c.dynamic_input ? shapes_json<ordered_json>(*c.dynamic_input) : ordered_json();
+  j["dynamic_input"] = c.dynamic_input ? shapes_json<json>(*c.dynamic_input) : json();
   j["quantize_weight"] = c.quantize_weight;
   j["remove_reshape"] = c.remove_reshape;
   j["sparse_infer"] = c.sparse_infer;
   j["enable_flash_attention"] = c.enable_flash_attention;
   j["auto_hybrid_cos_thresh"] = c.auto_hybrid_cos_thresh;
-  j["auto_hybrid_euc_thresh"] = c.auto_hybrid_euc_thresh ? ordered_json(*c.auto_hybrid_euc_thresh) : ordered_json();
+  j["auto_hybrid_euc_thresh"] = c.auto_hybrid_euc_thresh ? json(*c.auto_hybrid_euc_thresh) : json();
   j["memory_plan_strategy"] = spelling(c.memory_plan_strategy);
   j["compute_order"] = spelling(c.compute_order);
   if (!c.custom_ops.empty()) {  // only when used: configs and models without it read as before
-    ordered_json ops = ordered_json::array();
+    json ops = json::array();
     for (const auto& op : c.custom_ops) ops.push_back({{"op_type", op.op_type}, {"domain", op.domain}});
     j["custom_ops"] = std::move(ops);
   }
@@ -432,19 +434,19 @@ std::string config_to_json(const toolkit::Config& c, ConfigJsonFor purpose, int 
 
 std::string model_file_metadata_json(const ModelFile& m, int indent) {
   using toolkit::spelling;
-  ordered_json j;
+  json j;
   j["format"] = "rknnxx host model";
   j["format_version"] = model_file_version;
   j["producer"] = m.producer;
   j["target_platform"] = toolkit::spelling(m.target_platform);
   j["float_dtype"] = spelling(m.float_dtype);
-  j["custom_string"] = m.custom_string ? ordered_json(*m.custom_string) : ordered_json();
-  ordered_json prep = ordered_json::array();
+  j["custom_string"] = m.custom_string ? json(*m.custom_string) : json();
+  json prep = json::array();
   for (const InputPreprocess& p : m.preprocess) prep.push_back({{"mean", p.mean}, {"std", p.std}});
   j["preprocess"] = std::move(prep);
-  j["dynamic_input"] = m.dynamic_input ? shapes_json<ordered_json>(*m.dynamic_input) : ordered_json();
+  j["dynamic_input"] = m.dynamic_input ? shapes_json<json>(*m.dynamic_input) : json();
   const auto max_shape = m.dynamic_input ? toolkit::max_shape_index(*m.dynamic_input) : std::nullopt;
-  j["max_shape_group"] = max_shape ? ordered_json(*max_shape) : ordered_json();
+  j["max_shape_group"] = max_shape ? json(*max_shape) : json();
   if (m.quantization) {
     const ModelQuantization& q = *m.quantization;
     j["quantization"] = {{"dtype", spelling(q.dtype)},
@@ -456,19 +458,20 @@ std::string model_file_metadata_json(const ModelFile& m, int indent) {
     j["quantization"] = nullptr;
   }
   j["onnx"] = {{"bytes", m.onnx.size()}, {"crc32", fmt::format("0x{:08x}", crc32(m.onnx))}};
-  ordered_json extra = ordered_json::array();
+  json extra = json::array();
   for (const ExtraSection& x : m.extra_sections)
     extra.push_back({{"tag", x.tag}, {"required", x.required}, {"bytes", x.payload.size()}});
   j["extra_sections"] = std::move(extra);
   // The recorded config as JSON when it parses, as text otherwise (inspection must not fail on it). A
   // converter writes at most 4 levels; deeper nesting is kept as text, because dump() recurses.
   bool too_deep = false;
-  auto depth_limit = [&](int depth, ordered_json::parse_event_t, ordered_json&) {
+  auto depth_limit = [&](int depth, json::parse_event_t, json&) {
     too_deep = too_deep || depth > 16;
     return !too_deep;
   };
-  ordered_json config = ordered_json::parse(m.config_json, depth_limit, false);
-  j["config"] = config.is_discarded() || too_deep ? ordered_json(m.config_json) : std::move(config);
+  const std::string_view recorded = m.config_json;  // the reader's input type: one parser instantiation
+  json config = json::parse(recorded.begin(), recorded.end(), depth_limit, false);
+  j["config"] = config.is_discarded() || too_deep ? json(m.config_json) : std::move(config);
   return dump(j, indent);
 }
 

@@ -1,5 +1,7 @@
 #pragma once
-// The umbrella header: everything an application needs.
+// The umbrella header: everything an application needs. Two headers stay out of it because most
+// translation units do not need their weight: <rknnxx/core/format.hpp>, the fmt formatters that print
+// attributes, dims and shape sets (it pulls <fmt/format.h>), and the Linux-only <rknnxx/device/...>.
 #include <rknnxx/version.hpp>
 
 // The C interface of the runtime, declared by rknnxx (rknnxx/abi), and the compile-time
@@ -12,7 +14,6 @@
 #include <rknnxx/core/element_type.hpp>
 #include <rknnxx/core/error.hpp>
 #include <rknnxx/core/float16.hpp>
-#include <rknnxx/core/format.hpp>
 #include <rknnxx/core/geometry.hpp>
 #include <rknnxx/core/int4.hpp>
 #include <rknnxx/core/layout.hpp>

@@ -24,7 +24,8 @@
 
 #include <rknnxx/core/fmt_core.hpp>
 
-#include <boost/pfr.hpp>
+#include <boost/pfr/core.hpp>
+#include <boost/pfr/tuple_size.hpp>
 #include <fmt/format.h>
 
 #include <array>

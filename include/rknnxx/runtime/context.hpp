@@ -478,7 +478,7 @@ public:
 
   // Hands the context over: the next call may come from any thread (see the thread rule above).
   void release_thread() noexcept {
-    if (state_) state_->owner.store(std::thread::id{}, std::memory_order_release);
+    if (state_) state_->owner.store(nullptr, std::memory_order_release);
   }
 
 protected:

@@ -16,10 +16,8 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -54,10 +52,12 @@ namespace rknnxx::detail {
 class CustomOpBinding;  // custom_op.hpp
 struct MemLife;         // mem.hpp
 
-inline std::string thread_name(std::thread::id id) {
-  std::ostringstream s;
-  s << id;
-  return s.str();
+// A token that names the calling thread: the address of a thread-local object, distinct for every
+// live thread. (std::thread::id would do as well, but costs every application's translation unit
+// <thread>, a third of the standard headers' parse time in the umbrella.)
+inline const void* this_thread_token() noexcept {
+  static thread_local const char token = 0;
+  return &token;
 }
 
 // An Error's message followed by what the runtime logged about the failure of `call`, when it
@@ -84,7 +84,7 @@ struct ContextState {
   // C++ custom operators registered on the context (Context::register_custom_op): kept until the
   // state goes, after rknn_destroy, so that no callback runs without its callable.
   std::vector<std::shared_ptr<CustomOpBinding>> custom_ops;
-  std::atomic<std::thread::id> owner{};
+  std::atomic<const void*> owner{nullptr};  // this_thread_token() of the thread that uses it
   ContextOptions options{};
   IoCount io{};
   std::optional<ShapeSet<>> shapes;  // the model's shape set; nullopt for static shapes
@@ -106,15 +106,14 @@ struct ContextState {
   // another thread before the owner calls Context::release_thread() is refused (debug builds).
   void enter([[maybe_unused]] std::string_view call) {
 #if RKNNXX_THREAD_CHECKS
-    const auto me = std::this_thread::get_id();
-    auto current = owner.load(std::memory_order_acquire);
+    const void* const me = this_thread_token();
+    const void* current = owner.load(std::memory_order_acquire);
     if (current == me) return;
-    if (current == std::thread::id{} && owner.compare_exchange_strong(current, me)) return;
+    if (current == nullptr && owner.compare_exchange_strong(current, me)) return;
     throw Error(Errc::ctx_invalid, std::string(call),
-                fmt::format("the context belongs to thread {} and this is thread {}: a Context is used by one thread "
-                            "at a time (call release_thread() on the owning thread to hand it over, or give each "
-                            "thread its own Context, e.g. with dup())",
-                            thread_name(current), thread_name(me)));
+                "the context belongs to another thread: a Context is used by one thread at a time (call "
+                "release_thread() on the owning thread to hand it over, or give each thread its own Context, e.g. "
+                "with dup())");
 #endif
   }
 

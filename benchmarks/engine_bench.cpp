@@ -9,7 +9,8 @@
 // that run's outputs are checked against the case's output_<i>.npy under the references' rule and
 // a wrong result prints no time (exit 1). Then W untimed runs, then R runs of Session::run, each
 // timed alone with a monotonic clock. Prints one JSON line:
-//   {"runtime":"rknnxx-host","case":...,"threads":N,"warmup":W,"runs":R,"median_ms":...,...}
+//   {"runtime":"rknnxx-host","case":...,"threads":N,"warmup":W,"runs":R,"median_ms":...,...,
+//    "median_thread_cpu_ms":...}
 // --profile prints, on stderr, the slowest steps of one more (untimed) profiled run, and the
 // total per operator type: where the time goes, for work on the kernels.
 #include "reference_case.hpp"
@@ -28,6 +29,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <exception>
 #include <map>
 #include <optional>
@@ -78,6 +80,14 @@ host::Tensor to_tensor(const io::NpyArray& array, const std::string& what) {
   if (tensor.bytes() != array.data.size()) usage(what + ": size does not match its shape");
   if (!array.data.empty()) std::memcpy(tensor.raw(), array.data.data(), array.data.size());
   return tensor;
+}
+
+// The calling thread's CPU time: with --threads 1 the whole run's, which other processes on a busy machine do
+// not inflate (median_thread_cpu_ms, for comparing two engine builds or float16 against float32 there).
+double thread_cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) * 1e-6;
 }
 
 double median_of(std::vector<double> sorted) {
@@ -193,18 +203,22 @@ int main(int argc, char** argv) try {
   }
 
   for (int i = 0; i < warmup; ++i) session.run(feeds);
-  std::vector<double> times;
+  std::vector<double> times, cpu_times;
   for (int i = 0; i < runs; ++i) {
+    const double cpu_start = thread_cpu_ms();
     const auto start = std::chrono::steady_clock::now();
     session.run(feeds);
     times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    cpu_times.push_back(thread_cpu_ms() - cpu_start);
   }
   std::sort(times.begin(), times.end());
+  std::sort(cpu_times.begin(), cpu_times.end());
 
   fmt::print("{{\"runtime\":\"rknnxx-host\",\"case\":{},\"model\":\"{}\",\"threads\":{},\"float16_activations\":{},"
-             "\"warmup\":{},\"runs\":{},\"median_ms\":{},\"min_ms\":{},\"max_ms\":{}}}\n",
+             "\"warmup\":{},\"runs\":{},\"median_ms\":{},\"min_ms\":{},\"max_ms\":{},\"median_thread_cpu_ms\":{}}}\n",
              case_name ? "\"" + *case_name + "\"" : std::string("null"), model_path.string(), threads, float16, warmup,
-             runs, rounded(median_of(times)), rounded(times.front()), rounded(times.back()));
+             runs, rounded(median_of(times)), rounded(times.front()), rounded(times.back()),
+             rounded(median_of(cpu_times)));
   std::fflush(stdout);
 
   if (profile) {

@@ -1,5 +1,6 @@
 // The rounding of float32 activations to float16 (the board's storage, engine/float16.hpp) against
-// memcpy of the same bytes, and against the scalar reference form it replaced.
+// memcpy of the same bytes: the scalar reference form, the portable vector form and the CPU's
+// conversion instructions (F16C, NEON) that round_to_half uses when present.
 //
 //   float16_rounding [MEGAFLOATS]   (default 1: a 4 MiB activation, larger than most layers' outputs)
 //
@@ -52,10 +53,18 @@ int main(int argc, char** argv) {
   const double scalar_us = best_microseconds(work, source, [&] {
     for (float& v : work) v = rknnxx::host::round_to_half(v);
   });
-  const double vector_us = best_microseconds(work, source, [&] { rknnxx::host::round_to_half(work.data(), n); });
-  fmt::print("{} Mi floats  memcpy {:.0f} us  scalar {:.0f} us ({:.2f}x memcpy)  vector {:.0f} us ({:.2f}x memcpy, "
-             "{:.1f}x faster than scalar)\n",
+  const double vector_us =
+      best_microseconds(work, source, [&] { rknnxx::host::detail::round_to_half_portable(work.data(), n); });
+  fmt::print("{} Mi floats  memcpy {:.0f} us  scalar {:.0f} us ({:.2f}x memcpy)  portable vector {:.0f} us ({:.2f}x "
+             "memcpy, {:.1f}x faster than scalar)\n",
              megafloats, memcpy_us, scalar_us, scalar_us / memcpy_us, vector_us, vector_us / memcpy_us,
              scalar_us / vector_us);
+  if (const auto hardware = rknnxx::host::detail::hardware_round_to_half()) {
+    const double hardware_us = best_microseconds(work, source, [&] { hardware(work.data(), n); });
+    fmt::print("  hardware conversion {:.0f} us ({:.2f}x memcpy, {:.1f}x faster than the portable vector)\n",
+               hardware_us, hardware_us / memcpy_us, vector_us / hardware_us);
+  } else {
+    fmt::print("  no hardware conversion on this CPU: round_to_half uses the portable vector form\n");
+  }
   return 0;
 }

@@ -57,6 +57,9 @@ rknnxx_deps() {
       dpkg --add-architecture arm64 && _RKNNXX_APT_UPDATED=
     fi
     _rknnxx_apt libfmt-dev:arm64 libboost1.81-dev:arm64 || return 1
+    # benchmarks/conv_libraries (built by the release build when these are installed) times the engine's
+    # Conv kernels against oneDNN and XNNPACK (benchmarks/README.md); XNNPACK's header needs pthreadpool's.
+    _rknnxx_apt libdnnl-dev libxnnpack-dev libpthreadpool-dev || return 1
     _rknnxx_need_tool clang++-16 clang-16 && _rknnxx_need_tool aarch64-linux-gnu-g++ g++-aarch64-linux-gnu &&
       _rknnxx_need_tool qemu-aarch64 qemu-user || return 1
   fi

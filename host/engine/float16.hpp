@@ -73,41 +73,17 @@ constexpr float round_to_half(float value) noexcept {
   return half_bits_to_float(float_to_half_bits(value));
 }
 
-// round_to_half on four values at once, without branches, so that it runs as SSE2 or NEON vector code
-// (GCC's and clang's vector extensions): every case is computed and the right one selected.
+// round_to_half on an array, in place: what storing float16 activations costs (engine/float16.cpp).
+// The same bits as the scalar form above for every input, by the CPU's own conversion instructions
+// where it has them (F16C on x86-64, chosen at run time; NEON on aarch64), else by portable vector code.
+void round_to_half(float* data, std::size_t count) noexcept;
+
 namespace detail {
-using u32x4 = std::uint32_t __attribute__((vector_size(16)));
-using f32x4 = float __attribute__((vector_size(16)));
-
-inline u32x4 round_to_half_bits(u32x4 x) noexcept {
-  const u32x4 abs = x & 0x7FFFFFFFu;
-  const u32x4 sign = x & 0x80000000u;
-  // Normal half range: drop 13 mantissa bits, ties to even (as the scalar form).
-  const u32x4 normal = (x + 0xFFFu + ((x >> 13) & 1u)) & 0xFFFFE000u;
-  // Below 2^-14 float16 steps by 2^-24: adding 0.5 (whose float32 ulp is 2^-24) rounds |x| to that step,
-  // ties to even, in the default rounding mode; the subtraction is exact.
-  const u32x4 subnormal = reinterpret_cast<u32x4>((reinterpret_cast<f32x4>(abs) + 0.5f) - 0.5f) | sign;
-  // Overflow to infinity; NaN stays a quiet NaN with the payload float16 keeps.
-  const u32x4 special = abs > 0x7F800000u ? ((x & 0xFFFFE000u) | 0x7FC00000u) : (sign | 0x7F800000u);
-  return abs < 0x38800000u ? subnormal : (abs < 0x477FF000u ? normal : special);
-}
+using HalfRounder = void (*)(float* data, std::size_t count) noexcept;
+// The portable form (GCC's and clang's vector extensions: SSE2 on x86-64, 4 lanes, branch-free).
+void round_to_half_portable(float* data, std::size_t count) noexcept;
+// The hardware form this CPU runs, or nullptr when it has none; round_to_half uses it when present.
+HalfRounder hardware_round_to_half() noexcept;
 }  // namespace detail
-
-inline void round_to_half(float* data, std::size_t count) noexcept {
-  constexpr std::size_t lanes = 4;
-  std::size_t i = 0;
-  for (; i + lanes <= count; i += lanes) {
-    detail::u32x4 x;
-    std::memcpy(&x, data + i, sizeof x);
-    x = detail::round_to_half_bits(x);
-    std::memcpy(data + i, &x, sizeof x);
-  }
-  if (i < count) {  // the last 1 to 3 values, through a padded vector
-    detail::u32x4 x{};
-    std::memcpy(&x, data + i, (count - i) * sizeof(float));
-    x = detail::round_to_half_bits(x);
-    std::memcpy(data + i, &x, (count - i) * sizeof(float));
-  }
-}
 
 }  // namespace rknnxx::host

@@ -2,7 +2,7 @@
 // that writes it, so it must cost about a memcpy. A float16 conversion instruction rounds to
 // nearest, ties to even, keeps infinities, turns overflow into infinity and NaN into a quiet NaN
 // with the payload's top bits, exactly as float_to_half_bits; converting back is exact. So one
-// conversion there and back gives the scalar form's bits (tests/host/engine_tensor_test.cpp checks
+// conversion there and back gives the scalar form's bits (tests/engine/engine_tensor_test.cpp checks
 // every float16 boundary and a sweep over all float bit patterns).
 
 #include "float16.hpp"

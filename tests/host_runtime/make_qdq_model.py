@@ -17,6 +17,7 @@ writes, with the hand-made protobuf encoding of tests/fuzz/crafted_onnx.py (no o
   OUT_DIR/qdq_two_scales.onnx              the Relu output quantized twice, with two scales
   OUT_DIR/qdq_partial.onnx                 no pair after the second Conv (pairs around some layers only)
   OUT_DIR/qdq_integer_output.onnx          a QuantizeLinear's integers as a graph output
+  OUT_DIR/qdq_orphan_dequantize.onnx       a DequantizeLinear of integers a Cast computed, not a QuantizeLinear
 The scales are chosen from a float run of the network over normalized inputs like the test's.
 """
 import random
@@ -168,6 +169,10 @@ def qdq_cnn(params, variant=None):
         nodes += [node("QuantizeLinear", ["r1", "s1_twice", "zp1"], ["r1_q2"], "q_r1_twice"),
                   node("DequantizeLinear", ["r1_q2", "s1_twice", "zp1"], ["r1_coarse"], "dq_r1_twice")]
         extra_outputs.append(value_info("r1_coarse", FLOAT, [1, 8, 8, 8]))
+    if variant == "orphan_dequantize":
+        nodes += [node("Cast", ["r1"], ["r1_int"], "cast", int_attribute("to", INT8)),
+                  node("DequantizeLinear", ["r1_int", "s2", "zp2"], ["r1_from_int"], "dq_cast")]
+        extra_outputs.append(value_info("r1_from_int", FLOAT, [1, 8, 8, 8]))
     if variant == "integer_output":
         extra_outputs.append(value_info("r1_q", UINT8, [1, 8, 8, 8]))
     nodes.append(node("DequantizeLinear", ["w2_q", "w2_scale", "w2_zp"], ["w2"], "dq_w2"))
@@ -199,7 +204,8 @@ def main(out):
     s3, _ = affine(*ranges["pooled"])
     params = {"image": (s_in, zp_in), "r1": (s1, zp1), "y": (s2, zp2), "pooled": (s3, 130)}
     (out / "qdq_cnn.onnx").write_bytes(qdq_cnn(params))
-    for variant in ("per_channel_activation", "pair_disagrees", "two_scales", "partial", "integer_output"):
+    for variant in ("per_channel_activation", "pair_disagrees", "two_scales", "partial", "integer_output",
+                    "orphan_dequantize"):
         (out / f"qdq_{variant}.onnx").write_bytes(qdq_cnn(params, variant))
     # As the int8 model stores them: uint8 zero points shifted by -128.
     expected = {"image": [s_in, zp_in], "r1": [s1, zp1 - 128], "y": [s2, zp2], "pooled": [s3, 130 - 128]}

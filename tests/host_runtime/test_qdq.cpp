@@ -28,6 +28,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -199,6 +200,7 @@ TEST_CASE("a QDQ model computes what its float QDQ graph computes, within one qu
   Ctx ctx(converted_path());
   std::size_t values = 0, equal = 0;
   double worst_steps = 0;
+  std::set<int> levels;  // the int8 values y took
   for (uint32_t seed = 0; seed < 4; ++seed) {
     const auto img = image(seed);
     const auto want = reference(img);
@@ -216,11 +218,13 @@ TEST_CASE("a QDQ model computes what its float QDQ graph computes, within one qu
         CHECK(steps <= 1.0 + 1e-4);
         // The raw integers are those of the dequantized values.
         CHECK(out_params[o].dequantize(raw[o][i]) == got[o][i]);
+        if (o == 0) levels.insert(raw[o][i]);
       }
     }
   }
+  CHECK(levels.size() >= 32);  // the outputs use the grid, not a few saturated values
   MESSAGE("QDQ model vs its float QDQ graph: " << equal << " of " << values << " outputs equal, worst " << worst_steps
-                                               << " steps");
+                                               << " steps; y took " << levels.size() << " int8 values");
   CHECK(equal * 10 >= values * 9);  // rounding ties aside, the same computation
 }
 
@@ -241,6 +245,9 @@ TEST_CASE("what an int8 model cannot hold exactly is refused, naming it") {
             "QuantizeLinear/DequantizeLinear pair"));
   CHECK(has(error_of("qdq_integer_output.onnx"),
             "QDQ model: node 'q_r1' (QuantizeLinear) writes the graph output 'r1_q' as integers"));
+  CHECK(has(error_of("qdq_orphan_dequantize.onnx"),
+            "QDQ model: node 'dq_cast' (DequantizeLinear) reads 'r1_int', which is computed but not by a "
+            "QuantizeLinear"));
   // The pairs are the quantization: a dataset or another dtype is refused, naming why.
   CHECK(has(error_of("qdq_cnn.onnx", config_json, data_dir() / "qdq_cnn.txt"),
             "QDQ model: its QuantizeLinear/DequantizeLinear pairs carry its quantization parameters; convert it "

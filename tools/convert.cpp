@@ -34,8 +34,10 @@ std::vector<std::byte> read_bytes(const std::string& path) {
   return bytes;
 }
 
-// "w8a8 normal calibrated on 16 samples, weights per channel", "w4a16 gdq on 16 samples, weights per group64".
+// "w8a8 normal calibrated on 16 samples, weights per channel", "w4a16 gdq on 16 samples, weights per group64",
+// "w8a8 from the model's QuantizeLinear/DequantizeLinear pairs".
 std::string quantization_summary(const rknnxx::host::ModelQuantization& q) {
+  if (q.samples == 0) return "w8a8 from the model's QuantizeLinear/DequantizeLinear pairs";
   const bool weight_only = q.dtype != rknnxx::toolkit::QuantizedDtype::w8a8;  // no activations to calibrate
   return fmt::format("{} {} {} {} samples, weights per {}", rknnxx::toolkit::spelling(q.dtype),
                      rknnxx::toolkit::spelling(q.algorithm), weight_only ? "on" : "calibrated on", q.samples,

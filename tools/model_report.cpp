@@ -206,9 +206,11 @@ std::string model_text(const nlohmann::json& j) {
     const auto& q = f["quantization"];
     line(fmt::format("target:   {} ({} model made by {})", f["target_platform"].get<std::string>(),
                      q.is_null() ? f["float_dtype"].get<std::string>()
-                                 : fmt::format("{} ({} on {} samples, weights per {})", q["dtype"].get<std::string>(),
-                                               q["algorithm"].get<std::string>(), q["samples"].get<std::uint32_t>(),
-                                               q["method"].get<std::string>()),
+                         : q["samples"].get<std::uint32_t>() == 0  // a QDQ model's parameters (docs/quantization.md)
+                         ? fmt::format("{} (from QuantizeLinear/DequantizeLinear pairs)", q["dtype"].get<std::string>())
+                         : fmt::format("{} ({} on {} samples, weights per {})", q["dtype"].get<std::string>(),
+                                       q["algorithm"].get<std::string>(), q["samples"].get<std::uint32_t>(),
+                                       q["method"].get<std::string>()),
                      f["producer"].get<std::string>()));
     if (f["preprocess"].empty()) line("mean/std: none (inputs are fed to the model as given)");
     for (std::size_t i = 0; i < f["preprocess"].size(); ++i)

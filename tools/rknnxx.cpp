@@ -64,10 +64,13 @@ Command add_convert(CLI::App& app) {
   cmd->add_option("-c,--config", o->config, "CONFIG.json with the toolkit's config() parameter names")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--dataset", o->dataset,
-                  "DATASET.txt: quantize the model w8a8 (the toolkit's do_quantization=True), calibrating on these "
-                  "samples: one line per sample, one .jpg/.png/.bmp image or .npy array per model input separated by "
-                  "spaces, relative paths from the dataset's folder. Without it the model stays float")
+  cmd->add_option(
+         "--dataset", o->dataset,
+         "DATASET.txt: quantize the model w8a8 (the toolkit's do_quantization=True), calibrating on these "
+         "samples: one line per sample, one .jpg/.png/.bmp image or .npy array per model input separated by "
+         "spaces, relative paths from the dataset's folder. Without it the model stays float, unless it is a QDQ "
+         "(QAT) model: QuantizeLinear/DequantizeLinear pairs on its activations make it w8a8 with their "
+         "scales and zero points, and it takes no dataset")
       ->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", o->output, "output file (default: MODEL with the .hrknn extension)");
   cmd->add_flag("--json", o->json,

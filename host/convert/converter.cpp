@@ -1,6 +1,7 @@
 #include "converter.hpp"
 
 #include "host_model.hpp"
+#include "qdq.hpp"
 #include "engine/engine_error.hpp"
 #include "engine/session.hpp"
 #include "engine/onnx_reader.hpp"
@@ -123,8 +124,14 @@ ConvertedModel convert_onnx(std::span<const std::byte> onnx_bytes, const toolkit
   const onnx::ModelProto model = onnx::read_model(onnx_bytes);
   const auto inputs = model_inputs(model);
   const bool do_quantization = !dataset.empty();
-  ModelFile file = make_host_model(config, inputs, {onnx_bytes.begin(), onnx_bytes.end()}, do_quantization);
-  if (do_quantization) (void)quantize::settings_for(config);  // refuses a dtype/algorithm/method before any work
+  // A QDQ model is quantized by its own QuantizeLinear/DequantizeLinear pairs: the toolkit's
+  // build(do_quantization=False) of a QAT model. A dataset would calibrate over the parameters it carries.
+  const bool qdq = is_qdq_model(model);
+  if (qdq && do_quantization)
+    throw std::runtime_error("QDQ model: its QuantizeLinear/DequantizeLinear pairs carry its quantization "
+                             "parameters; convert it without a dataset");
+  ModelFile file = make_host_model(config, inputs, {onnx_bytes.begin(), onnx_bytes.end()}, do_quantization || qdq);
+  if (do_quantization || qdq) (void)quantize::settings_for(config);  // refuses a dtype/algorithm/method before any work
 
   // Every shape the model promises must plan: the static shapes, or each dynamic group.
   std::vector<std::vector<std::vector<int64_t>>> groups;
@@ -169,6 +176,11 @@ ConvertedModel convert_onnx(std::span<const std::byte> onnx_bytes, const toolkit
     }
   }
   report(groups.size(), groups.size(), "planning shapes");
+  if (qdq) {
+    std::vector<TensorInfo> infos;
+    for (std::size_t i = 0; i < groups.front().size(); ++i) infos.push_back({types.at(i), groups.front()[i]});
+    file.quantization = qdq_quantization(model, config, infos);
+  }
   if (do_quantization)
     file.quantization = quantize_model(model, inputs, config, dataset, [&](std::size_t done, std::size_t total) {
       report(done, total, "calibrating");

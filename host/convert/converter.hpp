@@ -35,7 +35,9 @@ struct ConvertedModel {
 // With a `dataset` (the toolkit's build(do_quantization=True, dataset=...)), the model is quantized
 // w8a8 (docs/quantization.md): calibrated on the dataset's samples with the config's
 // quantized_algorithm, its weights to be quantized with quantized_method at load, and the
-// activation parameters stored in the file's "qnt8" section. Without one it stays a float model.
+// activation parameters stored in the file's "qnt8" section. Without one it stays a float model,
+// unless it is a QDQ model (qdq.hpp): its QuantizeLinear/DequantizeLinear pairs make it w8a8 with their
+// scales and zero points, and a dataset is refused for it.
 //
 // Throws toolkit::ConfigError (a config problem, naming the key), quantize::DatasetError (a dataset
 // problem, naming the file and line) or std::runtime_error (a model problem: unreadable ONNX, an unsupported operator, a shape the engine cannot plan, or

@@ -292,7 +292,12 @@ std::optional<std::string> quantization_problem(const ModelQuantization& q) {
   if (q.method.kind == toolkit::QuantizedMethod::Kind::group && q.dtype != QuantizedDtype::w4a16)
     return fmt::format("weight method '{}' with dtype '{}'; groups are for w4a16 only", q.method.name(),
                        toolkit::spelling(q.dtype));
-  if (q.samples == 0) return std::string("0 calibration samples");
+  // 0 samples: the parameters came from the model's QuantizeLinear/DequantizeLinear pairs (w8a8 only).
+  if (q.samples == 0 && (weight_only || q.algorithm != toolkit::QuantizedAlgorithm::normal))
+    return fmt::format("0 calibration samples with dtype '{}' and algorithm '{}'; only a w8a8 QDQ model "
+                       "(algorithm normal) has none",
+                       toolkit::spelling(q.dtype), toolkit::spelling(q.algorithm));
+  if (q.samples == 0 && q.tensors.empty()) return std::string("0 calibration samples and no tensors");
   if (weight_only && !q.tensors.empty())
     return fmt::format("{} activation tensors with dtype '{}', whose activations stay float16", q.tensors.size(),
                        toolkit::spelling(q.dtype));

@@ -31,7 +31,8 @@
 //                    runs the model with quantized semantics, so a reader that does not know it must refuse:
 //                      str dtype ("w8a8", "w8a16", "w4a16"), str algorithm ("normal", "kl_divergence",
 //                      "mmse"; "gdq" with w8a16 and w4a16 only), str weight method ("layer", "channel",
-//                      "group{SIZE}" with w4a16 only), u32 calibration samples (>= 1),
+//                      "group{SIZE}" with w4a16 only), u32 calibration samples (0 only for a
+//                      w8a8 QDQ model, algorithm "normal", whose pairs gave the parameters; host/convert/qdq.hpp),
 //                      u32 tensors; per tensor: str name (non-empty, unique), f32 scale (finite, > 0),
 //                      i32 zero point (-128..127)
 //                    where str is a u32 length and that many bytes. The tensors are the graph inputs and

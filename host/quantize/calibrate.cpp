@@ -31,33 +31,6 @@ bool is_float(ValueId id, const std::vector<DataType>& types) {
   return types[static_cast<std::size_t>(id)] == DataType::float32;
 }
 
-// For every value: the value whose parameters it uses (itself, or the first input of a chain of
-// grid-keeping operators), or no_value when it is not quantized. Types come from a plan of `session`.
-std::vector<ValueId> parameter_sources(const Graph& graph, const Session& session) {
-  const std::size_t count = graph.values().size();
-  std::vector<DataType> types(count, DataType::undefined);
-  for (std::size_t v = 0; v < count; ++v) {
-    const Value& value = graph.values()[v];
-    try {
-      types[v] = session.info(value.name).dtype;
-    } catch (const EngineError&) {
-      // not part of the plan (an unused constant)
-    }
-  }
-  std::vector<ValueId> source(count, no_value);
-  for (ValueId in : graph.inputs())
-    if (is_float(in, types)) source[static_cast<std::size_t>(in)] = in;
-  for (const Node& node : graph.nodes()) {
-    const ValueId first = node.inputs.empty() ? no_value : node.inputs.front();
-    const bool inherit = keeps_grid(node) && first != no_value && source[static_cast<std::size_t>(first)] != no_value;
-    for (ValueId out : node.outputs) {
-      if (out == no_value || !is_float(out, types) || graph.constant(out) != nullptr) continue;
-      source[static_cast<std::size_t>(out)] = inherit ? source[static_cast<std::size_t>(first)] : out;
-    }
-  }
-  return source;
-}
-
 // A bar on stderr, drawn only when stderr is a terminal.
 class Progress {
 public:
@@ -110,6 +83,32 @@ std::vector<rknnxx::toolkit::ModelInput> model_inputs(const Graph& graph) {
   return inputs;
 }
 
+std::vector<ValueId> parameter_sources(const Session& session) {
+  const Graph& graph = session.graph();
+  const std::size_t count = graph.values().size();
+  std::vector<DataType> types(count, DataType::undefined);
+  for (std::size_t v = 0; v < count; ++v) {
+    const Value& value = graph.values()[v];
+    try {
+      types[v] = session.info(value.name).dtype;
+    } catch (const EngineError&) {
+      // not part of the plan (an unused constant)
+    }
+  }
+  std::vector<ValueId> source(count, no_value);
+  for (ValueId in : graph.inputs())
+    if (is_float(in, types)) source[static_cast<std::size_t>(in)] = in;
+  for (const Node& node : graph.nodes()) {
+    const ValueId first = node.inputs.empty() ? no_value : node.inputs.front();
+    const bool inherit = keeps_grid(node) && first != no_value && source[static_cast<std::size_t>(first)] != no_value;
+    for (ValueId out : node.outputs) {
+      if (out == no_value || !is_float(out, types) || graph.constant(out) != nullptr) continue;
+      source[static_cast<std::size_t>(out)] = inherit ? source[static_cast<std::size_t>(first)] : out;
+    }
+  }
+  return source;
+}
+
 struct Calibrator::State {
   Session session;
   Algorithm algorithm;
@@ -152,7 +151,7 @@ void Calibrator::add(std::span<const Tensor> inputs) {
   for (const Tensor& t : inputs) infos.push_back(t.info());
   s.session.prepare(infos);
   if (s.source.empty()) {
-    s.source = parameter_sources(s.session.graph(), s.session);
+    s.source = parameter_sources(s.session);
     s.statistics.resize(s.source.size());
   }
   const auto graph_inputs = s.session.graph().inputs();

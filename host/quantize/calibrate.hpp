@@ -37,6 +37,12 @@ Graph inference_graph(const onnx::ModelProto& model);
 // shapes, a dimension without a fixed value being dynamic (-1).
 std::vector<rknnxx::toolkit::ModelInput> model_inputs(const Graph& graph);
 
+// For every value of a prepared session's graph (by ValueId): the value whose parameters it takes
+// under w8a8 (itself, or the first input of a chain of grid-keeping operators such as Reshape or
+// MaxPool), or no_value when it is not a float activation. Calibration and the conversion of QDQ
+// models (host/convert/qdq.hpp) both quantize exactly these values.
+std::vector<ValueId> parameter_sources(const Session& session);
+
 // The activation parameters of a calibrated graph, by value name (graph inputs, and every float
 // tensor a node produces).
 struct ActivationTable {

@@ -346,8 +346,16 @@ TEST_CASE("the quantization section: round trip, required, and every bad value r
   CHECK(refused(Payload{}.head(1).tensor("", 1.0f, 0)) == "model file: section 'qnt8': a tensor without a name");
   CHECK(refused(Payload{}.head(2).tensor("x", 1.0f, 0).tensor("x", 2.0f, 0)) ==
         "model file: section 'qnt8': tensor 'x' is listed twice");
-  CHECK(refused(Payload{}.head(1, "w8a8", 0).tensor("x", 1.0f, 0)) ==
-        "model file: section 'qnt8': 0 calibration samples");
+  // 0 samples: a w8a8 QDQ model, whose parameters came from the model (host/convert/qdq.hpp); it has tensors.
+  const host::ModelFile qdq =
+      host::parse_model_file(with_section("qnt8", true, Payload{}.head(1, "w8a8", 0).tensor("x", 1.0f, 0).bytes));
+  REQUIRE(qdq.quantization.has_value());
+  CHECK(qdq.quantization->samples == 0);
+  CHECK(refused(Payload{}.head(0, "w8a8", 0)) == "model file: section 'qnt8': 0 calibration samples and no tensors");
+  CHECK(refused(Payload{}.str("w8a8").str("mmse").str("channel").u32(0).u32(1).tensor("x", 1.0f, 0)) ==
+        "model file: section 'qnt8': 0 calibration samples with dtype 'w8a8' and algorithm 'mmse'; only a w8a8 QDQ "
+        "model (algorithm normal) has none");
+  CHECK(contains(refused(Payload{}.head(0, "w8a16", 0)), "0 calibration samples with dtype 'w8a16'"));
   CHECK(
       contains(refused(Payload{}.head(0, "w16a16i_dfp")), "quantized dtype 'w16a16i_dfp'; only w8a8, w8a16 and w4a16"));
   CHECK(contains(refused(Payload{}.head(0, "int8")), "unknown quantized dtype 'int8'"));

@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fuzz"))
 import crafted_onnx  # noqa: E402  (the crafted ONNX models of issue 12, shared with the fuzzer's seeds)
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "host_runtime"))
 import make_int8_model  # noqa: E402  (the small CNN and calibration set of the int8 runtime tests)
+import make_qdq_model  # noqa: E402  (the QDQ models of the QAT tests)
 
 import numpy as np
 
@@ -177,6 +178,46 @@ def quantize_checks(tool, work):
     bad.write_text("sample_00.npy\nno_such_sample.npy\n")
     fails_one_line("convert --dataset: a missing sample names the dataset line",
                    [tool, "convert", onnx, "-c", config, "--dataset", bad], "bad_dataset.txt:2")
+    qdq_checks(tool, work, config)
+
+
+def qdq_checks(tool, work, config):
+    """Issue 11: a QDQ (QAT) model converts without --dataset to w8a8 with its pairs' parameters."""
+    folder = work / "qdq"
+    make_qdq_model.main(folder)
+    expected = {}
+    for line in (folder / "qdq_cnn.txt").read_text().splitlines():
+        name, scale, zp = line.split()
+        expected[name] = (float(scale), int(zp))
+    onnx, out = folder / "qdq_cnn.onnx", folder / "qdq_cnn.hrknn"
+    rc, o, e = run([tool, "convert", "--help"])
+    check("convert --help documents QDQ models", rc == 0 and "QDQ" in o and "QuantizeLinear" in o, o)
+    rc, o, e = run([tool, "convert", onnx, "-c", config, "-o", out, "--json"])
+    try:
+        j = json.loads(o) if rc == 0 else {}
+    except ValueError:
+        j = {}
+    q = j.get("quantization") or {}
+    check("convert a QDQ model: w8a8 with no samples", q.get("dtype") == "w8a8" and q.get("samples") == 0,
+          f"exit {rc}: {o[:2000]} {e[:2000]}")
+    attrs = [(t["name"], t["type"], t["quantization"].get("scale"), t["quantization"].get("zero_point"))
+             for t in j.get("inputs", []) + j.get("outputs", [])]
+    want = [(n, "INT8", as_float32(expected[p][0]), expected[p][1])
+            for n, p in (("image", "image"), ("y", "y"), ("score", "pooled"))]
+    check("convert a QDQ model: INT8 AFFINE inputs and outputs with the graph's scales and zero points",
+          [(n, t, as_float32(s) if s is not None else None, z) for n, t, s, z in attrs] == want, f"{attrs} {want}")
+    rc, o, e = run([tool, "inspect", out])
+    check("inspect says where a QDQ model's parameters came from",
+          rc == 0 and "w8a8 (from QuantizeLinear/DequantizeLinear pairs)" in o, o[:2000])
+    fails_one_line("convert a QDQ model with pairs around some layers only: refused naming the tensor",
+                   [tool, "convert", folder / "qdq_partial.onnx", "-c", config], "'y' (output of node 'conv2' (Conv))")
+    fails_one_line("convert a QDQ model with --dataset: refused",
+                   [tool, "convert", onnx, "-c", config, "--dataset", folder / "qdq_cnn.txt"], "without a dataset")
+
+
+def as_float32(x):
+    """A float32 value as JSON carries it, for comparison."""
+    return struct.unpack("<f", struct.pack("<f", float(x)))[0]
 
 
 def fails_one_line_with(name, cmd, needles, seconds=None):

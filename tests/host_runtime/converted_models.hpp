@@ -5,6 +5,8 @@
 #include "convert/config_json.hpp"
 #include "convert/model_file.hpp"
 
+#include "c_api_test_helpers.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -20,15 +22,6 @@ namespace rknnxx::test {
 inline std::filesystem::path models_dir() {
   if (const char* env = std::getenv("RKNNXX_MODELS")) return env;
   return RKNNXX_MODELS_DEFAULT;
-}
-
-inline std::vector<std::byte> read_bytes(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) FAIL("cannot read " << path << " (run tests/models/fetch.sh)");
-  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::byte> bytes(chars.size());
-  for (size_t i = 0; i < chars.size(); ++i) bytes[i] = static_cast<std::byte>(chars[i]);
-  return bytes;
 }
 
 // Converts models/<onnx> with the config JSON and returns the path of the .hrknn file, made

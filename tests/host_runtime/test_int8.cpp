@@ -36,23 +36,11 @@ using host::quantize::AffineParams;
 using test::Ctx;
 using test::dims_of;
 using test::query_attr;
+using test::read_bytes;
 
 namespace {
 
-std::filesystem::path data_dir() {
-  const char* dir = std::getenv("RKNNXX_INT8_DIR");
-  REQUIRE_MESSAGE(dir != nullptr, "RKNNXX_INT8_DIR must name the folder make_int8_model.py wrote");
-  return dir;
-}
-
-std::vector<std::byte> read_bytes(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE_MESSAGE(in, "cannot read " << path);
-  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::byte> bytes(chars.size());
-  std::transform(chars.begin(), chars.end(), bytes.begin(), [](char c) { return static_cast<std::byte>(c); });
-  return bytes;
-}
+std::filesystem::path data_dir() { return test::generated_dir("RKNNXX_INT8_DIR", "make_int8_model.py"); }
 
 constexpr float mean[3] = {120, 110, 100};
 constexpr float std_[3] = {60, 64, 58};

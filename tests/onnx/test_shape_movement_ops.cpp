@@ -4,7 +4,7 @@
 
 #include <doctest/doctest.h>
 
-#include "../host/engine_test_model.hpp"
+#include "../engine/engine_test_model.hpp"
 
 #include <cstring>
 #include <limits>

@@ -1,7 +1,7 @@
 // The accuracy analysis (entire and single similarity per tensor) on small graphs built by hand.
 #include "accuracy.hpp"
 
-#include "../host/engine_test_model.hpp"
+#include "../engine/engine_test_model.hpp"
 
 #include <doctest/doctest.h>
 

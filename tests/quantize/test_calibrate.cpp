@@ -1,7 +1,7 @@
 // Calibration through the engine and quantized execution, on a small graph built by hand.
 #include "calibrate.hpp"
 
-#include "../host/engine_test_model.hpp"
+#include "../engine/engine_test_model.hpp"
 
 #include <doctest/doctest.h>
 

@@ -23,7 +23,7 @@ using toolkit::ConfigError;
 // One JSON type for reading and writing: each basic_json type instantiates its own parser and
 // serializer, and under the sanitizers a second one doubled this file's compile time. Ordered, so
 // that a written config keeps config()'s order of keys and a read one is checked in the file's order.
-using json = nlohmann::json;
+using json = nlohmann::ordered_json;
 
 // Keys of build() that users put into a config file by habit; named in their own message.
 constexpr std::array<std::string_view, 3> build_keys{"do_quantization", "dataset", "rknn_batch_size"};

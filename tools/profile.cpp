@@ -108,9 +108,8 @@ std::string svg_chart(const std::vector<OperatorTime>& ops, double total_us, con
 }  // namespace
 
 int profile(const ProfileOptions& o) {
-  const auto core_mask = o.core_mask.empty() ? std::nullopt : std::optional(parse_core_mask(o.core_mask));
   auto ctx = open_model(o.model, {.flags = InitFlag::collect_perf});
-  if (core_mask) ctx.set_core_mask(*core_mask);
+  if (!o.core_mask.empty()) ctx.set_core_mask(parse_core_mask(o.core_mask));
   const std::string shape = select_shape(ctx, o.shapes, o.inputs);
   const auto inputs = inputs_or_pattern(ctx, o.inputs);
   // Per operator (by its position in the table), the sum over the runs.

@@ -14,7 +14,6 @@
 #include <chrono>
 #include <filesystem>
 #include <numeric>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,11 +33,10 @@ bool looks_like_scores(const Dims& d) {
 
 int run(const RunOptions& o) {
   const ImageOptions image{o.resize == "letterbox" ? ResizeMode::letterbox : ResizeMode::stretch, o.bgr};
-  const auto core_mask = o.core_mask.empty() ? std::nullopt : std::optional(parse_core_mask(o.core_mask));
   auto ctx = open_model(o.model);
   const std::string runtime = runtime_line(ctx);
   if (!o.json) fmt::print("{}\n", runtime);
-  if (core_mask) ctx.set_core_mask(*core_mask);
+  if (!o.core_mask.empty()) ctx.set_core_mask(parse_core_mask(o.core_mask));
   const std::string shape = select_shape(ctx, o.shapes, o.inputs);
   if (!o.json && !shape.empty()) fmt::print("{}\n", shape);
   const auto inputs = read_inputs(ctx, o.inputs, image);

@@ -108,8 +108,11 @@ std::string svg_chart(const std::vector<OperatorTime>& ops, double total_us, con
 }  // namespace
 
 int profile(const ProfileOptions& o) {
+  // The option is checked before the model loads: a wrong mask is a usage error whatever the model.
+  const bool set_core_mask = !o.core_mask.empty();
+  const CoreMask core_mask = set_core_mask ? parse_core_mask(o.core_mask) : CoreMask{};
   auto ctx = open_model(o.model, {.flags = InitFlag::collect_perf});
-  if (!o.core_mask.empty()) ctx.set_core_mask(parse_core_mask(o.core_mask));
+  if (set_core_mask) ctx.set_core_mask(core_mask);
   const std::string shape = select_shape(ctx, o.shapes, o.inputs);
   const auto inputs = inputs_or_pattern(ctx, o.inputs);
   // Per operator (by its position in the table), the sum over the runs.

@@ -33,10 +33,13 @@ bool looks_like_scores(const Dims& d) {
 
 int run(const RunOptions& o) {
   const ImageOptions image{o.resize == "letterbox" ? ResizeMode::letterbox : ResizeMode::stretch, o.bgr};
+  // The option is checked before the model loads: a wrong mask is a usage error whatever the model.
+  const bool set_core_mask = !o.core_mask.empty();
+  const CoreMask core_mask = set_core_mask ? parse_core_mask(o.core_mask) : CoreMask{};
   auto ctx = open_model(o.model);
   const std::string runtime = runtime_line(ctx);
   if (!o.json) fmt::print("{}\n", runtime);
-  if (!o.core_mask.empty()) ctx.set_core_mask(parse_core_mask(o.core_mask));
+  if (set_core_mask) ctx.set_core_mask(core_mask);
   const std::string shape = select_shape(ctx, o.shapes, o.inputs);
   if (!o.json && !shape.empty()) fmt::print("{}\n", shape);
   const auto inputs = read_inputs(ctx, o.inputs, image);

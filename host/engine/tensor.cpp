@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <rknnxx/core/dims.hpp>
 #include <rknnxx/core/error.hpp>
 
 #include <algorithm>
@@ -118,7 +119,7 @@ std::size_t byte_count(DataType type, std::span<const int64_t> shape) {
   return static_cast<std::size_t>(element_count(shape) * size);
 }
 
-std::string shape_string(std::span<const int64_t> shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
+std::string shape_string(std::span<const int64_t> shape) { return dims_text(shape); }
 
 std::string info_string(const TensorInfo& info) {
   return fmt::format("{} {}", dtype_name(info.dtype), shape_string(info.shape));

@@ -121,7 +121,7 @@ int64_t element_count(std::span<const int64_t> shape);
 // Bytes of a tensor of this type and shape; throws EngineError, naming the tensor as "type [shape]",
 // when its non-zero extents describe more than max_tensor_bytes (or the type is not supported).
 std::size_t byte_count(DataType type, std::span<const int64_t> shape);
-// "[1, 3, 224, 224]"
+// "[1, 3, 224, 224]": the library's one way of writing dims in messages (rknnxx::dims_text)
 std::string shape_string(std::span<const int64_t> shape);
 
 // Element type and shape of a tensor, without data.

@@ -147,8 +147,7 @@ uint64_t elements_of(std::span<const uint32_t> dims) {
 
 // The element count check of a format without a 4-D layout (UNDEFINED, or a tensor of another rank).
 void check_count(const BufferFormat& format, const std::vector<int64_t>& shape, uint64_t count, int count_error) {
-  uint64_t elements = 1;
-  for (int64_t d : shape) elements *= static_cast<uint64_t>(d);
+  const auto elements = static_cast<uint64_t>(element_count(shape));
   if (count != elements)
     fail(count_error, "{} holds {} elements, the tensor {} has {}", format.describe(), count, shape_string(shape),
          elements);

@@ -20,8 +20,6 @@ namespace rknnxx::host {
 
 namespace {
 
-bool standard_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
-
 // Per value of `graph`: computed from constants alone (initializers, and nodes reading only such
 // values: a weight's DequantizeLinear, or a QuantizeLinear of a float weight). Nodes are in
 // topological order.
@@ -102,7 +100,7 @@ std::map<std::string, quantize::AffineParams> activation_pairs(const Graph& grap
                          params_string(it->second), params_string(p)));
   };
   for (const Node& node : graph.nodes()) {
-    if (!standard_domain(node.domain) || node.inputs.empty() || node.inputs[0] == no_value) continue;
+    if (!is_default_domain(node.domain) || node.inputs.empty() || node.inputs[0] == no_value) continue;
     const ValueId x = node.inputs[0];
     if (constant[static_cast<std::size_t>(x)]) continue;
     if (node.op_type == "QuantizeLinear") {
@@ -117,7 +115,7 @@ std::map<std::string, quantize::AffineParams> activation_pairs(const Graph& grap
                            "values of a DequantizeLinear",
                            node.label(), graph.value(q).name));
       for (const Node* reader : readers[static_cast<std::size_t>(q)]) {
-        if (reader->op_type != "DequantizeLinear" || !standard_domain(reader->domain) || reader->inputs[0] != q)
+        if (reader->op_type != "DequantizeLinear" || !is_default_domain(reader->domain) || reader->inputs[0] != q)
           refuse(fmt::format("{} feeds {}, not a DequantizeLinear; an int8 model keeps a quantized tensor as the "
                              "parameters of a float one",
                              node.label(), reader->label()));
@@ -152,13 +150,13 @@ bool is_qdq_model(const onnx::ModelProto& model) {
           std::any_of(node.input.begin(), node.input.end(), [](const std::string& n) { return !n.empty(); }) &&
           std::all_of(node.input.begin(), node.input.end(),
                       [&](const std::string& n) { return n.empty() || constant.contains(n); });
-      if (!from_constants && !(node.op_type == "Constant" && standard_domain(node.domain))) continue;
+      if (!from_constants && !(node.op_type == "Constant" && is_default_domain(node.domain))) continue;
       for (const auto& out : node.output)
         if (!out.empty() && constant.insert(out).second) grew = true;
     }
   }
   return std::any_of(model.graph.node.begin(), model.graph.node.end(), [&](const onnx::NodeProto& node) {
-    return node.op_type == "QuantizeLinear" && standard_domain(node.domain) && !node.input.empty() &&
+    return node.op_type == "QuantizeLinear" && is_default_domain(node.domain) && !node.input.empty() &&
         !constant.contains(node.input[0]);
   });
 }

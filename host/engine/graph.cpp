@@ -28,9 +28,9 @@ const onnx::AttributeProto* Node::attribute(std::string_view attribute_name) con
   return nullptr;
 }
 
-namespace {
-
 bool is_default_domain(std::string_view domain) { return domain.empty() || domain == "ai.onnx"; }
+
+namespace {
 
 std::string node_label(const onnx::NodeProto& node) {
   if (!node.name.empty()) {

@@ -42,6 +42,9 @@ struct Value {
 // The conversion config's custom_ops entries are of this type.
 using CustomOpType = toolkit::CustomOpType;
 
+// ONNX's default operator set: named by "" or "ai.onnx". A Graph's nodes carry "" for it.
+bool is_default_domain(std::string_view domain);
+
 struct Node {
   std::string name;
   std::string op_type;

@@ -153,9 +153,9 @@ struct PlatformInfo {
   bool c2_inferred;
   std::uint32_t zero_copy_width_alignment;  // pixels; 0 = unknown
   bool width_alignment_inferred;
-  MatmulBlocking matmul_int8;
-  MatmulBlocking matmul_float16;
-  MatmulBlocking matmul_int4;
+  MatmulBlocking matmul_int8{};  // all zero: no matmul of that type
+  MatmulBlocking matmul_float16{};
+  MatmulBlocking matmul_int4{};
   std::uint32_t matmul_max_k;        // 0 = no matmul
   std::uint32_t matmul_b_segment_k;  // B is split into segments of this K; 0 = never
   std::uint64_t function_set;
@@ -240,46 +240,42 @@ inline constexpr MatmulBlocking mm_rk3588_fp16{32, 16, 8, 16, 32};
 inline constexpr MatmulBlocking mm_rk3588_int4{32, 64, 32, 64, 32};
 
 constexpr PlatformInfo rk356x(Platform p, std::string_view name) {
-  return {p,
-          name,
-          "librknnrt.so",
-          1,
-          false,
-          true,
-          8,
-          4,
-          false,
-          8,
-          false,
-          mm_rk356x_int8,
-          mm_rk356x_fp16,
-          {},
-          10240,
-          0,
-          functions_column_a,
-          queries_columns_ab};
+  return {.platform = p,
+          .name = name,
+          .runtime_library = "librknnrt.so",
+          .npu_cores = 1,
+          .npu_cores_inferred = false,
+          .dynamic_shape = true,
+          .c2_8bit = 8,
+          .c2_16bit = 4,
+          .c2_inferred = false,
+          .zero_copy_width_alignment = 8,
+          .width_alignment_inferred = false,
+          .matmul_int8 = mm_rk356x_int8,
+          .matmul_float16 = mm_rk356x_fp16,
+          .matmul_max_k = 10240,
+          .matmul_b_segment_k = 0,
+          .function_set = functions_column_a,
+          .query_set = queries_columns_ab};
 }
 constexpr PlatformInfo rv110x(Platform p, std::string_view name, bool b_revision) {
   // RV1106/RV1103: C2 and the 16-pixel alignment of docs/c-interface.md#nc1hwc2. The B revisions:
   // not documented.
-  return {p,
-          name,
-          "librknnmrt.so",
-          1,
-          false,
-          false,
-          b_revision ? 0u : 16u,
-          b_revision ? 0u : 8u,
-          false,
-          b_revision ? 0u : 16u,
-          false,
-          {},
-          {},
-          {},
-          0,
-          0,
-          functions_rv110x,
-          queries_columns_cd};
+  return {.platform = p,
+          .name = name,
+          .runtime_library = "librknnmrt.so",
+          .npu_cores = 1,
+          .npu_cores_inferred = false,
+          .dynamic_shape = false,
+          .c2_8bit = b_revision ? 0u : 16u,
+          .c2_16bit = b_revision ? 0u : 8u,
+          .c2_inferred = false,
+          .zero_copy_width_alignment = b_revision ? 0u : 16u,
+          .width_alignment_inferred = false,
+          .matmul_max_k = 0,
+          .matmul_b_segment_k = 0,
+          .function_set = functions_rv110x,
+          .query_set = queries_columns_cd};
 }
 }  // namespace detail
 
@@ -287,66 +283,65 @@ constexpr PlatformInfo rv110x(Platform p, std::string_view name, bool b_revision
   using namespace detail;
   switch (p) {
     case Platform::rk3588:
-      return {p,
-              "RK3588",
-              "librknnrt.so",
-              3,
-              false,
-              true,
-              16,
-              8,
-              false,
-              16,
-              false,
-              mm_rk3588_int8,
-              mm_rk3588_fp16,
-              mm_rk3588_int4,
-              10240,
-              8192,
-              functions_column_b,
-              queries_columns_ab};
+      return {.platform = p,
+              .name = "RK3588",
+              .runtime_library = "librknnrt.so",
+              .npu_cores = 3,
+              .npu_cores_inferred = false,
+              .dynamic_shape = true,
+              .c2_8bit = 16,
+              .c2_16bit = 8,
+              .c2_inferred = false,
+              .zero_copy_width_alignment = 16,
+              .width_alignment_inferred = false,
+              .matmul_int8 = mm_rk3588_int8,
+              .matmul_float16 = mm_rk3588_fp16,
+              .matmul_int4 = mm_rk3588_int4,
+              .matmul_max_k = 10240,
+              .matmul_b_segment_k = 8192,
+              .function_set = functions_column_b,
+              .query_set = queries_columns_ab};
     case Platform::rk3576:
       // INFERRED: two cores (third-party configs use cores {0, 1}); C2 and the 16-pixel width
       // alignment assumed equal to RK3588's. Read attr.dims[4] and attr.w_stride at run time.
-      return {p,
-              "RK3576",
-              "librknnrt.so",
-              2,
-              true,
-              true,
-              16,
-              8,
-              true,
-              16,
-              true,
-              mm_rk3588_int8,
-              mm_rk3588_fp16,
-              mm_rk3588_int4,
-              10240,
-              4096,
-              functions_column_b,
-              queries_columns_ab};
+      return {.platform = p,
+              .name = "RK3576",
+              .runtime_library = "librknnrt.so",
+              .npu_cores = 2,
+              .npu_cores_inferred = true,
+              .dynamic_shape = true,
+              .c2_8bit = 16,
+              .c2_16bit = 8,
+              .c2_inferred = true,
+              .zero_copy_width_alignment = 16,
+              .width_alignment_inferred = true,
+              .matmul_int8 = mm_rk3588_int8,
+              .matmul_float16 = mm_rk3588_fp16,
+              .matmul_int4 = mm_rk3588_int4,
+              .matmul_max_k = 10240,
+              .matmul_b_segment_k = 4096,
+              .function_set = functions_column_b,
+              .query_set = queries_columns_ab};
     case Platform::rk3566: return rk356x(p, "RK3566");
     case Platform::rk3568: return rk356x(p, "RK3568");
     case Platform::rk3562:
-      return {p,
-              "RK3562",
-              "librknnrt.so",
-              1,
-              false,
-              true,
-              16,
-              8,
-              false,
-              16,
-              false,
-              mm_rk3562_int8,
-              mm_rk3562_fp16,
-              {},
-              10240,
-              0,
-              functions_column_a,
-              queries_columns_ab};
+      return {.platform = p,
+              .name = "RK3562",
+              .runtime_library = "librknnrt.so",
+              .npu_cores = 1,
+              .npu_cores_inferred = false,
+              .dynamic_shape = true,
+              .c2_8bit = 16,
+              .c2_16bit = 8,
+              .c2_inferred = false,
+              .zero_copy_width_alignment = 16,
+              .width_alignment_inferred = false,
+              .matmul_int8 = mm_rk3562_int8,
+              .matmul_float16 = mm_rk3562_fp16,
+              .matmul_max_k = 10240,
+              .matmul_b_segment_k = 0,
+              .function_set = functions_column_a,
+              .query_set = queries_columns_ab};
     case Platform::rv1106: return rv110x(p, "RV1106", false);
     case Platform::rv1103: return rv110x(p, "RV1103", false);
     case Platform::rv1106b: return rv110x(p, "RV1106B", true);
@@ -354,28 +349,38 @@ constexpr PlatformInfo rv110x(Platform p, std::string_view name, bool b_revision
     case Platform::rv1126b:
       // The first column of docs/c-interface.md#platforms (single core: no core-mask functions). C2, width alignment and
       // matmul blocking are not documented.
-      return {p, "RV1126B",          "librknnrt.so",    1, false, true, 0, 0, false, 0, false, {}, {}, {}, 10240,
-              0, functions_column_a, queries_columns_ab};
+      return {.platform = p,
+              .name = "RV1126B",
+              .runtime_library = "librknnrt.so",
+              .npu_cores = 1,
+              .npu_cores_inferred = false,
+              .dynamic_shape = true,
+              .c2_8bit = 0,
+              .c2_16bit = 0,
+              .c2_inferred = false,
+              .zero_copy_width_alignment = 0,
+              .width_alignment_inferred = false,
+              .matmul_max_k = 10240,
+              .matmul_b_segment_k = 0,
+              .function_set = functions_column_a,
+              .query_set = queries_columns_ab};
     case Platform::rk2118:
       // Column D: the minimal API, no create_mem_from_fd. One core (INFERRED: no core-mask calls).
-      return {p,
-              "RK2118",
-              "librknnmrt.so",
-              1,
-              true,
-              false,
-              0,
-              0,
-              false,
-              0,
-              false,
-              {},
-              {},
-              {},
-              0,
-              0,
-              functions_everywhere,
-              queries_columns_cd};
+      return {.platform = p,
+              .name = "RK2118",
+              .runtime_library = "librknnmrt.so",
+              .npu_cores = 1,
+              .npu_cores_inferred = true,
+              .dynamic_shape = false,
+              .c2_8bit = 0,
+              .c2_16bit = 0,
+              .c2_inferred = false,
+              .zero_copy_width_alignment = 0,
+              .width_alignment_inferred = false,
+              .matmul_max_k = 0,
+              .matmul_b_segment_k = 0,
+              .function_set = functions_everywhere,
+              .query_set = queries_columns_cd};
   }
   detail::fail("rknnxx::platform_info", "platform value {} is not a known platform", static_cast<unsigned>(p));
 }

@@ -1,5 +1,6 @@
 #include "dataset.hpp"
 
+#include <rknnxx/core/dims.hpp>
 #include <rknnxx/io/npy.hpp>
 
 #ifdef RKNNXX_QUANTIZE_IMAGES
@@ -7,7 +8,6 @@
 #endif
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -16,8 +16,6 @@
 namespace rknnxx::host::quantize {
 
 namespace {
-
-std::string shape_text(std::span<const std::int64_t> shape) { return fmt::format("[{}]", fmt::join(shape, ",")); }
 
 std::string lower_extension(const std::filesystem::path& p) {
   std::string ext = p.extension().string();
@@ -54,7 +52,7 @@ Tensor load_npy(const std::filesystem::path& path, const CalibrationInput& input
   }
   if (array.shape != input.shape)
     throw DatasetError(fmt::format("{}: shape {}, input '{}' is calibrated with shape {}", path.string(),
-                                   shape_text(array.shape), input.name, shape_text(input.shape)));
+                                   dims_text(array.shape), input.name, dims_text(input.shape)));
   Tensor t(DataType::float32, input.shape);
   float* out = t.data<float>();
   const std::size_t n = array.element_count();
@@ -85,7 +83,7 @@ Tensor load_image(const std::filesystem::path& path, const CalibrationInput& inp
     throw DatasetError(
         fmt::format("{}: input '{}' of shape {} does not take images (they need [1,3,H,W] or [1,1,H,W]); "
                     "give an .npy array",
-                    path.string(), input.name, shape_text(s)));
+                    path.string(), input.name, dims_text(s)));
   image::Image img;
   try {
     img = image::read_image(path);
@@ -136,7 +134,7 @@ std::vector<CalibrationInput> calibration_inputs(std::span<const rknnxx::toolkit
     if (std::any_of(in.shape.begin(), in.shape.end(), [](std::int64_t d) { return d < 0; }))
       throw DatasetError(fmt::format("input '{}' has the dynamic shape {}: give dynamic_input in the config to choose "
                                      "the shapes (calibration uses its MaxShape group)",
-                                     in.name, shape_text(in.shape)));
+                                     in.name, dims_text(in.shape)));
     in.rgb2bgr = config.rgb2bgr_for(i);
     if (config.mean_values && i < config.mean_values->size()) in.mean = (*config.mean_values)[i];
     if (config.std_values && i < config.std_values->size()) in.std = (*config.std_values)[i];

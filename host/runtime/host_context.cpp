@@ -9,6 +9,7 @@
 #include "../engine/thread_pool.hpp"
 #include "../quantize/qnt8_section.hpp"
 
+#include <rknnxx/core/dims.hpp>
 #include <rknnxx/core/layout.hpp>
 
 #include <fmt/format.h>
@@ -182,7 +183,7 @@ void HostContext::plan_for_current_shapes() {
       fail(RKNN_ERR_MODEL_INVALID,
            "output {} ('{}') has shape {}, more than the runtime can describe (at most 4 GiB "
            "per tensor: rknn_tensor_attr's sizes are 32-bit): {}",
-           i, model_->outputs()[i].name, dims_string(output_shapes_[i]), e.message());
+           i, model_->outputs()[i].name, dims_text(output_shapes_[i]), e.message());
     }
   }
   outputs_.clear();

@@ -7,18 +7,16 @@
 #include "../convert/config_json.hpp"
 #include "../quantize/qnt8_section.hpp"
 
+#include <rknnxx/core/dims.hpp>
 #include <rknnxx/core/geometry.hpp>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstring>
 #include <unordered_set>
 
 namespace rknnxx::host {
-
-std::string dims_string(const std::vector<int64_t>& dims) { return fmt::format("[{}]", fmt::join(dims, ",")); }
 
 namespace {
 
@@ -104,7 +102,7 @@ std::shared_ptr<const LoadedModel> LoadedModel::load(std::span<const std::byte> 
         fail(RKNN_ERR_MODEL_INVALID,
              "input {} ('{}') has dims {} with unknown sizes and the model has no dynamic_input shape set: "
              "convert it with dynamic_input, or with fixed input shapes",
-             i, model->inputs_[i].name, dims_string(declared[i]));
+             i, model->inputs_[i].name, dims_text(declared[i]));
     model->initial_shapes_ = declared;
   }
   model->check_shapes();
@@ -146,7 +144,7 @@ void LoadedModel::check_shapes() const {
           fail(RKNN_ERR_MODEL_INVALID,
                "{} has shape {}, more than the runtime can describe (at most 4 GiB per "
                "tensor: rknn_tensor_attr's sizes are 32-bit): {}",
-               where, dims_string(dims), e.message());
+               where, dims_text(dims), e.message());
         } catch (const ApiError& e) {
           fail(RKNN_ERR_MODEL_INVALID, "{}: {}", where, e.what());
         }
@@ -157,7 +155,7 @@ void LoadedModel::check_shapes() const {
         fail(RKNN_ERR_MODEL_INVALID,
              "{} has {} channels (shape {}), but the model's preprocessing (section 'prep') "
              "has {} mean/std values",
-             where, dims[1], dims_string(dims), values);
+             where, dims[1], dims_text(dims), values);
     }
 }
 
@@ -202,7 +200,7 @@ rknn_tensor_attr LoadedModel::attr(bool input, uint32_t index, const std::vector
   std::vector<uint32_t> extents;
   for (int64_t d : dims) {
     if (d <= 0 || d > std::numeric_limits<uint32_t>::max())
-      fail(RKNN_ERR_MODEL_INVALID, "tensor '{}' has dim {} in {}", tensor.name, d, dims_string(dims));
+      fail(RKNN_ERR_MODEL_INVALID, "tensor '{}' has dim {} in {}", tensor.name, d, dims_text(dims));
     extents.push_back(static_cast<uint32_t>(d));
   }
   const Dims logical(extents);

@@ -97,7 +97,4 @@ private:
   ShapeChoice initial_shapes_;
 };
 
-// "[1,3,224,224]"
-std::string dims_string(const std::vector<int64_t>& dims);
-
 }  // namespace rknnxx::host

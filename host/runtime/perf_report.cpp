@@ -2,6 +2,8 @@
 
 #include "loaded_model.hpp"
 
+#include <rknnxx/core/dims.hpp>
+
 #include <fmt/format.h>
 
 namespace rknnxx::host {
@@ -15,7 +17,7 @@ void PerfReport::record(const Session& session, int64_t run_us, bool detail) {
   double total = 0;
   int id = 0;
   for (const StepTime& step : session.last_profile()) {
-    table += fmt::format("{:<5} {:<22} {:<22} {:>10.1f}  {}\n", id++, step.op_type, dims_string(step.output_shape),
+    table += fmt::format("{:<5} {:<22} {:<22} {:>10.1f}  {}\n", id++, step.op_type, dims_text(step.output_shape),
                          step.microseconds, step.node);
     total += step.microseconds;
   }

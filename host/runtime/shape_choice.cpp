@@ -3,6 +3,7 @@
 #include "api_error.hpp"
 #include "model_io.hpp"
 
+#include <rknnxx/core/dims.hpp>
 #include <rknnxx/core/layout.hpp>
 
 #include <fmt/format.h>
@@ -31,7 +32,7 @@ std::vector<int64_t> attr_dims(const rknn_tensor_attr& attr) {
     for (size_t i = 0; i < choice.size(); ++i) {
       const auto& d = choice[i];
       allowed += fmt::format("{}{} {}", i ? ", " : "", d.size() == 4 ? "NHWC" : "UNDEFINED",
-                             dims_string(d.size() == 4 ? std::vector<int64_t>{d[0], d[2], d[3], d[1]} : d));
+                             dims_text(d.size() == 4 ? std::vector<int64_t>{d[0], d[2], d[3], d[1]} : d));
     }
   }
   std::string hint;
@@ -40,11 +41,11 @@ std::vector<int64_t> attr_dims(const rknn_tensor_attr& attr) {
     for (const ShapeChoice& choice : set)
       if (given.size() == 4 && choice[a.index] == given)
         hint = fmt::format("\n  input {}: dims {} are this shape in NCHW order; NHWC wants {}", a.index,
-                           dims_string(given), dims_string({given[0], given[2], given[3], given[1]}));
+                           dims_text(given), dims_text(std::vector<int64_t>{given[0], given[2], given[3], given[1]}));
   }
   std::string given_text;
   for (size_t i = 0; i < attrs.size(); ++i)
-    given_text += fmt::format("{}{}", i ? ", " : "", dims_string(attr_dims(attrs[i])));
+    given_text += fmt::format("{}{}", i ? ", " : "", dims_text(attr_dims(attrs[i])));
   fail(RKNN_ERR_FAIL, "shapes {} are not in the model's shape set; the supported shapes are:{}{}", given_text, allowed,
        hint);
 }

@@ -682,7 +682,7 @@ TEST_CASE("rknn_init refuses input shapes the runtime cannot describe, before al
   });
   rknn_context c = 0;
   const std::string log = logged([&] { CHECK(init_path(&c, path) == RKNN_ERR_MODEL_INVALID); });
-  CHECK_MESSAGE(contains(log, "[1,3,1048576,1048576]"), log);
+  CHECK_MESSAGE(contains(log, "[1, 3, 1048576, 1048576]"), log);
   CHECK_MESSAGE(contains(log, "at most 4 GiB per tensor"), log);
 }
 

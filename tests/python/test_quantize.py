@@ -171,7 +171,7 @@ def test_accuracy_analysis_refusals(calibration, capsys):
     rknn = quantized(calibration)
     assert rknn.accuracy_analysis(inputs=[np.zeros((1, 3, 4, 4), np.float32)], output_dir=None) == -1
     err = capsys.readouterr().err
-    assert "inputs: inputs[0] (an array): shape [1,3,4,4], input 'image' is calibrated with shape [1,3,8,8]" in err
+    assert "inputs: inputs[0] (an array): shape [1, 3, 4, 4], input 'image' is calibrated with shape [1, 3, 8, 8]" in err
     assert rknn.accuracy_analysis(inputs=[], output_dir=None) == -1
     assert "the model has 1 input" in capsys.readouterr().err
     assert rknn.accuracy_analysis(inputs=[str(folder / "nothing.npy")], output_dir=None) == -1

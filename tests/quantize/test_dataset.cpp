@@ -102,7 +102,7 @@ TEST_CASE("npy samples: the calibration shape exactly, input dtypes, mean/std as
   CHECK(got[3] == 5.0f);  // (40 - 20) / 4
 
   CHECK(error_of([&] { (void)load_sample(samples[1], std::span(&in, 1), "ds.txt"); }) ==
-        fmt::format("ds.txt:2: {}: shape [1,2,2,2], input 'x' is calibrated with shape [1,2,1,2]",
+        fmt::format("ds.txt:2: {}: shape [1, 2, 2, 2], input 'x' is calibrated with shape [1, 2, 1, 2]",
                     (dir.path / "big.npy").string()));
   CHECK(error_of([&] {
           (void)load_sample(samples[2], std::span(&in, 1), "ds.txt");
@@ -120,7 +120,7 @@ TEST_CASE("npy samples: the calibration shape exactly, input dtypes, mean/std as
 TEST_CASE("calibration inputs: the MaxShape group of dynamic_input; a dynamic model needs one") {
   rknnxx::toolkit::Config config;
   const std::vector<rknnxx::toolkit::ModelInput> model{{"a", {1, -1}, -1}, {"b", {1, -1}, -1}};
-  CHECK(error_of([&] { (void)calibration_inputs(model, config); }).find("input 'a' has the dynamic shape [1,-1]") !=
+  CHECK(error_of([&] { (void)calibration_inputs(model, config); }).find("input 'a' has the dynamic shape [1, -1]") !=
         std::string::npos);
   config.dynamic_input = rknnxx::toolkit::DynamicInput{{{1, 112}, {1, 80}}, {{1, 224}, {1, 40}}};
   config.quant_img_RGB2BGR = {false, true};

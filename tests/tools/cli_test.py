@@ -482,7 +482,7 @@ def accuracy_checks(tool, work, models):
     wrong_shape = folder / "wrong_shape.npy"
     np.save(wrong_shape, np.zeros((1, 3, 32, 32), np.float32))
     fails_one_line_with("accuracy -i: an array of another shape names the expected one",
-                        base + ["-o", out_dir, "-i", wrong_shape], ["wrong_shape.npy", "[1,3,64,64]"])
+                        base + ["-o", out_dir, "-i", wrong_shape], ["wrong_shape.npy", "[1, 3, 64, 64]"])
     fails_usage("accuracy -i: two files for a model of one input", base + ["-i", wrong_shape, wrong_shape],
                 "the model has 1 input")
     missing = folder / "missing.txt"

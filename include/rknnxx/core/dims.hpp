@@ -91,5 +91,11 @@ template <std::integral I> [[nodiscard]] std::string dims_text(std::span<const I
   return s + "]";
 }
 [[nodiscard]] inline std::string dims_text(const Dims& d) { return dims_text(d.span()); }
+// The same for any contiguous container of integers (the engine's std::vector<int64_t> shapes).
+template <class C>
+  requires std::integral<typename C::value_type> && requires(const C& c) { std::span(c); }
+[[nodiscard]] std::string dims_text(const C& extents) {
+  return dims_text(std::span(extents));
+}
 
 }  // namespace rknnxx

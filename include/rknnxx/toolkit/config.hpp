@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include <rknnxx/core/dims.hpp>
 #include <rknnxx/core/platform.hpp>
 
 #include <rknnxx/core/fmt_core.hpp>
@@ -252,8 +253,6 @@ constexpr std::optional<std::size_t> max_shape_index(const DynamicInput& groups)
 }
 
 namespace detail {
-inline std::string shape_text(const Shape& s) { return fmt::format("[{}]", fmt::join(s, ",")); }
-
 inline std::string count_noun(std::size_t n, std::string_view singular, std::string_view plural) {
   return fmt::format("{} {}", n, n == 1 ? singular : plural);
 }
@@ -310,20 +309,20 @@ inline void check_dynamic_input(const DynamicInput& groups, std::vector<ConfigPr
       if (g > 0 && s.size() != first[i].size()) {
         add(fmt::format("config: {}[{}][{}] is {} (rank {}), {}[0][{}] is {} (rank {}); an input keeps its rank in "
                         "every group",
-                        key, g, i, shape_text(s), s.size(), key, i, shape_text(first[i]), first[i].size()));
+                        key, g, i, dims_text(s), s.size(), key, i, dims_text(first[i]), first[i].size()));
         continue;
       }
       bool dims_ok = true;
       for (std::size_t d = 0; d < s.size(); ++d) {
         if (s[d] <= 0 || s[d] > std::int64_t{std::numeric_limits<std::uint32_t>::max()}) {
           add(fmt::format("config: {}[{}][{}] is {}: dimension {} is {}; dimensions must be positive and fit 32 bits",
-                          key, g, i, shape_text(s), d, s[d]));
+                          key, g, i, dims_text(s), d, s[d]));
           dims_ok = false;
           break;
         }
       }
       if (dims_ok && !element_count(s))
-        add(fmt::format("config: {}[{}][{}] is {}: more than 2^64 elements", key, g, i, shape_text(s)));
+        add(fmt::format("config: {}[{}][{}] is {}: more than 2^64 elements", key, g, i, dims_text(s)));
     }
   }
 }
@@ -644,9 +643,8 @@ inline std::vector<ConfigProblem> Config::check_against(std::span<const ModelInp
         const Shape& model = inputs[i].shape;
         if (s.size() != model.size()) {
           add("dynamic_input",
-              fmt::format("config: dynamic_input[{}][{}] is {} (rank {}), {} is {} (rank {})", g, i,
-                          detail::shape_text(s), s.size(), detail::input_label(inputs, i), detail::shape_text(model),
-                          model.size()));
+              fmt::format("config: dynamic_input[{}][{}] is {} (rank {}), {} is {} (rank {})", g, i, dims_text(s),
+                          s.size(), detail::input_label(inputs, i), dims_text(model), model.size()));
           dynamic_fits = false;
           continue;
         }
@@ -656,8 +654,7 @@ inline std::vector<ConfigProblem> Config::check_against(std::span<const ModelInp
             add("dynamic_input",
                 fmt::format("config: dynamic_input[{}][{}] is {}, {} is {} with {} at axis {}; only "
                             "its dynamic axes may change",
-                            g, i, detail::shape_text(s), detail::input_label(inputs, i), detail::shape_text(model),
-                            model[d], d));
+                            g, i, dims_text(s), detail::input_label(inputs, i), dims_text(model), model[d], d));
             break;
           }
       }
@@ -668,7 +665,7 @@ inline std::vector<ConfigProblem> Config::check_against(std::span<const ModelInp
         add("dynamic_input",
             fmt::format("config: {} has dynamic dimensions {}; set dynamic_input to the shapes to "
                         "support",
-                        detail::input_label(inputs, i), detail::shape_text(inputs[i].shape)));
+                        detail::input_label(inputs, i), dims_text(inputs[i].shape)));
   }
 
   // Channels of each input: given, or axis 1 (axis 0 for rank 1) of the model's shape, or of the

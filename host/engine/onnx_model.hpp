@@ -4,6 +4,7 @@
 // The reader fills these and checks wire-level validity; graph-level checks
 // (dangling names, cycles, shapes) belong to the graph builder.
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -30,6 +31,28 @@ enum class DataType : int32_t {
   complex128 = 15,
   bfloat16 = 16,
 };
+
+// Bytes per element of the fixed-size types; 0 for string and undefined.
+constexpr std::size_t bytes_per_element(DataType type) noexcept {
+  switch (type) {
+    case DataType::uint8:
+    case DataType::int8:
+    case DataType::boolean: return 1;
+    case DataType::uint16:
+    case DataType::int16:
+    case DataType::float16:
+    case DataType::bfloat16: return 2;
+    case DataType::float32:
+    case DataType::int32:
+    case DataType::uint32: return 4;
+    case DataType::int64:
+    case DataType::float64:
+    case DataType::uint64:
+    case DataType::complex64: return 8;
+    case DataType::complex128: return 16;
+    default: return 0;
+  }
+}
 
 struct TensorProto {
   std::string name;

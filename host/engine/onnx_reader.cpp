@@ -264,7 +264,6 @@ void parse_string_string_entry(Cursor& c, std::string& key, std::string& value) 
 }
 
 void check_tensor(Cursor& c, const TensorProto& t, std::size_t start);
-std::size_t element_size(DataType type) noexcept;
 
 void parse_tensor(Cursor& c, TensorProto& t) {
   const std::size_t start = c.pos();
@@ -323,7 +322,7 @@ void check_tensor(Cursor& c, const TensorProto& t, std::size_t start) {
   const bool is_complex = t.data_type == DataType::complex64 || t.data_type == DataType::complex128;
   const uint64_t per_element = is_complex ? 2 : 1;
   if (!t.raw_data.empty()) {
-    const std::size_t size = element_size(t.data_type);
+    const std::size_t size = bytes_per_element(t.data_type);
     if (size != 0 && (ucount > std::numeric_limits<uint64_t>::max() / size || t.raw_data.size() != ucount * size))
       c.fail("raw_data (field 9)", start,
              fmt::format("tensor '{}' of type {} and {} elements has {} bytes of raw_data where {} were expected",
@@ -593,30 +592,6 @@ int64_t element_count(const TensorProto& tensor) {
   }
   return count;
 }
-
-namespace {
-// Bytes per element for fixed-size types; 0 for string and undefined.
-std::size_t element_size(DataType type) noexcept {
-  switch (type) {
-    case DataType::float32:
-    case DataType::int32:
-    case DataType::uint32: return 4;
-    case DataType::uint8:
-    case DataType::int8:
-    case DataType::boolean: return 1;
-    case DataType::uint16:
-    case DataType::int16:
-    case DataType::float16:
-    case DataType::bfloat16: return 2;
-    case DataType::int64:
-    case DataType::float64:
-    case DataType::uint64:
-    case DataType::complex64: return 8;
-    case DataType::complex128: return 16;
-    default: return 0;
-  }
-}
-}  // namespace
 
 const char* to_string(DataType type) noexcept {
   switch (type) {

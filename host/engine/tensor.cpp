@@ -32,22 +32,9 @@ bool is_supported(DataType type) noexcept {
 }
 
 std::size_t element_size(DataType type) {
-  switch (type) {
-    case DataType::float32:
-    case DataType::int32:
-    case DataType::uint32: return 4;
-    case DataType::float16:
-    case DataType::int16:
-    case DataType::uint16: return 2;
-    case DataType::int8:
-    case DataType::uint8:
-    case DataType::boolean: return 1;
-    case DataType::int64:
-    case DataType::uint64:
-    case DataType::float64: return 8;
-    default: break;
-  }
-  throw EngineError(fmt::format("element type {} is not supported by the host engine", dtype_name(type)));
+  if (!is_supported(type))
+    throw EngineError(fmt::format("element type {} is not supported by the host engine", dtype_name(type)));
+  return onnx::bytes_per_element(type);
 }
 
 // One table of names: the ONNX reader's.

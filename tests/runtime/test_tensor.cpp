@@ -8,11 +8,13 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cfenv>
 #include <cstring>
 #include <limits>
 #include <numeric>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 using namespace rknnxx;
@@ -209,6 +211,65 @@ TEST_CASE("copy: NC1HWC2 blocking and unblocking, N = 3 and C % C2 != 0, with a 
   copy(TensorView<const Float16, layout::NC1HWC2>(blocked.data(), blocked_map),
        TensorView<Float16, layout::NC1HWC2>(wide.data(), pitch8));
   CHECK(static_cast<float>(wide[pitch8(2, 4, 1, 2)]) == src(2, 4, 1, 2));
+}
+
+// Every element lands where the destination's mapping says, whatever the pair of orders: the
+// byte-moving path (same type) and the converting path (another type) against the mappings.
+template <class T> T element_of_value(int v) {
+  if constexpr (std::is_integral_v<T>) return static_cast<T>(v);
+  else return T(static_cast<float>(v));
+}
+template <class T> double value_of_element(T v) { return static_cast<double>(static_cast<float>(v)); }
+
+template <class S, class D> void check_every_order(const Extents4& e, std::uint32_t c2, std::uint32_t pitch) {
+  const layout::NCHW::mapping nchw(e);
+  const layout::NHWC::mapping nhwc(e, e.w + pitch);
+  const layout::NC1HWC2::mapping blocked(e, c2, e.w + pitch);
+  const auto run = [&](const auto& from_map, const auto& to_map) {
+    using From = typename std::remove_cvref_t<decltype(from_map)>::layout_type;
+    using To = typename std::remove_cvref_t<decltype(to_map)>::layout_type;
+    std::vector<S> from(from_map.required_span_size());
+    for (std::size_t i = 0; i < from.size(); ++i) from[i] = element_of_value<S>(static_cast<int>(i % 101) - 50);
+    std::vector<D> to(to_map.required_span_size(), element_of_value<D>(77));
+    copy(TensorView<const S, From>(from.data(), from_map), TensorView<D, To>(to.data(), to_map));
+    std::size_t wrong = 0, written = 0;
+    for (std::uint32_t n = 0; n < e.n; ++n)
+      for (std::uint32_t c = 0; c < e.c; ++c)
+        for (std::uint32_t y = 0; y < e.h; ++y)
+          for (std::uint32_t x = 0; x < e.w; ++x) {
+            wrong += value_of_element(to[to_map(n, c, y, x)]) != value_of_element(from[from_map(n, c, y, x)]);
+            ++written;
+          }
+    const auto untouched =
+        static_cast<std::size_t>(std::count_if(to.begin(), to.end(), [](D v) { return value_of_element(v) == 77.0; }));
+    INFO(From::name, " -> ", To::name, " n=", e.n, " c=", e.c, " h=", e.h, " w=", e.w, " c2=", c2, " pitch=", pitch);
+    CHECK(wrong == 0);
+    // Padding is left alone (77 is not among the values written), except by the row copy between
+    // two NC1HWC2 buffers of one type, which moves whole rows of C2 lanes.
+    if (!(std::is_same_v<S, D> && From::format == TensorFormat::nc1hwc2 && To::format == TensorFormat::nc1hwc2))
+      CHECK(untouched + written >= to.size());
+  };
+  const auto each_destination = [&](const auto& from_map) {
+    run(from_map, nchw);
+    run(from_map, nhwc);
+    run(from_map, blocked);
+  };
+  each_destination(nchw);
+  each_destination(nhwc);
+  each_destination(blocked);
+}
+
+TEST_CASE("copy: every pair of orders, moved as bytes or converted, against the mappings") {
+  for (const Extents4 e : {Extents4{1, 1, 1, 1}, Extents4{2, 5, 3, 7}, Extents4{1, 37, 2, 35}, Extents4{3, 16, 1, 17}})
+    for (const std::uint32_t c2 : {4u, 8u, 16u})
+      for (const std::uint32_t pitch : {0u, 3u}) {
+        check_every_order<std::int8_t, std::int8_t>(e, c2, pitch);
+        check_every_order<Float16, Float16>(e, c2, pitch);
+        check_every_order<float, float>(e, c2, pitch);
+        check_every_order<std::int64_t, std::int64_t>(e, c2, pitch);
+        check_every_order<std::int8_t, float>(e, c2, pitch);
+        check_every_order<float, std::int16_t>(e, c2, pitch);
+      }
 }
 
 TEST_CASE("copy: NHWC uint8 to NCHW float and int8 dequantization") {

@@ -8,8 +8,10 @@
 //    dequantization x = (q - zp) * scale (docs/c-interface.md#quantization); integers round to nearest, ties to
 //    even (detail::round_half_even), and saturate; NaN becomes 0.
 // Same type, same quantization and the same blocking take the fast path: one memcpy per row (or
-// one for the whole tensor when both are dense). Padding (stride pixels, lanes c >= C) is never
-// written. Free functions, usable without a Context (the host runtime's codec may share them).
+// one for the whole tensor when both are dense); the same values in another order move as bytes,
+// one load and store per element. Padding (stride pixels, lanes c >= C) is never written, except
+// that a row copy between two NC1HWC2 buffers moves the source's padding lanes with the row.
+// Free functions, usable without a Context (the host runtime's codec may share them).
 //
 //   copy(nhwc_view(rgb, {1, 3, h, w}), bound_input_view);     // the demos' w_stride row copy
 //   copy(native_nc1hwc2_output, nchw_view(floats.data(), e)); // unblock + dequantize
@@ -166,6 +168,47 @@ inline StoreFn store_fn(TensorType t) {
 
 inline std::size_t last_offset(const Walk& k) { return k.offset(k.e.n - 1, k.e.c - 1, k.e.h - 1, k.e.w - 1); }
 
+// Calls f(source offset, destination offset) for every logical element, in runs of 16 pixels of
+// every channel: both sides' lines stay in the cache whichever side is strided (unblocking NC1HWC2
+// reads C2 apart, NCHW -> NHWC writes C apart). Channel c sits at block c / c2 and lane c % c2 of
+// each side; both advance by counting, without a division per element.
+template <class F> void for_each_element(const Walk& s, const Walk& d, F&& f) {
+  constexpr std::size_t run = 16;
+  const Extents4 e = s.e;
+  for (std::size_t n = 0; n < e.n; ++n)
+    for (std::size_t h = 0; h < e.h; ++h)
+      for (std::size_t w0 = 0; w0 < e.w; w0 += run) {
+        const std::size_t w_count = std::min<std::size_t>(run, e.w - w0);
+        std::size_t s_row = s.offset(n, 0, h, w0), d_row = d.offset(n, 0, h, w0);
+        std::size_t s_lane = 0, d_lane = 0;
+        for (std::size_t c = 0; c < e.c; ++c) {
+          for (std::size_t w = 0; w < w_count; ++w) f(s_row + w * s.w, d_row + w * d.w);
+          s_row += ++s_lane == s.c2 ? (s_lane = 0, s.c1 - (s.c2 - 1) * s.lane) : s.lane;
+          d_row += ++d_lane == d.c2 ? (d_lane = 0, d.c1 - (d.c2 - 1) * d.lane) : d.lane;
+        }
+      }
+}
+
+// The same values in another order: one load and one store of an unsigned integer E of the
+// element's size per element, instead of a conversion through double.
+template <class E> void move_elements(const Walk& s, const Walk& d, const std::byte* src, std::byte* dst) noexcept {
+  for_each_element(s, d, [&](std::size_t from, std::size_t to) {
+    E v;
+    std::memcpy(&v, src + from * sizeof(E), sizeof(E));
+    std::memcpy(dst + to * sizeof(E), &v, sizeof(E));
+  });
+}
+
+inline void move_elements(std::size_t bytes, const Walk& s, const Walk& d, const std::byte* src,
+                          std::byte* dst) noexcept {
+  switch (bytes) {
+    case 1: return move_elements<std::uint8_t>(s, d, src, dst);
+    case 2: return move_elements<std::uint16_t>(s, d, src, dst);
+    case 4: return move_elements<std::uint32_t>(s, d, src, dst);
+    default: return move_elements<std::uint64_t>(s, d, src, dst);  // element_bytes() allows 1, 2, 4 and 8
+  }
+}
+
 }  // namespace detail
 
 // Copies src into dst, converting layout, element type and quantization (see the top of this
@@ -214,23 +257,21 @@ inline void copy(const ErasedView& src, const ErasedView& dst) {
       return;
     }
   }
+  if (same_values) {  // the same values in another order: move the bytes
+    detail::move_elements(sb, s, d, src.data, dst.data);
+    return;
+  }
   // General path: one element at a time through double, dequantizing and quantizing.
   const detail::LoadFn load = detail::load_fn(src.type);
   const detail::StoreFn store = detail::store_fn(dst.type);
   const Quantization sq = src.quantization;
   const Quantization dq = dst.quantization;
-  for (std::size_t n = 0; n < e.n; ++n)
-    for (std::size_t c = 0; c < e.c; ++c)
-      for (std::size_t h = 0; h < e.h; ++h) {
-        const std::size_t so = s.offset(n, c, h, 0);
-        const std::size_t dof = d.offset(n, c, h, 0);
-        for (std::size_t w = 0; w < e.w; ++w) {
-          double x = load(src.data, so + w * s.w);
-          if (sq.affine) x = (x - sq.zero_point) * static_cast<double>(sq.scale);
-          if (dq.affine) x = dq.quantize(x);
-          store(dst.data, dof + w * d.w, x);
-        }
-      }
+  detail::for_each_element(s, d, [&](std::size_t from, std::size_t to) {
+    double x = load(src.data, from);
+    if (sq.affine) x = (x - sq.zero_point) * static_cast<double>(sq.scale);
+    if (dq.affine) x = dq.quantize(x);
+    store(dst.data, to, x);
+  });
 }
 
 template <class S, class SL, class D, class DL> void copy(const TensorView<S, SL>& src, const TensorView<D, DL>& dst) {

@@ -43,8 +43,8 @@ void report(const char* name, const TensorView<S, SL>& source, const TensorView<
     (void)observed;
   });
   const double copy_us = best_microseconds([&] { copy(source, destination); });
-  fmt::print("{:<44} {:>9} bytes  memcpy {:>7.0f} us  copy {:>7.0f} us  speed {:.2f}x memcpy\n", name, bytes,
-             memcpy_us, copy_us, memcpy_us / copy_us);
+  fmt::print("{:<44} {:>9} bytes  memcpy {:>7.0f} us  copy {:>7.0f} us  speed {:.2f}x memcpy\n", name, bytes, memcpy_us,
+             copy_us, memcpy_us / copy_us);
 }
 
 }  // namespace
@@ -71,7 +71,7 @@ int main() {
   // Dequantizing that native output, and an image into a float tensor.
   std::vector<float> dequantized(feature.elements());
   const TensorView<std::int8_t, layout::NC1HWC2> quantized(native.data(), native_view.mapping(),
-                                                             Quantization::affine_asymmetric(0.05f, -3));
+                                                           Quantization::affine_asymmetric(0.05f, -3));
   report("NC1HWC2 int8 -> NCHW float32 (dequantize)", quantized, nchw_view(dequantized.data(), feature));
   std::vector<float> image_float(image.elements());
   report("NHWC uint8 -> NCHW float32 (values)", nhwc_view(rgb.data(), image), nchw_view(image_float.data(), image));

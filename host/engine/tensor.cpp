@@ -8,6 +8,7 @@
 #include <rknnxx/core/error.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <new>
 

@@ -50,7 +50,7 @@ InputFile read_npy_input(const std::filesystem::path& path, const TensorInfo& in
   if (in.shape == want) return in;
   // A 4-D NHWC input also takes the model's own NCHW order (what ONNX tools write).
   if (info.format() == TensorFormat::nhwc && want.size() == 4) {
-    const std::vector<std::int64_t> nchw{want[0], want[3], want[1], want[2]};
+    const std::vector<std::int64_t> nchw = nhwc_to_nchw(want);
     if (in.shape == nchw) {
       in.format = TensorFormat::nchw;
       return in;

@@ -124,7 +124,7 @@ void HostContext::answer_query(rknn_query_cmd cmd, void* info, uint32_t size) {
       out.n_dims = static_cast<uint32_t>(first.size());
       for (size_t s = 0; s < set.size(); ++s) {
         const auto& d = set[s][index];
-        const std::vector<int64_t> shown = d.size() == 4 ? std::vector<int64_t>{d[0], d[2], d[3], d[1]} : d;
+        const std::vector<int64_t> shown = nchw_to_nhwc(d);
         for (size_t k = 0; k < shown.size() && k < RKNN_MAX_DIMS; ++k)
           out.dyn_range[s][k] = static_cast<uint32_t>(shown[k]);
       }

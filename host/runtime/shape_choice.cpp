@@ -16,9 +16,7 @@ namespace {
 
 // NCHW dims from an attr's NHWC dims (4-D) or as given (other ranks).
 std::vector<int64_t> onnx_dims(const rknn_tensor_attr& attr) {
-  std::vector<int64_t> dims(attr.dims, attr.dims + std::min<uint32_t>(attr.n_dims, RKNN_MAX_DIMS));
-  if (dims.size() == 4) return {dims[0], dims[3], dims[1], dims[2]};
-  return dims;
+  return nhwc_to_nchw(std::vector<int64_t>(attr.dims, attr.dims + std::min<uint32_t>(attr.n_dims, RKNN_MAX_DIMS)));
 }
 
 std::vector<int64_t> attr_dims(const rknn_tensor_attr& attr) {
@@ -31,8 +29,8 @@ std::vector<int64_t> attr_dims(const rknn_tensor_attr& attr) {
     allowed += "\n  ";
     for (size_t i = 0; i < choice.size(); ++i) {
       const auto& d = choice[i];
-      allowed += fmt::format("{}{} {}", i ? ", " : "", d.size() == 4 ? "NHWC" : "UNDEFINED",
-                             dims_text(d.size() == 4 ? std::vector<int64_t>{d[0], d[2], d[3], d[1]} : d));
+      allowed +=
+          fmt::format("{}{} {}", i ? ", " : "", d.size() == 4 ? "NHWC" : "UNDEFINED", dims_text(nchw_to_nhwc(d)));
     }
   }
   std::string hint;
@@ -41,7 +39,7 @@ std::vector<int64_t> attr_dims(const rknn_tensor_attr& attr) {
     for (const ShapeChoice& choice : set)
       if (given.size() == 4 && choice[a.index] == given)
         hint = fmt::format("\n  input {}: dims {} are this shape in NCHW order; NHWC wants {}", a.index,
-                           dims_text(given), dims_text(std::vector<int64_t>{given[0], given[2], given[3], given[1]}));
+                           dims_text(given), dims_text(nchw_to_nhwc(given)));
   }
   std::string given_text;
   for (size_t i = 0; i < attrs.size(); ++i)

@@ -77,8 +77,22 @@ private:
 // The runtime reports 4-D inputs as NHWC ([N, H, W, C]) while models and the toolkit's
 // dynamic_input use the framework's order (NCHW for ONNX). Other ranks have no such order and
 // pass through unchanged.
-[[nodiscard]] constexpr Dims nchw_to_nhwc(const Dims& d) { return d.rank() == 4 ? Dims{d[0], d[2], d[3], d[1]} : d; }
-[[nodiscard]] constexpr Dims nhwc_to_nchw(const Dims& d) { return d.rank() == 4 ? Dims{d[0], d[3], d[1], d[2]} : d; }
+// Function objects (so that set.transform(nchw_to_nhwc) works) over any shape type with size(),
+// [] and construction from a braced list: Dims, the engine's std::vector<int64_t>.
+namespace detail {
+struct NchwToNhwc {
+  template <class Shape> [[nodiscard]] constexpr Shape operator()(const Shape& d) const {
+    return d.size() == 4 ? Shape{d[0], d[2], d[3], d[1]} : d;
+  }
+};
+struct NhwcToNchw {
+  template <class Shape> [[nodiscard]] constexpr Shape operator()(const Shape& d) const {
+    return d.size() == 4 ? Shape{d[0], d[3], d[1], d[2]} : d;
+  }
+};
+}  // namespace detail
+inline constexpr detail::NchwToNhwc nchw_to_nhwc{};
+inline constexpr detail::NhwcToNchw nhwc_to_nchw{};
 
 // "[1, 3, 224, 224]": how every message of the library writes dims and shapes, whatever their
 // integer type (the runtime's uint32 extents, the engine's int64 ones with -1 for unknown).

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -54,6 +55,31 @@ TEST_CASE("affine parameters: the range is covered, 0 is exact, rounding is half
   CHECK(positive.highest() == doctest::Approx(4.0).epsilon(1e-6));
   CHECK(affine_from_range(0.0, 0.0) == AffineParams{});
   CHECK(positive.attribute().affine);
+}
+
+TEST_CASE("fake_quantize of a tensor gives the per-value form's bits: ties, saturation, NaN, infinities") {
+  std::mt19937 random(3);
+  for (const AffineParams& p :
+       {affine_from_range(-8.0, 9.0), affine_from_range(0.0, 6.0), affine_from_range(-1e-3, 2e-3),
+        affine_from_range(-1.0, 1.0, int4_range), affine_from_range(-300.0, 5.0),
+        affine_from_range(-100.0, 100.0, IntRange{-32768, 32767})}) {
+    std::vector<float> values;
+    std::normal_distribution<float> normal(0.0f, p.scale * 150.0f);
+    for (int i = 0; i < 20000; ++i) values.push_back(normal(random));
+    for (int k = -300; k <= 300; ++k) {  // every tie and its two neighbours
+      const float tie = (static_cast<float>(k) + 0.5f) * p.scale;
+      values.insert(values.end(), {tie, std::nextafter(tie, 1e30f), std::nextafter(tie, -1e30f)});
+    }
+    values.insert(values.end(), {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 3e38f, -3e38f, 1e-45f});
+    std::vector<float> rounded = values;
+    fake_quantize(rounded, p);
+    std::size_t different = 0;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const float want = p.fake_quantize(values[i]);
+      different += std::memcmp(&want, &rounded[i], sizeof(float)) != 0;
+    }
+    CHECK(different == 0);
+  }
 }
 
 TEST_CASE("normal: the exact minimum and maximum over every batch") {

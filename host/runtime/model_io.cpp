@@ -5,6 +5,7 @@
 #include "../engine/float16.hpp"
 #include "../quantize/affine.hpp"
 
+#include <rknnxx/core/input_conversion.hpp>
 #include <rknnxx/core/layout.hpp>
 
 #include <algorithm>
@@ -34,13 +35,7 @@ void check_input_conversion(const LoadedModel& model, uint32_t index, const std:
     return;
   }
   // The vendor's table of types rknn_inputs_set converts from (docs/c-interface.md#input-conversions).
-  const bool float_model_input = model_type == RKNN_TENSOR_FLOAT16 || model_type == RKNN_TENSOR_FLOAT32 ||
-      model.quantization(true, index).has_value();
-  const bool accepted = format.type == model_type ||
-      (float_model_input &&
-       (format.type == RKNN_TENSOR_UINT8 || format.type == RKNN_TENSOR_FLOAT32 || format.type == RKNN_TENSOR_FLOAT16 ||
-        format.type == RKNN_TENSOR_INT8));
-  if (!accepted)
+  if (!input_accepts(static_cast<TensorType>(model_type), static_cast<TensorType>(format.type)))
     fail(RKNN_ERR_INPUT_INVALID, "input {} ('{}'): the model's {} input does not take {} data", index, tensor.name,
          name_of(static_cast<TensorType>(model_type)), name_of(static_cast<TensorType>(format.type)));
   if (format.fmt == RKNN_TENSOR_NC1HWC2)

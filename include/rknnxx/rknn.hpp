@@ -15,6 +15,7 @@
 #include <rknnxx/core/error.hpp>
 #include <rknnxx/core/float16.hpp>
 #include <rknnxx/core/geometry.hpp>
+#include <rknnxx/core/input_conversion.hpp>
 #include <rknnxx/core/int4.hpp>
 #include <rknnxx/core/layout.hpp>
 #include <rknnxx/core/matmul_layout.hpp>

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 #include <rknnxx/core/element_type.hpp>
+#include <rknnxx/core/input_conversion.hpp>
 
 #include <cmath>
 #include <cstring>
@@ -140,4 +141,18 @@ TEST_CASE("element traits: size, name and ABI value per type") {
   // Each enum value maps to a type whose traits map back to it.
   for (auto t : all_tensor_types) CHECK(visit_element_type(t, [](auto tr) { return decltype(tr)::type; }) == t);
   CHECK_THROWS_WITH_AS((void)bits_of(static_cast<TensorType>(42)), doctest::Contains("tensor type value 42"), Error);
+}
+
+TEST_CASE("input conversions: the table of docs/c-interface.md#input-conversions") {
+  using T = TensorType;
+  static_assert(input_accepts(T::int8, T::uint8) && input_accepts(T::int8, T::float32) &&
+                input_accepts(T::int8, T::int8));
+  static_assert(!input_accepts(T::int8, T::float16) && !input_accepts(T::int8, T::int16));
+  static_assert(input_accepts(T::int16, T::uint8) && input_accepts(T::int16, T::float32) &&
+                !input_accepts(T::int16, T::int8));
+  static_assert(input_accepts(T::float16, T::uint8) && input_accepts(T::float16, T::float16) &&
+                input_accepts(T::float16, T::float32));
+  static_assert(!input_accepts(T::float16, T::int8) && !input_accepts(T::float16, T::int32));
+  static_assert(input_accepts(T::int64, T::int64) && !input_accepts(T::int64, T::int32));
+  static_assert(input_accepts(T::boolean, T::boolean) && !input_accepts(T::boolean, T::uint8));
 }

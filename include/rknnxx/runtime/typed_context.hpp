@@ -17,6 +17,7 @@
 
 #include <rknnxx/core/dims.hpp>
 #include <rknnxx/core/element_type.hpp>
+#include <rknnxx/core/input_conversion.hpp>
 #include <rknnxx/core/layout.hpp>
 #include <rknnxx/core/shape_set.hpp>
 #include <rknnxx/runtime/context.hpp>
@@ -73,18 +74,6 @@ template <class... I, class... O, auto Shapes> struct ModelSpec<InputSpecs<I...>
 };
 
 namespace detail {
-// Types the general API converts into a model input of type M (docs/c-interface.md#input-conversions).
-constexpr bool input_accepts(TensorType model, TensorType given) noexcept {
-  if (model == given) return true;
-  switch (model) {
-    case TensorType::int8: return given == TensorType::uint8 || given == TensorType::float32;
-    case TensorType::float16:
-    case TensorType::float32:
-      return given == TensorType::uint8 || given == TensorType::float16 || given == TensorType::float32 ||
-          given == TensorType::int8;
-    default: return false;
-  }
-}
 
 template <class Spec, class Tensor>
 void check_tensor(std::vector<std::string>& diffs, const TensorInfo& real, bool input) {

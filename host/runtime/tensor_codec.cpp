@@ -55,8 +55,6 @@ namespace {
 std::string_view type_name(rknn_tensor_type type) { return name_of(static_cast<TensorType>(type)); }
 std::string_view format_name(rknn_tensor_format fmt) { return name_of(static_cast<TensorFormat>(fmt)); }
 
-std::string dims_text(std::span<const uint32_t> dims) { return fmt::format("[{}]", fmt::join(dims, ",")); }
-
 // A public layout mapping built from a caller's strides; the core's refusal (a stride smaller
 // than the extent) becomes the runtime's RKNN_ERR_INPUT_INVALID with the same message.
 template <class Mapping, class... Args> Mapping checked_mapping(Args... args) {
@@ -67,43 +65,34 @@ template <class Mapping, class... Args> Mapping checked_mapping(Args... args) {
   }
 }
 
-// Stands in for the buffer's mapping when an extent is zero, which the core mappings refuse: an
-// empty tensor has no element to address, but its buffer may still have padding to clear.
-struct NoElements {
-  [[nodiscard]] size_t operator()(size_t, size_t, size_t, size_t) const noexcept { return 0; }
-};
-
 // Checks `format` against the logical NCHW extents `s` and calls visit(mapping) with the
-// buffer's mapping from include/rknnxx/core/layout.hpp, or with NoElements for an empty tensor.
+// buffer's mapping from include/rknnxx/core/layout.hpp (zero extents included: an empty tensor's
+// buffer may still have padding to clear).
 template <class Visit> void visit_mapping(const BufferFormat& format, const Extents4& s, Visit&& visit) {
   const auto& d = format.dims;
   auto mismatch = [&](const char* expected) {
-    fail(RKNN_ERR_INPUT_INVALID, "{} dims {} do not describe the tensor [{},{},{},{}] (NCHW): expected {}",
-         format_name(format.fmt), dims_text(d), s.n, s.c, s.h, s.w, expected);
+    const uint32_t nchw[] = {s.n, s.c, s.h, s.w};
+    fail(RKNN_ERR_INPUT_INVALID, "{} dims {} do not describe the tensor {} (NCHW): expected {}",
+         format_name(format.fmt), dims_text(d), dims_text(std::span<const uint32_t>(nchw)), expected);
   };
-  const bool empty = s.n == 0 || s.c == 0 || s.h == 0 || s.w == 0;
   switch (format.fmt) {
     case RKNN_TENSOR_NCHW: {
       if (d.size() != 4 || d[0] != s.n || d[1] != s.c || d[2] != s.h || d[3] != s.w) mismatch("[N,C,H,W]");
-      if (!empty) return visit(checked_mapping<layout::NCHW::mapping>(s));
-      break;
+      return visit(checked_mapping<layout::NCHW::mapping<>>(s));
     }
     case RKNN_TENSOR_NHWC: {
       if (d.size() != 4 || d[0] != s.n || d[1] != s.h || d[2] != s.w || d[3] != s.c) mismatch("[N,H,W,C]");
-      if (!empty) return visit(checked_mapping<layout::NHWC::mapping>(s, format.w_stride, format.h_stride));
-      break;
+      return visit(checked_mapping<layout::NHWC::mapping<>>(s, format.w_stride, format.h_stride));
     }
     case RKNN_TENSOR_NC1HWC2: {
       // dims[3] is the row pitch: at least the width.
       if (d.size() != 5 || d[0] != s.n || d[2] != s.h || d[3] < s.w || d[4] == 0 ||
           d[1] != (uint64_t{s.c} + d[4] - 1) / d[4])
         mismatch("[N,ceil(C/C2),H,W,C2]");
-      if (!empty) return visit(checked_mapping<layout::NC1HWC2::mapping>(s, d[4], d[3]));
-      break;
+      return visit(checked_mapping<layout::NC1HWC2::mapping<>>(s, d[4], d[3]));
     }
     default: fail(RKNN_ERR_INPUT_INVALID, "format {} is not a 4-D layout", static_cast<int>(format.fmt));
   }
-  visit(NoElements{});  // a valid format around an empty tensor
 }
 
 // The engine tensor's element type as the runtime's.

@@ -27,6 +27,7 @@
 // layer (rknnxx/runtime): loader, Context, Mem, IoBinding, outputs, typed contexts.
 #include <rknnxx/tensor/attr.hpp>
 #include <rknnxx/tensor/convert.hpp>
+#include <rknnxx/tensor/int4_span.hpp>
 #include <rknnxx/tensor/view.hpp>
 #include <rknnxx/runtime/api_table.hpp>
 #include <rknnxx/runtime/context.hpp>

@@ -3,7 +3,11 @@
 #include <rknnxx/core/layout.hpp>
 
 #include <algorithm>
+#include <array>
 #include <iterator>
+#if __has_include(<mdspan>)
+#include <mdspan>
+#endif
 #include <vector>
 
 using namespace rknnxx;
@@ -148,9 +152,68 @@ TEST_CASE("runtime layout: nonsense attributes and extents are refused, naming t
   // C1 x C2 beyond the 32-bit channel count.
   CHECK_THROWS_WITH_AS(RuntimeLayout(TensorFormat::nc1hwc2, {1, 0x80000000u, 1, 1, 4}),
                        doctest::Contains("C1=2147483648 x C2=4 channels overflow 32 bits"), Error);
-  // Zero extents in each static mapping.
-  CHECK_THROWS_WITH_AS(layout::NCHW::mapping(Extents4{1, 0, 2, 2}),
-                       doctest::Contains("extents n=1 c=0 h=2 w=2: every extent must be at least 1"), Error);
-  CHECK_THROWS_WITH_AS(layout::NHWC::mapping(Extents4{1, 3, 0, 2}), doctest::Contains("h=0"), Error);
-  CHECK_THROWS_WITH_AS(layout::NC1HWC2::mapping(Extents4{0, 3, 2, 2}, 8), doctest::Contains("n=0"), Error);
 }
+
+TEST_CASE("layout: zero extents map nothing, as the standard's mappings do") {
+  constexpr layout::NCHW::mapping nchw(Extents4{1, 0, 2, 2});
+  static_assert(nchw.required_span_size() == 0 && nchw.is_exhaustive());
+  constexpr layout::NHWC::mapping nhwc(Extents4{1, 3, 0, 2}, 4);
+  static_assert(nhwc.required_span_size() == 0 && nhwc.w_stride() == 4);
+  constexpr layout::NC1HWC2::mapping none(Extents4{1, 0, 2, 2}, 8);
+  static_assert(none.required_span_size() == 0 && none.c1() == 0);
+  CHECK(layout::NC1HWC2::mapping(Extents4{0, 3, 2, 2}, 8).required_span_size() == 0);
+}
+
+// A static-rank extents type of the std::extents kind, to show the mappings take any extents
+// (where the standard library has <mdspan>, std::extents itself: below).
+template <std::size_t... E> struct StaticExtents {
+  using index_type = std::size_t;
+  using size_type = std::size_t;
+  using rank_type = std::size_t;
+  static constexpr rank_type rank() noexcept { return sizeof...(E); }
+  static constexpr rank_type rank_dynamic() noexcept { return 0; }
+  static constexpr std::size_t static_extent(rank_type r) noexcept { return std::array{E...}[r]; }
+  constexpr index_type extent(rank_type r) const noexcept { return static_extent(r); }
+  friend constexpr bool operator==(const StaticExtents&, const StaticExtents&) noexcept = default;
+};
+
+TEST_CASE("layout: every mapping meets the standard's LayoutMapping requirements, for any extents type") {
+  using E = StaticExtents<2, 3, 4, 5>;
+  static_assert(LayoutMapping<layout::NCHW::mapping<E>> && LayoutMapping<layout::NHWC::mapping<E>> &&
+                LayoutMapping<layout::NC1HWC2::mapping<E>> && LayoutMapping<layout::Undefined::mapping<E>>);
+  static_assert(LayoutMapping<layout::Undefined::mapping<StaticExtents<7>>>);
+  static_assert(std::is_same_v<layout::NHWC::mapping<E>::extents_type, E>);
+  static_assert(std::is_same_v<layout::NCHW::mapping<>::layout_type, layout::NCHW>);
+  // The always- forms: NCHW and UNDEFINED are layout_right; NHWC is strided but padded rows make it
+  // non-exhaustive; NC1HWC2 is neither strided nor, in general, exhaustive.
+  static_assert(layout::NCHW::mapping<E>::is_always_exhaustive() && layout::NCHW::mapping<E>::is_always_strided());
+  static_assert(!layout::NHWC::mapping<E>::is_always_exhaustive() && layout::NHWC::mapping<E>::is_always_strided());
+  static_assert(!layout::NC1HWC2::mapping<E>::is_always_strided() && !layout::NC1HWC2::mapping<E>::is_strided());
+  static_assert(layout::Undefined::mapping<E>::is_always_unique());
+
+  constexpr layout::NCHW::mapping<E> nchw{E{}};
+  static_assert(nchw(1, 2, 3, 4) == 119 && nchw.required_span_size() == 120);
+  static_assert(nchw.stride(0) == 60 && nchw.stride(1) == 20 && nchw.stride(2) == 5 && nchw.stride(3) == 1);
+  constexpr layout::NHWC::mapping<E> nhwc{E{}, 8};
+  static_assert(nhwc.stride(3) == 3 && nhwc.stride(2) == 24 && nhwc(1, 2, 3, 4) == nhwc.stride(0) + 2 + 3 * 24 + 4 * 3);
+  static_assert(nhwc.extents() == E{});
+  constexpr layout::Undefined::mapping<E> flat{E{}};
+  static_assert(flat(1, 2, 3, 4) == nchw(1, 2, 3, 4) && flat.stride(1) == 20);
+  static_assert(flat.dims() == Dims{2, 3, 4, 5});
+}
+
+TEST_CASE("layout: an UNDEFINED mapping of run-time rank refuses a wrong number of indices") {
+  const layout::Undefined::mapping m(Dims{2, 3});
+  CHECK(m(1, 2) == 5);
+  CHECK(m.stride(0) == 3);
+  CHECK_THROWS_WITH_AS((void)m(1, 2, 0), doctest::Contains("3 indices for rank 2"), Error);
+}
+
+#if defined(__cpp_lib_mdspan) && __has_include(<mdspan>)
+TEST_CASE("layout: the policies work with std::mdspan") {
+  std::vector<float> image(2 * 3 * 4 * 8);
+  std::mdspan<float, std::dextents<std::size_t, 4>, layout::NHWC> view(image.data(), 2, 3, 4, 5);
+  view[1, 2, 3, 4] = 1.0f;
+  CHECK(image[layout::NHWC::mapping(Extents4{2, 3, 4, 5})(1, 2, 3, 4)] == 1.0f);
+}
+#endif

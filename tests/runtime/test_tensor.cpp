@@ -4,6 +4,7 @@
 #include <rknnxx/runtime/loader.hpp>
 #include <rknnxx/tensor/attr.hpp>
 #include <rknnxx/tensor/convert.hpp>
+#include <rknnxx/tensor/int4_span.hpp>
 #include <rknnxx/tensor/view.hpp>
 
 #include <doctest/doctest.h>
@@ -290,6 +291,23 @@ TEST_CASE("copy: NHWC uint8 to NCHW float and int8 dequantization") {
   std::vector<std::uint8_t> sat(3);
   copy(flat_view(big.data(), Dims{3}), flat_view(sat.data(), Dims{3}));
   CHECK(sat == std::vector<std::uint8_t>{255, 0, 2});
+}
+
+TEST_CASE("Int4Span: packed int4 elements by index, two to a byte, the neighbour kept") {
+  std::vector<Int4x2> bytes(bytes_for<Int4>(5));
+  const Int4Span q(bytes.data(), 5);
+  CHECK(q.size() == 5);
+  CHECK(q.size_bytes() == 3);
+  for (int i = 0; i < 5; ++i) q.set(static_cast<std::size_t>(i), Int4(i - 3));
+  CHECK(bytes[0].byte() == 0xed);  // -3 in the low nibble, -2 in the high one
+  CHECK(bytes[2].byte() == 0x01);  // element 4 alone in the last byte
+  q.set(1, Int4(7));
+  const Int4Span<const Int4x2> read = q;
+  CHECK(read[0] == Int4(-3));
+  CHECK(read[1] == Int4(7));
+  CHECK(read[4] == Int4(1));
+  CHECK_THROWS_WITH_AS(Int4Span(std::span<Int4x2>(bytes), 7),
+                       doctest::Contains("7 int4 elements need 4 bytes, the buffer holds 3"), Error);
 }
 
 TEST_CASE("copy: refuses mismatched extents, read-only destinations, short buffers and int4") {

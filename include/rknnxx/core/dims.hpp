@@ -37,6 +37,13 @@ public:
     for (std::size_t i = 0; i < max_rank; ++i) dims[i] = extents_[i];
   }
 
+  // The members of std::extents a layout mapping reads, so that Dims can be the extents of one
+  // whose rank is known at run time (layout::Undefined's default).
+  using index_type = std::size_t;
+  using size_type = std::size_t;
+  using rank_type = std::size_t;
+  [[nodiscard]] constexpr index_type extent(rank_type r) const noexcept { return extents_[r]; }
+
   [[nodiscard]] constexpr std::size_t rank() const noexcept { return rank_; }
   [[nodiscard]] constexpr std::size_t size() const noexcept { return rank_; }
   [[nodiscard]] constexpr bool empty() const noexcept { return rank_ == 0; }

@@ -126,7 +126,8 @@ template <rknnxx::Layout L> struct fmt::formatter<L> : fmt::formatter<std::strin
   }
 };
 template <class M>
-  requires rknnxx::Layout<typename M::layout_type> && std::same_as<M, typename M::layout_type::mapping>
+  requires rknnxx::Layout<typename M::layout_type> &&
+    std::same_as<M, typename M::layout_type::template mapping<typename M::extents_type>>
 struct fmt::formatter<M> : fmt::formatter<std::string_view> {
   template <class Ctx> auto format(const M& m, Ctx& ctx) const {
     return fmt::format_to(ctx.out(), "{} {}, span={}", M::layout_type::name, m.dims(), m.required_span_size());

@@ -40,7 +40,7 @@ struct Walk {
   Extents4 e;
   std::size_t n = 0, c1 = 0, lane = 0, h = 0, w = 0;
   std::uint32_t c2 = 1;
-  bool dense = false;                       // rows of every (n, c, h) follow each other without gaps (NCHW order)
+  bool dense = false;                       // rows of every (n, c, h) follow each other without gaps
   TensorFormat order = TensorFormat::nchw;  // the memory order the fast path follows
 
   [[nodiscard]] std::size_t offset(std::size_t in, std::size_t ic, std::size_t ih, std::size_t iw) const noexcept {
@@ -48,51 +48,39 @@ struct Walk {
   }
 };
 
-inline Walk walk_of(const RuntimeLayout& l, std::string_view who) {
+// A mapping's steps, read from the mapping itself: every layout is affine in n, h, w, and in c
+// within a block of c2 channels, so the offset of one unit step from the origin is its stride.
+template <class Mapping> Walk walk_of_mapping(const Mapping& m, std::uint32_t c2, TensorFormat order) {
   Walk k;
+  k.e = m.extents();
+  k.c2 = c2;
+  k.n = m(1, 0, 0, 0);
+  k.c1 = m(0, c2, 0, 0);
+  k.lane = c2 > 1 ? m(0, 1, 0, 0) : 0;
+  k.h = m(0, 0, 1, 0);
+  k.w = m(0, 0, 0, 1);
+  k.dense = m.is_exhaustive();
+  k.order = order;
+  return k;
+}
+
+inline Walk walk_of(const RuntimeLayout& l, std::string_view who) {
   const Dims& d = l.dims();
   switch (l.format()) {
-    case TensorFormat::nhwc: {
-      const auto m = l.mapping<layout::NHWC>();
-      k.e = m.extents();
-      k.n = m.stride(0);
-      k.c1 = 1;
-      k.lane = 0;
-      k.h = m.stride(2);
-      k.w = m.stride(3);
-      k.dense = m.is_exhaustive();
-      k.order = TensorFormat::nhwc;
-      return k;
-    }
+    case TensorFormat::nhwc: return walk_of_mapping(l.mapping<layout::NHWC>(), 1, TensorFormat::nhwc);
     case TensorFormat::nc1hwc2: {
       const auto m = l.mapping<layout::NC1HWC2>();
-      k.e = m.extents();
-      k.c2 = m.c2();
-      k.w = m.c2();
-      k.h = std::size_t{m.w_stride()} * m.c2();
-      k.c1 = k.h * k.e.h;
-      k.n = k.c1 * m.c1();
-      k.lane = 1;
-      k.dense = m.is_exhaustive();
-      k.order = TensorFormat::nc1hwc2;
-      return k;
+      return walk_of_mapping(m, m.c2(), TensorFormat::nc1hwc2);
     }
     case TensorFormat::nchw:
     case TensorFormat::undefined: {
-      // UNDEFINED is the model's own order: a 4-D one is (n, c, h, w); other ranks are one row.
-      if (d.rank() == 4) k.e = {d[0], d[1], d[2], d[3]};
-      else {
-        const std::uint64_t n = d.elements();
-        if (n > std::numeric_limits<std::uint32_t>::max()) fail(who, "{} elements exceed 32 bits", n);
-        k.e = {1, 1, 1, static_cast<std::uint32_t>(n)};
-      }
-      k.w = 1;
-      k.h = k.e.w;
-      k.c1 = std::size_t{k.e.h} * k.e.w;
-      k.lane = 0;
-      k.n = k.c1 * k.e.c;
-      k.dense = true;
-      return k;
+      // UNDEFINED is the model's own order: a 4-D one is (n, c, h, w) like NCHW; other ranks are one row.
+      if (d.rank() == 4)
+        return walk_of_mapping(layout::NCHW::mapping(Extents4{d[0], d[1], d[2], d[3]}), 1, TensorFormat::nchw);
+      const std::uint64_t n = d.elements();
+      if (n > std::numeric_limits<std::uint32_t>::max()) fail(who, "{} elements exceed 32 bits", n);
+      return walk_of_mapping(layout::NCHW::mapping(Extents4{1, 1, 1, static_cast<std::uint32_t>(n)}), 1,
+                             TensorFormat::nchw);
     }
   }
   fail(who, "format value {} is not an rknn_tensor_format", static_cast<unsigned>(l.format()));
@@ -225,6 +213,7 @@ inline void copy(const ErasedView& src, const ErasedView& dst) {
                  d.e.h, d.e.w);
   const std::size_t sb = detail::element_bytes(src.type, who);
   const std::size_t db = detail::element_bytes(dst.type, who);
+  if (s.e.elements() == 0) return;  // an empty tensor: nothing to move, whatever the buffers
   if ((detail::last_offset(s) + 1) * sb > src.bytes)
     detail::fail(who, "the source {} view needs {} bytes, its buffer has {}", name_of(src.layout.format()),
                  (detail::last_offset(s) + 1) * sb, src.bytes);

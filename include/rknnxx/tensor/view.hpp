@@ -25,14 +25,17 @@
 
 namespace rknnxx {
 
+// Elements of whole bytes only: int4 is packed two to a byte and has a view of its own
+// (tensor/int4_span.hpp), so a TensorView<Int4, ...> does not compile.
 template <class T, Layout L>
-  requires TensorElement<std::remove_const_t<T>>
+  requires ByteAddressableElement<std::remove_const_t<T>>
 class TensorView {
 public:
   using element_type = T;
   using value_type = std::remove_const_t<T>;
   using layout_type = L;
-  using mapping_type = typename L::mapping;
+  using mapping_type = typename L::template mapping<>;
+  using extents_type = typename mapping_type::extents_type;
 
   constexpr TensorView() noexcept = default;
   constexpr TensorView(T* data, const mapping_type& mapping, Quantization quantization = {}) noexcept
@@ -58,11 +61,14 @@ public:
   [[nodiscard]] constexpr std::size_t span_size() const noexcept { return mapping_.required_span_size(); }
   [[nodiscard]] std::span<T> span() const noexcept { return {data_, span_size()}; }
 
-  template <std::convertible_to<std::size_t>... I> [[nodiscard]] constexpr T& operator()(I... idx) const noexcept {
+  // The element at a logical index (an UNDEFINED view of Dims refuses a wrong number of indices).
+  template <std::convertible_to<std::size_t>... I> [[nodiscard]] constexpr T& operator()(I... idx) const
+      noexcept(noexcept(mapping_(static_cast<std::size_t>(idx)...))) {
     return data_[mapping_(static_cast<std::size_t>(idx)...)];
   }
   // The value at a logical index, dequantized when the view carries affine quantization.
-  template <std::convertible_to<std::size_t>... I> [[nodiscard]] constexpr float value(I... idx) const noexcept {
+  template <std::convertible_to<std::size_t>... I> [[nodiscard]] constexpr float value(I... idx) const
+      noexcept(noexcept((*this)(idx...))) {
     const auto v = (*this)(idx...);
     if constexpr (std::is_same_v<value_type, bool>) return v ? 1.0f : 0.0f;
     else return quantization_.dequantize(static_cast<double>(static_cast<float>(v)));
@@ -105,7 +111,7 @@ template <class V>
 concept AnyTensorView = is_tensor_view<std::remove_cvref_t<V>>::value;
 
 // The run-time description of a layout mapping: what a static mapping becomes when erased.
-template <Layout L> [[nodiscard]] constexpr RuntimeLayout runtime_layout_of(const typename L::mapping& m) {
+template <Layout L> [[nodiscard]] constexpr RuntimeLayout runtime_layout_of(const typename L::template mapping<>& m) {
   if constexpr (L::format == TensorFormat::nhwc) {
     return RuntimeLayout(TensorFormat::nhwc, m.dims(), m.w_stride(), m.h_stride());
   } else if constexpr (L::format == TensorFormat::nc1hwc2) {

@@ -124,7 +124,7 @@ fi
 # 4. ONNX Runtime references (made from the models, the inputs and the runtime pinned above).
 [ "$references" = 1 ] || { say "references: skipped (--no-references)"; exit 0; }
 t0=$(date +%s)
-ref_stamp=$(stamp_of "$here/reference.mjs" "$here/cases.mjs" "$here/npy.mjs" "$cache/.export.stamp" "$cache/.networks.stamp"
+ref_stamp=$(stamp_of "$here/reference.mjs" "$here/cases.mjs" "$here/npy.mjs" "$cache/.export.stamp" "$cache/.networks.stamp" \
            "$npm_dir/.stamp")
 if up_to_date "$cache/ref/.stamp" "$ref_stamp" && [ -f "$cache/ref/index.json" ] && [ -f "$cache/ref/networks.json" ]; then
   say "references: up to date ($cache/ref)"

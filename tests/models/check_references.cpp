@@ -1,5 +1,5 @@
 // Checks the fetched reference data as the engine's tests will read it: every case listed in
-// ref/index.json loads through rknnxx::io (the .npy files are written by node, read by C++),
+// ref/index.json and ref/networks.json loads through rknnxx::io (the .npy files are written by node, read by C++),
 // matches its manifest, has a model file and finite outputs. Exits 77 (skipped) when nothing was
 // fetched. Prints "N passed, N failed" over the cases.
 #include "reference_case.hpp"
@@ -9,7 +9,8 @@
 
 int main() {
   using namespace rknnxx::test_models;
-  const auto names = reference_case_names();
+  auto names = reference_case_names();
+  for (auto& name : reference_case_names("networks.json")) names.push_back(std::move(name));
   if (names.empty()) {
     std::printf("no references in %s: run tests/models/fetch.sh (or set RKNNXX_MODELS)\n", models_dir().c_str());
     return 77;
@@ -18,7 +19,7 @@ int main() {
   for (const auto& name : names) {
     try {
       const auto c = load_reference_case(name);
-      if (!c) throw std::runtime_error("listed in index.json but ref/" + name + "/manifest.json is missing");
+      if (!c) throw std::runtime_error("listed in the index but ref/" + name + "/manifest.json is missing");
       if (!std::filesystem::exists(c->model)) throw std::runtime_error("model " + c->model.string() + " is missing");
       if (c->inputs.empty() || c->outputs.empty()) throw std::runtime_error("no inputs or no outputs");
       for (const auto& t : c->outputs) {

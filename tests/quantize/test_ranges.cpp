@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -54,6 +55,45 @@ TEST_CASE("affine parameters: the range is covered, 0 is exact, rounding is half
   CHECK(positive.highest() == doctest::Approx(4.0).epsilon(1e-6));
   CHECK(affine_from_range(0.0, 0.0) == AffineParams{});
   CHECK(positive.attribute().affine);
+}
+
+TEST_CASE("dynamic fixed point (w16a16i_dfp): the largest fl whose grid holds the range, ties to even") {
+  // max |x| 3.0: 3 * 2^13 = 24576 fits int16, 3 * 2^14 does not.
+  const AffineParams p = affine_from_range(-1.0, 3.0, int16_dfp_range);
+  CHECK(p.scale == std::ldexp(1.0f, -13));
+  CHECK(p.zero_point == 0);
+  CHECK(p.range == int16_dfp_range);
+  CHECK(p == dfp_from_range(-1.0, 3.0));
+  CHECK(dfp_fraction_length(p.scale) == 13);
+  CHECK(p.attribute() == rknnxx::Quantization::dynamic_fixed_point(13));
+  // The bounds are exact: 32767 * 2^-13 fits at fl 13, a hair more needs fl 12; the negative side
+  // reaches -32768.
+  CHECK(dfp_from_range(0.0, 32767.0 / 8192).scale == std::ldexp(1.0f, -13));
+  CHECK(dfp_from_range(0.0, 32767.5 / 8192).scale == std::ldexp(1.0f, -12));
+  CHECK(dfp_from_range(-4.0, 0.0).scale == std::ldexp(1.0f, -13));
+  CHECK(dfp_from_range(-4.001, 0.0).scale == std::ldexp(1.0f, -12));
+  // Large ranges take negative fl; tiny ones are bounded; a point or non-finite bounds give fl 0.
+  CHECK(dfp_from_range(-1e6, 1e6).scale == std::ldexp(1.0f, 5));  // 1e6 / 32 = 31250
+  CHECK(dfp_from_range(0.0, 1e-30).scale == std::ldexp(1.0f, -dfp_max_fraction_length));
+  CHECK(dfp_from_range(0.0, 1e30).scale == std::ldexp(1.0f, -dfp_min_fraction_length));
+  CHECK(dfp_from_range(0.0, 0.0).scale == 1.0f);
+  CHECK(dfp_from_range(0.0, std::numeric_limits<double>::infinity()).scale == 1.0f);
+  // Integers q in int16, saturated; the rounding is the int8 path's, half to even.
+  CHECK(p.quantize(3.0f) == 24576);
+  CHECK(p.quantize(100.0f) == 32767);
+  CHECK(p.quantize(-100.0f) == -32768);
+  CHECK(p.quantize(std::ldexp(2.5f, -13)) == 2);
+  CHECK(p.quantize(std::ldexp(3.5f, -13)) == 4);
+  CHECK(p.quantize(std::ldexp(-2.5f, -13)) == -2);
+  CHECK(p.fake_quantize(0.1f) == std::ldexp(std::nearbyint(0.1f * 8192), -13));
+
+  // Only exact powers of two within the bounds are fractional lengths.
+  CHECK(dfp_fraction_length(0.25f) == 2);
+  CHECK(dfp_fraction_length(8.0f) == -3);
+  CHECK_FALSE(dfp_fraction_length(0.3f));
+  CHECK_FALSE(dfp_fraction_length(std::ldexp(1.0f, -65)));
+  CHECK_FALSE(dfp_fraction_length(0.0f));
+  CHECK_FALSE(dfp_fraction_length(-0.25f));
 }
 
 TEST_CASE("normal: the exact minimum and maximum over every batch") {

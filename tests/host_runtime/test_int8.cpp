@@ -12,6 +12,9 @@
 
 #include <rknnxx/abi/c_api.h>
 #include <rknnxx/toolkit/config.hpp>
+#include <rknnxx/tensor/attr.hpp>
+#include <rknnxx/tensor/convert.hpp>
+#include <rknnxx/tensor/view.hpp>
 
 #include "c_api_test_helpers.hpp"
 
@@ -599,6 +602,40 @@ std::pair<AffineParams, int> stored_dfp(const std::string& path, const std::stri
   return {AffineParams{p.scale, 0, host::quantize::int16_dfp_range}, *fl};
 }
 
+// The image as NHWC rows of the native input's w_stride, as `T`.
+template <class T> std::vector<T> strided_image(const std::vector<uint8_t>& img, uint32_t w_stride) {
+  std::vector<T> out(size_t{w_stride} * 8 * 3, T{});
+  for (uint32_t h = 0; h < 8; ++h)
+    for (uint32_t i = 0; i < 8 * 3; ++i) out[h * w_stride * 3 + i] = static_cast<T>(img[h * 8 * 3 + i]);
+  return out;
+}
+
+// One zero-copy run (RV1106 has no rknn_inputs_set or rknn_outputs_get): `input` in memory bound
+// with `in_attr`, both outputs bound in their normal layout as `type`; the outputs' values.
+template <class T, class In> std::vector<std::vector<T>>
+zero_copy_run(rknn_context ctx, const std::vector<In>& input, rknn_tensor_attr in_attr, rknn_tensor_type type) {
+  rknn_tensor_mem* in_mem = rknn_create_mem(ctx, static_cast<uint32_t>(input.size() * sizeof(In)));
+  REQUIRE(in_mem != nullptr);
+  std::memcpy(in_mem->virt_addr, input.data(), input.size() * sizeof(In));
+  REQUIRE(rknn_set_io_mem(ctx, in_mem, &in_attr) == RKNN_SUCC);
+  std::vector<std::pair<rknn_tensor_mem*, uint32_t>> outs;
+  for (uint32_t o = 0; o < 2; ++o) {
+    rknn_tensor_attr a = query_attr(ctx, RKNN_QUERY_OUTPUT_ATTR, o);
+    a.type = type;
+    outs.emplace_back(rknn_create_mem(ctx, static_cast<uint32_t>(a.n_elems * sizeof(T))), a.n_elems);
+    REQUIRE(rknn_set_io_mem(ctx, outs.back().first, &a) == RKNN_SUCC);
+  }
+  REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+  std::vector<std::vector<T>> result;
+  for (const auto& [mem, count] : outs) {
+    const auto* values = static_cast<const T*>(mem->virt_addr);
+    result.emplace_back(values, values + count);
+    CHECK(rknn_destroy_mem(ctx, mem) == RKNN_SUCC);
+  }
+  CHECK(rknn_destroy_mem(ctx, in_mem) == RKNN_SUCC);
+  return result;
+}
+
 // Checks the DFP fields of an attribute against the stored fl.
 void check_dfp(const rknn_tensor_attr& attr, int fl) {
   CHECK(attr.type == RKNN_TENSOR_INT16);
@@ -661,34 +698,37 @@ TEST_CASE("w16a16i_dfp: INT16 DFP attributes with each tensor's fl, int16 C2 of 
   CHECK(dfp_mem.total_weight_size + 2 * (8 * 3 * 9 + 4 * 8) == float_mem.total_weight_size);
 }
 
-TEST_CASE("w16a16i_dfp, the general flow: outputs on their int16 grid, as the float model within 0.9999") {
+TEST_CASE("w16a16i_dfp runs: outputs on their int16 grid, as the float model within 0.9999; int16 and float data") {
   const std::string path = dfp_model();
   Ctx ctx(path);
-  Ctx plain(rv1106_float_model());
+  Ctx plain(float_model());  // float16 activations, the same semantics on every platform
   const auto [in_params, in_fl] = stored_dfp(path, "image");
   const AffineParams params[2] = {stored_dfp(path, "y").first, stored_dfp(path, "pooled").first};
   const int fls[2] = {stored_dfp(path, "y").second, stored_dfp(path, "pooled").second};
+  const rknn_tensor_attr native = query_attr(ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, 0);
+  // RV1106 has only the zero-copy flow: the general one is refused as on the board.
+  std::vector<uint8_t> any = image(8, 8, 0);
+  rknn_input general = input_of(any.data(), any.size(), RKNN_TENSOR_UINT8);
+  CHECK(rknn_inputs_set(ctx, 1, &general) != RKNN_SUCC);
   for (uint32_t seed = 0; seed < 3; ++seed) {
     CAPTURE(seed);
     const auto img = image(8, 8, seed);
-    const auto dequantized = run_uint8(ctx, img);
+    rknn_tensor_attr u8 = native;
+    u8.type = RKNN_TENSOR_UINT8;
+    const auto dequantized =
+        zero_copy_run<float>(ctx, strided_image<uint8_t>(img, native.w_stride), u8, RKNN_TENSOR_FLOAT32);
     const auto reference = run_uint8(plain, img);
     for (size_t o = 0; o < 2; ++o) {
       CAPTURE(o);
       const auto [cosine, worst] = compare(dequantized[o], reference[o]);
+      MESSAGE("output " << o << ": cosine against float16 " << cosine << " (max diff " << worst << ")");
       CHECK(cosine >= 0.9999);
       CHECK(worst < 0.01);
-      for (float v : dequantized[o]) {
-        CHECK(params[o].fake_quantize(v) == v);  // q * 2^-fl with q in int16
-        CHECK(std::fabs(params[o].quantize(v)) <= 32768);
-      }
+      for (float v : dequantized[o]) CHECK(params[o].fake_quantize(v) == v);  // q * 2^-fl with q in int16
     }
 
-    // want_float = 0: the int16 integers, whose dequantization is what want_float gives.
-    rknn_input in = input_of(const_cast<uint8_t*>(img.data()), img.size(), RKNN_TENSOR_UINT8);
-    REQUIRE(rknn_inputs_set(ctx, 1, &in) == RKNN_SUCC);
-    REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
-    const auto raw = outputs<int16_t>(ctx, false);
+    // Outputs bound INT16: the integers q, whose dequantization is what FLOAT32 gives.
+    const auto raw = zero_copy_run<int16_t>(ctx, strided_image<uint8_t>(img, native.w_stride), u8, RKNN_TENSOR_INT16);
     for (size_t o = 0; o < 2; ++o) {
       REQUIRE(raw[o].size() == dequantized[o].size());
       for (size_t i = 0; i < raw[o].size(); ++i)
@@ -696,40 +736,39 @@ TEST_CASE("w16a16i_dfp, the general flow: outputs on their int16 grid, as the fl
     }
 
     // FLOAT32 pixels: the same normalization and quantization as UINT8.
-    std::vector<float> pixels(img.begin(), img.end());
-    in = input_of(pixels.data(), pixels.size() * sizeof(float), RKNN_TENSOR_FLOAT32);
-    REQUIRE(rknn_inputs_set(ctx, 1, &in) == RKNN_SUCC);
-    REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
-    CHECK(outputs<float>(ctx, true) == dequantized);
+    rknn_tensor_attr f32 = native;
+    f32.type = RKNN_TENSOR_FLOAT32;
+    CHECK(zero_copy_run<float>(ctx, strided_image<float>(img, native.w_stride), f32, RKNN_TENSOR_FLOAT32) ==
+          dequantized);
 
     // pass_through: int16 q = round(normalized * 2^fl) in the native NHWC layout, taken as is.
-    const rknn_tensor_attr native = query_attr(ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, 0);
-    std::vector<int16_t> q(native.size_with_stride / 2, 0);
+    std::vector<int16_t> q(size_t{native.w_stride} * 8 * 3, 0);
     for (uint32_t h = 0; h < 8; ++h)
       for (uint32_t w = 0; w < 8; ++w)
         for (uint32_t c = 0; c < 3; ++c)
           q[(h * native.w_stride + w) * 3 + c] = static_cast<int16_t>(
               in_params.quantize((static_cast<float>(img[(h * 8 + w) * 3 + c]) - mean[c]) / std_[c]));
-    in = input_of(q.data(), q.size() * 2, RKNN_TENSOR_INT16, true);
-    REQUIRE(rknn_inputs_set(ctx, 1, &in) == RKNN_SUCC);
-    REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
-    CHECK(outputs<float>(ctx, true) == dequantized);
+    rknn_tensor_attr through = native;
+    through.pass_through = 1;
+    CHECK(zero_copy_run<float>(ctx, q, through, RKNN_TENSOR_FLOAT32) == dequantized);
   }
   // pass_through data must be the model's INT16.
-  std::vector<int8_t> int8_data(query_attr(ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, 0).size_with_stride, 1);
-  rknn_input in = input_of(int8_data.data(), int8_data.size(), RKNN_TENSOR_INT8, true);
-  CHECK(rknn_inputs_set(ctx, 1, &in) == RKNN_ERR_INPUT_INVALID);
+  rknn_tensor_attr wrong = native;
+  wrong.type = RKNN_TENSOR_INT8;
+  wrong.pass_through = 1;
+  rknn_tensor_mem* mem = rknn_create_mem(ctx, native.size_with_stride);
+  CHECK(rknn_set_io_mem(ctx, mem, &wrong) != RKNN_SUCC);
+  CHECK(rknn_destroy_mem(ctx, mem) == RKNN_SUCC);
 }
 
 TEST_CASE("w16a16i_dfp, zero-copy: int16 input and NC1HWC2 output memory, float32 output, int16 weight memory") {
   const std::string path = dfp_model();
   Ctx ctx(path);
   const auto img = image(8, 8, 5);
-  const auto general = run_uint8(ctx, img);
-  rknn_input in_general = input_of(const_cast<uint8_t*>(img.data()), img.size(), RKNN_TENSOR_UINT8);
-  REQUIRE(rknn_inputs_set(ctx, 1, &in_general) == RKNN_SUCC);
-  REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
-  const auto raw = outputs<int16_t>(ctx, false);
+  rknn_tensor_attr u8 = query_attr(ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, 0);
+  u8.type = RKNN_TENSOR_UINT8;
+  const auto general = zero_copy_run<float>(ctx, strided_image<uint8_t>(img, u8.w_stride), u8, RKNN_TENSOR_FLOAT32);
+  const auto raw = zero_copy_run<int16_t>(ctx, strided_image<uint8_t>(img, u8.w_stride), u8, RKNN_TENSOR_INT16);
 
   // UINT8 NHWC input memory (normalized and quantized to int16 by the runtime), native outputs.
   rknn_tensor_attr in_attr = query_attr(ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, 0);
@@ -815,4 +854,38 @@ TEST_CASE("w16a16i_dfp conversion: rv1103 too, per layer; other platforms and th
   CHECK_THROWS_WITH_AS((void)quantize(dfp_config("rv1106", R"(, "quantized_algorithm": "mmse")")),
                        doctest::Contains("quantized_algorithm 'mmse' is not supported with quantized_dtype"),
                        toolkit::ConfigError);
+}
+
+TEST_CASE("w16a16i_dfp through the C++ layer: TensorInfo reads DFP, copy() unblocks and dequantizes int16") {
+  const std::string path = dfp_model();
+  Ctx ctx(path);
+  const auto img = image(8, 8, 9);
+  rknn_tensor_attr u8 = query_attr(ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, 0);
+  u8.type = RKNN_TENSOR_UINT8;
+  const auto want = zero_copy_run<float>(ctx, strided_image<uint8_t>(img, u8.w_stride), u8, RKNN_TENSOR_FLOAT32);
+
+  // y as the NPU writes it: int16 NC1HWC2; rknnxx's view of the attribute dequantizes it with 2^-fl.
+  const auto pixels = strided_image<uint8_t>(img, u8.w_stride);
+  rknn_tensor_mem* in_mem = rknn_create_mem(ctx, static_cast<uint32_t>(pixels.size()));
+  std::memcpy(in_mem->virt_addr, pixels.data(), pixels.size());
+  REQUIRE(rknn_set_io_mem(ctx, in_mem, &u8) == RKNN_SUCC);
+  rknn_tensor_attr y_attr = query_attr(ctx, RKNN_QUERY_NATIVE_OUTPUT_ATTR, 0);
+  rknn_tensor_attr score_attr = query_attr(ctx, RKNN_QUERY_NATIVE_OUTPUT_ATTR, 1);
+  rknn_tensor_mem* y_mem = rknn_create_mem(ctx, y_attr.size_with_stride);
+  rknn_tensor_mem* score_mem = rknn_create_mem(ctx, score_attr.size_with_stride);
+  REQUIRE(rknn_set_io_mem(ctx, y_mem, &y_attr) == RKNN_SUCC);
+  REQUIRE(rknn_set_io_mem(ctx, score_mem, &score_attr) == RKNN_SUCC);
+  REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+
+  const TensorInfo info(y_attr, TensorIo::output);
+  CHECK(info.type() == TensorType::int16);
+  CHECK(info.format() == TensorFormat::nc1hwc2);
+  CHECK(info.quantization() == Quantization::dynamic_fixed_point(y_attr.fl));
+  CHECK(info.quantization().fraction_length() == y_attr.fl);
+  std::vector<float> y(256);
+  copy(ErasedView::of(y_mem->virt_addr, y_mem->size, info, false),
+       erase(nchw_view(y.data(), {.n = 1, .c = 4, .h = 8, .w = 8})));
+  CHECK(y == want[0]);
+  CHECK(y != std::vector<float>(256, 0.0f));
+  for (rknn_tensor_mem* m : {in_mem, y_mem, score_mem}) CHECK(rknn_destroy_mem(ctx, m) == RKNN_SUCC);
 }

@@ -39,7 +39,6 @@ fi
 # A quantized model needs no fetched file: a small CNN and its calibration set, made here.
 if python3 "$here/../host_runtime/make_int8_model.py" "$work/int8"; then
   convert small_cnn_int8 "$work/int8/small_cnn.onnx" small_cnn_int8 --dataset "$work/int8/dataset.txt"
-  convert small_cnn_dfp "$work/int8/small_cnn.onnx" small_cnn_dfp --dataset "$work/int8/dataset.txt"
 else
   echo "make_int8_model.py failed: the quantized-model tests are skipped"
   failed=1

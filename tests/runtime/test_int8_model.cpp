@@ -9,7 +9,6 @@
 
 #include <doctest/doctest.h>
 
-#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -20,14 +19,13 @@ using namespace rknnxx;
 
 namespace {
 
-std::string quantized_model(const std::string& name) {
+std::string int8_model() {
   const char* dir = std::getenv("RKNNXX_INT8_MODEL_DIR");
   REQUIRE_MESSAGE(dir != nullptr, "run through run_runtime_tests.sh, which converts the quantized model");
-  const std::string path = std::string(dir) + "/" + name + ".hrknn";
+  const std::string path = std::string(dir) + "/small_cnn_int8.hrknn";
   REQUIRE_MESSAGE(std::filesystem::exists(path), path << " was not made (see the convert log next to it)");
   return path;
 }
-std::string int8_model() { return quantized_model("small_cnn_int8"); }
 
 std::vector<std::uint8_t> image(std::uint32_t seed) {
   std::vector<std::uint8_t> img(8 * 8 * 3);
@@ -112,64 +110,6 @@ TEST_CASE("a quantized model through IoBinding: uint8 input, outputs bound float
     CHECK(y == want);
     // The raw window: channel c of pixel 0 is lane c of the first block.
     const auto blocked = io.output<std::int8_t>("y");
-    for (std::size_t c = 0; c < 4; ++c) CHECK(bound.quantization().dequantize(blocked[c]) == want[c * 64]);
-  }
-}
-
-TEST_CASE("a w16a16i_dfp model: int16 DFP attributes, copy() and IoBinding dequantize with 2^-fl") {
-  auto ctx = Context::from_file(quantized_model("small_cnn_dfp"));
-  CHECK(ctx.custom_string() == "rknnxx runtime tests: a w16a16i_dfp model");
-  const TensorInfo& in = ctx.current_inputs().at(0);
-  CHECK(in.type() == TensorType::int16);
-  CHECK(in.abi().qnt_type == RKNN_TENSOR_QNT_DFP);
-  const TensorInfo& y = ctx.current_outputs().at(0);
-  CHECK(y.type() == TensorType::int16);
-  const Quantization yq = y.quantization();
-  REQUIRE(yq.affine);
-  // DFP is the affine case scale 2^-fl, zero point 0: the attr's fl decides it.
-  CHECK(yq == Quantization::dynamic_fixed_point(y.abi().fl));
-  CHECK(yq.fraction_length() == y.abi().fl);
-  CHECK(yq.zero_point == 0);
-
-  const auto img = image(4);
-  const std::vector<float> want = general_y(ctx, img);
-  REQUIRE(want.size() == 256);
-  CHECK(want != general_y(ctx, image(5)));
-
-  // The int16 outputs: the typed view carries the quantization, copy() dequantizes.
-  ctx.set_inputs(nhwc_view(img.data(), {.n = 1, .c = 3, .h = 8, .w = 8}));
-  ctx.run();
-  auto raw = ctx.outputs(OutputType::native);
-  const OutputData y_raw = raw["y"];
-  REQUIRE(y_raw.type() == TensorType::int16);
-  const auto q = y_raw.as<std::int16_t>();
-  REQUIRE(q.size() == 256);
-  for (std::size_t i = 0; i < q.size(); ++i) CHECK(std::ldexp(static_cast<float>(q[i]), -y.abi().fl) == want[i]);
-  std::vector<float> dequantized(256);
-  copy(y_raw.view<std::int16_t, layout::NCHW>(), nchw_view(dequantized.data(), y_extents));
-  CHECK(dequantized == want);
-
-  // IoBinding: outputs bound float32, and native int16 NC1HWC2 (C2 = 8 on RV1106) that read() dequantizes.
-  {
-    IoBinding io(ctx, BindAs::type(TensorType::uint8, TensorFormat::nhwc), BindAs::type(TensorType::float32));
-    io.write("image", nhwc_view(img.data(), {.n = 1, .c = 3, .h = 8, .w = 8}));
-    io.run();
-    const auto out = io.output<float>("y");
-    CHECK(std::vector<float>(out.begin(), out.end()) == want);
-  }
-  {
-    IoBinding io(ctx, BindAs::type(TensorType::uint8, TensorFormat::nhwc), BindAs::native_layout());
-    const TensorInfo& bound = io.bound_output("y");
-    CHECK(bound.type() == TensorType::int16);
-    CHECK(bound.format() == TensorFormat::nc1hwc2);
-    CHECK(bound.dims() == Dims{1, 1, 8, 8, 8});
-    CHECK(bound.quantization() == yq);
-    io.write("image", nhwc_view(img.data(), {.n = 1, .c = 3, .h = 8, .w = 8}));
-    io.run();
-    std::vector<float> out(256);
-    io.read("y", nchw_view(out.data(), y_extents));
-    CHECK(out == want);
-    const auto blocked = io.output<std::int16_t>("y");
     for (std::size_t c = 0; c < 4; ++c) CHECK(bound.quantization().dequantize(blocked[c]) == want[c * 64]);
   }
 }

@@ -27,7 +27,7 @@ inline constexpr IntRange int8_range{};
 inline constexpr IntRange int4_range{-8, 7};                     // w4a16's weights
 inline constexpr IntRange int16_dfp_range{-32768, 32767, true};  // w16a16i_dfp's weights and activations
 
-// The fractional lengths a dynamic fixed-point tensor may have (docs/quantization.md#w16a16i_dfp):
+// The fractional lengths a dynamic fixed-point tensor may have (docs/quantization.md#w16a16i_dfp-int16-dynamic-fixed-point-rv1103rv1106):
 // scales 2^64 down to 2^-64, normal floats whose int16 multiples are exact in float32.
 inline constexpr int dfp_min_fraction_length = -64;
 inline constexpr int dfp_max_fraction_length = 64;

@@ -20,7 +20,7 @@ Settings settings_for(const rknnxx::toolkit::Config& config) {
         "the host implements");
   const auto algorithm = config.effective_quantized_algorithm();
   // The clip searches measure rounding error on a 2048-bin histogram, coarser than int16's 65536
-  // steps, and a power-of-two grid only clips by halving the range (docs/quantization.md#w16a16i_dfp).
+  // steps, and a power-of-two grid only clips by halving the range (docs/quantization.md#w16a16i_dfp-int16-dynamic-fixed-point-rv1103rv1106).
   if (dtype == QuantizedDtype::w16a16i_dfp && algorithm != rknnxx::toolkit::QuantizedAlgorithm::normal)
     throw ConfigError("quantized_algorithm",
                       fmt::format("config: quantized_algorithm '{}' is not supported with quantized_dtype "

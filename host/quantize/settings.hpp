@@ -40,7 +40,7 @@ struct Settings {
 // toolkit's names in the message, for a problem Config::check() reports on a quantization key
 // (a type on a platform without it, gdq with w8a8, a group method without w4a16); for the default
 // w8a8 on rk2118 (which has no w8a8); and for kl_divergence or mmse with w16a16i_dfp
-// (docs/quantization.md#w16a16i_dfp says why).
+// (docs/quantization.md#w16a16i_dfp-int16-dynamic-fixed-point-rv1103rv1106 says why).
 Settings settings_for(const rknnxx::toolkit::Config& config);
 
 }  // namespace rknnxx::host::quantize

@@ -224,6 +224,10 @@ int accuracy(const AccuracyOptions& o) {
         fmt::format("config: quantized_dtype '{}': the analysis measures w8a8 activations, which "
                     "a weight-only model does not have",
                     toolkit::spelling(settings.dtype)));
+  if (settings.dtype != toolkit::QuantizedDtype::w8a8)
+    throw toolkit::ConfigError("quantized_dtype",
+                               fmt::format("config: quantized_dtype '{}': the analysis measures w8a8 models only",
+                                           toolkit::spelling(settings.dtype)));
   const auto graph = quantize::inference_graph(rknnxx::host::onnx::read_model_file(o.model));
   const auto model_inputs = quantize::model_inputs(graph);
   config.validate_against(model_inputs);

@@ -38,7 +38,9 @@ std::vector<std::byte> read_bytes(const std::string& path) {
 // "w8a8 from the model's QuantizeLinear/DequantizeLinear pairs".
 std::string quantization_summary(const rknnxx::host::ModelQuantization& q) {
   if (q.samples == 0) return "w8a8 from the model's QuantizeLinear/DequantizeLinear pairs";
-  const bool weight_only = q.dtype != rknnxx::toolkit::QuantizedDtype::w8a8;  // no activations to calibrate
+  using rknnxx::toolkit::QuantizedDtype;
+  const bool weight_only =
+      q.dtype != QuantizedDtype::w8a8 && q.dtype != QuantizedDtype::w16a16i_dfp;  // no activations to calibrate
   return fmt::format("{} {} {} {} samples, weights per {}", rknnxx::toolkit::spelling(q.dtype),
                      rknnxx::toolkit::spelling(q.algorithm), weight_only ? "on" : "calibrated on", q.samples,
                      q.method.name());

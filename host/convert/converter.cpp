@@ -72,7 +72,8 @@ void check_memory(std::string_view what, std::string_view field, std::size_t byt
 }  // namespace
 
 // Calibrates the float graph on the dataset and returns the "qnt8" section. Every float input and
-// output must get parameters: the runtime reports them as INT8 tensors with their zero point and scale.
+// output must get parameters: the runtime reports them as INT8 tensors with their zero point and scale
+// (INT16 ones with their fractional length for w16a16i_dfp).
 // The weight-only types (w8a16, w4a16) keep float16 activations: the dataset is read and every sample
 // loaded (a bad one is refused as for w8a8), and the section records their number and no tensors;
 // with gdq the float graph runs over them to choose the weights' clip ratios.
@@ -100,9 +101,12 @@ ModelQuantization quantize_model(const onnx::ModelProto& model, std::span<const 
     }
     return quantize::qnt8_section(table, settings);
   }
-  const quantize::ActivationTable table = quantize::calibrate(
-      graph, calibration_inputs, samples, {.algorithm = settings.algorithm, .progress = false, .on_sample = on_sample},
-      dataset.string());
+  const quantize::ActivationTable table = quantize::calibrate(graph, calibration_inputs, samples,
+                                                              {.algorithm = settings.algorithm,
+                                                               .ints = quantize::activation_range(settings.dtype),
+                                                               .progress = false,
+                                                               .on_sample = on_sample},
+                                                              dataset.string());
   auto require = [&](std::string_view role, const std::string& name, DataType type) {
     if (type != DataType::float32 && type != DataType::float16) return;
     if (!table.params.contains(name))

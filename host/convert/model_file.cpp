@@ -1,5 +1,7 @@
 #include "model_file.hpp"
 
+#include "../quantize/affine.hpp"
+
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -282,8 +284,9 @@ void decode_dyns(std::span<const std::byte> payload, ModelFile& m) {
 std::optional<std::string> quantization_problem(const ModelQuantization& q) {
   using toolkit::QuantizedDtype;
   const bool weight_only = q.dtype == QuantizedDtype::w8a16 || q.dtype == QuantizedDtype::w4a16;
-  if (q.dtype != QuantizedDtype::w8a8 && !weight_only)
-    return fmt::format("quantized dtype '{}'; only w8a8, w8a16 and w4a16 are stored in this section",
+  const bool dfp = q.dtype == QuantizedDtype::w16a16i_dfp;  // int16 dynamic fixed point: scale 2^-fl, zero point 0
+  if (q.dtype != QuantizedDtype::w8a8 && !weight_only && !dfp)
+    return fmt::format("quantized dtype '{}'; only w8a8, w8a16, w4a16 and w16a16i_dfp are stored in this section",
                        toolkit::spelling(q.dtype));
   if (q.algorithm == toolkit::QuantizedAlgorithm::gdq && !weight_only)
     return fmt::format("algorithm 'gdq' with dtype '{}'; gdq rounds the weights of w8a16 and w4a16 only",
@@ -293,7 +296,7 @@ std::optional<std::string> quantization_problem(const ModelQuantization& q) {
     return fmt::format("weight method '{}' with dtype '{}'; groups are for w4a16 only", q.method.name(),
                        toolkit::spelling(q.dtype));
   // 0 samples: the parameters came from the model's QuantizeLinear/DequantizeLinear pairs (w8a8 only).
-  if (q.samples == 0 && (weight_only || q.algorithm != toolkit::QuantizedAlgorithm::normal))
+  if (q.samples == 0 && (q.dtype != QuantizedDtype::w8a8 || q.algorithm != toolkit::QuantizedAlgorithm::normal))
     return fmt::format("0 calibration samples with dtype '{}' and algorithm '{}'; only a w8a8 QDQ model "
                        "(algorithm normal) has none",
                        toolkit::spelling(q.dtype), toolkit::spelling(q.algorithm));
@@ -306,6 +309,11 @@ std::optional<std::string> quantization_problem(const ModelQuantization& q) {
     if (t.name.empty()) return std::string("a tensor without a name");
     if (!std::isfinite(t.scale) || !(t.scale > 0.0f))
       return fmt::format("tensor '{}' has scale {}; expected a finite scale above 0", t.name, t.scale);
+    if (dfp && t.zero_point != 0)
+      return fmt::format("tensor '{}' has zero point {}; w16a16i_dfp tensors have 0", t.name, t.zero_point);
+    if (dfp && !quantize::dfp_fraction_length(t.scale))
+      return fmt::format("tensor '{}' has scale {}; w16a16i_dfp expects 2^-fl with fl in {}..{}", t.name, t.scale,
+                         quantize::dfp_min_fraction_length, quantize::dfp_max_fraction_length);
     if (t.zero_point < -128 || t.zero_point > 127)
       return fmt::format("tensor '{}' has zero point {}; expected -128..127", t.name, t.zero_point);
     names.push_back(t.name);

@@ -29,12 +29,13 @@
 //                    group by group, input by input (absent: a static model)
 //   "qnt8" required  quantization (docs/quantization.md); absent: a float model. Present, the runtime
 //                    runs the model with quantized semantics, so a reader that does not know it must refuse:
-//                      str dtype ("w8a8", "w8a16", "w4a16"), str algorithm ("normal", "kl_divergence",
+//                      str dtype ("w8a8", "w8a16", "w4a16", "w16a16i_dfp"), str algorithm ("normal", "kl_divergence",
 //                      "mmse"; "gdq" with w8a16 and w4a16 only), str weight method ("layer", "channel",
 //                      "group{SIZE}" with w4a16 only), u32 calibration samples (0 only for a
 //                      w8a8 QDQ model, algorithm "normal", whose pairs gave the parameters; host/convert/qdq.hpp),
 //                      u32 tensors; per tensor: str name (non-empty, unique), f32 scale (finite, > 0),
-//                      i32 zero point (-128..127)
+//                      i32 zero point (-128..127); with w16a16i_dfp (int16 dynamic fixed point) the scale
+//                      is exactly 2^-fl, the tensor's fractional length fl in -64..64, and the zero point 0
 //                    where str is a u32 length and that many bytes. The tensors are the graph inputs and
 //                    every float value of the graph the quantizer rounds (by ONNX value name); none for
 //                    the weight-only types w8a16 and w4a16, whose activations stay float16.
@@ -78,7 +79,8 @@ struct ExtraSection {
   friend bool operator==(const ExtraSection&, const ExtraSection&) = default;
 };
 
-// One tensor's affine parameters: x = scale * (q - zero_point), q in [-128, 127].
+// One tensor's affine parameters: x = scale * (q - zero_point), q in [-128, 127]; with w16a16i_dfp,
+// q in int16, scale = 2^-fl and zero_point = 0.
 struct QuantizedTensor {
   std::string name;
   float scale = 1.0f;

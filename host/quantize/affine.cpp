@@ -12,7 +12,25 @@ std::int32_t AffineParams::quantize(float x) const noexcept {
   return static_cast<std::int32_t>(std::clamp(q, static_cast<double>(range.min), static_cast<double>(range.max)));
 }
 
+AffineParams dfp_from_range(double lo, double hi, IntRange range) noexcept {
+  range.dynamic_fixed_point = true;
+  AffineParams p;
+  p.range = range;
+  lo = std::min(lo, 0.0);
+  hi = std::max(hi, 0.0);
+  if (!std::isfinite(lo) || !std::isfinite(hi) || hi - lo <= 0.0) return p;
+  // Exact tests (ldexp only moves the exponent): start near the answer and step to it.
+  const auto fits = [&](int fl) { return std::ldexp(hi, fl) <= range.max && std::ldexp(lo, fl) >= range.min; };
+  const double widest = std::max(hi / range.max, lo / range.min);
+  int fl = std::clamp(-std::ilogb(widest), dfp_min_fraction_length, dfp_max_fraction_length);
+  while (fl > dfp_min_fraction_length && !fits(fl)) --fl;
+  while (fl < dfp_max_fraction_length && fits(fl + 1)) ++fl;
+  p.scale = std::ldexp(1.0f, -fl);
+  return p;
+}
+
 AffineParams affine_from_range(double lo, double hi, IntRange range) noexcept {
+  if (range.dynamic_fixed_point) return dfp_from_range(lo, hi, range);
   AffineParams p;
   p.range = range;
   lo = std::min(lo, 0.0);

@@ -2,23 +2,35 @@
 // Affine (asymmetric) integer quantization as the NPU stores w8a8 tensors (docs/quantization.md):
 //   q = clamp(round_half_even(x / scale) + zero_point, qmin, qmax),   x' = scale * (q - zero_point).
 // The rounding is the library's one rule (rknnxx::detail::round_half_even, tensor/attr.hpp).
+// w16a16i_dfp's dynamic fixed point is the special case scale = 2^-fl, zero_point = 0, q in int16
+// (an IntRange with dynamic_fixed_point set): every function here applies to it unchanged, and
+// affine_from_range chooses fl by the rule of dfp_from_range.
 
 #include <rknnxx/tensor/attr.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <span>
 
 namespace rknnxx::host::quantize {
 
-// The integers a quantized value may take: int8 by default.
+// The integers a quantized value may take: int8 by default. With dynamic_fixed_point the scale is a
+// power of two 2^-fl and the zero point 0 (w16a16i_dfp).
 struct IntRange {
   std::int32_t min = -128;
   std::int32_t max = 127;
+  bool dynamic_fixed_point = false;
   [[nodiscard]] constexpr std::int32_t levels() const noexcept { return max - min; }  // steps, 255 for int8
   friend constexpr bool operator==(const IntRange&, const IntRange&) = default;
 };
 inline constexpr IntRange int8_range{};
-inline constexpr IntRange int4_range{-8, 7};  // w4a16's weights
+inline constexpr IntRange int4_range{-8, 7};                     // w4a16's weights
+inline constexpr IntRange int16_dfp_range{-32768, 32767, true};  // w16a16i_dfp's weights and activations
+
+// The fractional lengths a dynamic fixed-point tensor may have (docs/quantization.md#w16a16i_dfp-int16-dynamic-fixed-point-rv1103rv1106):
+// scales 2^64 down to 2^-64, normal floats whose int16 multiples are exact in float32.
+inline constexpr int dfp_min_fraction_length = -64;
+inline constexpr int dfp_max_fraction_length = 64;
 
 struct AffineParams {
   float scale = 1.0f;
@@ -40,11 +52,24 @@ struct AffineParams {
   friend bool operator==(const AffineParams&, const AffineParams&) = default;
 };
 
+// fl when `scale` is exactly 2^-fl with fl within the dfp bounds above; nullopt otherwise.
+[[nodiscard]] inline std::optional<int> dfp_fraction_length(float scale) noexcept {
+  const std::optional<int> fl = Quantization::affine_asymmetric(scale, 0).fraction_length();
+  if (!fl || *fl < dfp_min_fraction_length || *fl > dfp_max_fraction_length) return std::nullopt;
+  return fl;
+}
+
 // Parameters covering [lo, hi] widened to contain 0, so that 0 is exact (zero padding, ReLU):
 // scale = (hi - lo) / levels, zero_point = round(qmin - lo / scale) clamped into the range. A range
 // of one point (all zeros) gives scale 1 (any scale represents it). Non-finite bounds are refused
 // by the caller; here they give scale 1.
 [[nodiscard]] AffineParams affine_from_range(double lo, double hi, IntRange range = int8_range) noexcept;
+
+// Dynamic fixed point covering [lo, hi] widened to contain 0 (what affine_from_range gives for a
+// dynamic_fixed_point range): the largest fl, within the dfp bounds, such that hi * 2^fl <= qmax and
+// lo * 2^fl >= qmin, i.e. the finest power-of-two step at which no value of the range saturates.
+// A range of one point, or non-finite bounds, gives fl = 0.
+[[nodiscard]] AffineParams dfp_from_range(double lo, double hi, IntRange range = int16_dfp_range) noexcept;
 
 // Replaces every value by its quantize-dequantize image, in place.
 void fake_quantize(std::span<float> values, const AffineParams& params) noexcept;

@@ -112,12 +112,13 @@ std::vector<ValueId> parameter_sources(const Session& session) {
 struct Calibrator::State {
   Session session;
   Algorithm algorithm;
+  IntRange ints;
   std::vector<ValueId> source;                                // per value, once planned
   std::vector<std::unique_ptr<TensorStatistics>> statistics;  // per value that owns parameters
   std::size_t samples = 0;
 
-  State(const Graph& graph, Algorithm a, std::size_t threads)
-      : session(Graph(graph), SessionOptions{.threads = threads, .fuse = false}), algorithm(a) {}
+  State(const Graph& graph, Algorithm a, std::size_t threads, IntRange i)
+      : session(Graph(graph), SessionOptions{.threads = threads, .fuse = false}), algorithm(a), ints(i) {}
 
   TensorStatistics* statistics_of(ValueId id) {
     if (id == no_value || static_cast<std::size_t>(id) >= source.size() || source[static_cast<std::size_t>(id)] != id)
@@ -128,8 +129,8 @@ struct Calibrator::State {
   }
 };
 
-Calibrator::Calibrator(const Graph& graph, Algorithm algorithm, std::size_t threads)
-    : state_(std::make_unique<State>(graph, algorithm, threads)) {
+Calibrator::Calibrator(const Graph& graph, Algorithm algorithm, std::size_t threads, IntRange ints)
+    : state_(std::make_unique<State>(graph, algorithm, threads, ints)) {
   if (algorithm == Algorithm::gdq)
     throw std::invalid_argument("quantized_algorithm 'gdq' is for the weights of w4a16/w8a16 models; w8a8 "
                                 "activations are calibrated with normal, kl_divergence or mmse");
@@ -175,7 +176,7 @@ ActivationTable Calibrator::finish(Algorithm algorithm) const {
     if (from == no_value) continue;
     const auto& stats = s.statistics[static_cast<std::size_t>(from)];
     if (!stats || stats->empty()) continue;  // never computed (an unused branch) or all non-finite
-    table.params[graph.value(static_cast<ValueId>(v)).name] = choose_params(*stats, algorithm);
+    table.params[graph.value(static_cast<ValueId>(v)).name] = choose_params(*stats, algorithm, s.ints);
   }
   return table;
 }
@@ -183,7 +184,7 @@ ActivationTable Calibrator::finish(Algorithm algorithm) const {
 ActivationTable calibrate(const Graph& graph, std::span<const CalibrationInput> inputs,
                           std::span<const DatasetSample> samples, const CalibrationOptions& options,
                           std::string_view source) {
-  Calibrator calibrator(graph, options.algorithm, options.threads);
+  Calibrator calibrator(graph, options.algorithm, options.threads, options.ints);
   Progress progress("calibrating", samples.size(), options.progress && !options.on_sample);
   for (const DatasetSample& sample : samples) {
     const std::vector<Tensor> tensors = load_sample(sample, inputs, source);
@@ -413,7 +414,8 @@ QuantizedSession::QuantizedSession(Graph graph, ActivationTable table, Method me
   s.weights = quantize_graph_weights(graph, method, weight_ints, clips);
   s.table = std::move(table);
   options.fuse = false;  // inference_graph() fused it; the table names its values
-  // w8a8: the activations are int8 values, exact in float32. A weight-only type keeps them float.
+  // w8a8, w16a16i_dfp: the activations are integers times a scale, exact in float32. A weight-only
+  // type keeps them float.
   if (!s.table.params.empty()) options.float16_activations = false;
   s.session.emplace(std::move(graph), options);
   const Graph& g = s.session->graph();

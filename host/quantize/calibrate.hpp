@@ -54,8 +54,9 @@ struct ActivationTable {
 // Gathers statistics sample by sample.
 class Calibrator {
 public:
-  // `algorithm` decides whether histograms are kept (kl_divergence, mmse) or only ranges (normal).
-  explicit Calibrator(const Graph& graph, Algorithm algorithm, std::size_t threads = 0);
+  // `algorithm` decides whether histograms are kept (kl_divergence, mmse) or only ranges (normal);
+  // `ints` are the activations' integers (activation_range: int8, or int16 dynamic fixed point).
+  explicit Calibrator(const Graph& graph, Algorithm algorithm, std::size_t threads = 0, IntRange ints = int8_range);
   ~Calibrator();
   Calibrator(Calibrator&&) noexcept;
   Calibrator& operator=(Calibrator&&) noexcept;
@@ -75,8 +76,9 @@ private:
 
 struct CalibrationOptions {
   Algorithm algorithm = Algorithm::normal;
-  std::size_t threads = 0;  // the engine's threads; 0: its default
-  bool progress = true;     // a progress bar on stderr, when stderr is a terminal
+  std::size_t threads = 0;     // the engine's threads; 0: its default
+  IntRange ints = int8_range;  // the activations' integers (activation_range, settings.hpp)
+  bool progress = true;        // a progress bar on stderr, when stderr is a terminal
   // Called after each sample instead of drawing the bar (a caller with its own progress display).
   std::function<void(std::size_t done, std::size_t total)> on_sample;
 };
@@ -106,8 +108,8 @@ ClipRatios choose_gdq_clips(const Graph& graph, std::span<const CalibrationInput
 
 // The graph run with quantized semantics: weights quantized with `method` to `weight_ints`; the
 // graph inputs and every calibrated tensor replaced by scale * (q - zero_point) right after the
-// step producing it. With w8a8 (a table with parameters) the activations are int8 values, exact in
-// float32, whatever `options` says; a table without parameters is a weight-only type (w8a16,
+// step producing it. With w8a8 or w16a16i_dfp (a table with parameters) the activations are int8
+// values, or int16 ones times 2^-fl, exact in float32, whatever `options` says; a table without parameters is a weight-only type (w8a16,
 // w4a16): the activations stay as `options` has them (float16 for those types).
 class QuantizedSession {
 public:

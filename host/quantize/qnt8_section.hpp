@@ -42,7 +42,7 @@ inline ActivationTable activation_table(const ModelQuantization& q) {
   ActivationTable table;
   table.algorithm = q.algorithm;
   table.samples = q.samples;
-  for (const QuantizedTensor& t : q.tensors) table.params[t.name] = {t.scale, t.zero_point};
+  for (const QuantizedTensor& t : q.tensors) table.params[t.name] = {t.scale, t.zero_point, activation_range(q.dtype)};
   return table;
 }
 

@@ -18,12 +18,15 @@ Settings settings_for(const rknnxx::toolkit::Config& config) {
         "quantized_dtype",
         "config: quantized_dtype 'w8a8' (the default) is not supported on rk2118; it has no quantized type "
         "the host implements");
-  if (dtype != QuantizedDtype::w8a8 && !weight_only(dtype))
-    throw ConfigError("quantized_dtype",
-                      fmt::format("config: quantized_dtype '{}' is not quantized by the host runtime yet (w8a8, "
-                                  "w8a16 and w4a16 are)",
-                                  rknnxx::toolkit::spelling(dtype)));
-  return {dtype, config.effective_quantized_algorithm(), config.effective_quantized_method()};
+  const auto algorithm = config.effective_quantized_algorithm();
+  // The clip searches measure rounding error on a 2048-bin histogram, coarser than int16's 65536
+  // steps, and a power-of-two grid only clips by halving the range (docs/quantization.md#w16a16i_dfp-int16-dynamic-fixed-point-rv1103rv1106).
+  if (dtype == QuantizedDtype::w16a16i_dfp && algorithm != rknnxx::toolkit::QuantizedAlgorithm::normal)
+    throw ConfigError("quantized_algorithm",
+                      fmt::format("config: quantized_algorithm '{}' is not supported with quantized_dtype "
+                                  "'w16a16i_dfp' by the host runtime; use 'normal' (the exact range)",
+                                  rknnxx::toolkit::spelling(algorithm)));
+  return {dtype, algorithm, config.effective_quantized_method()};
 }
 
 }  // namespace rknnxx::host::quantize

@@ -15,14 +15,18 @@ size_t ContextSession::board_weight_bytes() const {
   size_t bytes = session_->weight_bytes();
   if (!quantized_) return bytes;
   // The engine keeps the quantized weights as float32 grid values; the board keeps one byte each
-  // (int8), or half a byte (int4, w4a16; two to a byte, a tensor of odd size rounded up).
+  // (int8), half a byte (int4, w4a16; two to a byte, a tensor of odd size rounded up) or two bytes
+  // (int16, w16a16i_dfp).
   const Graph& graph = session_->graph();
   for (const auto& [name, weights] : quantized_->weights())
     if (const auto id = graph.find(name))
       if (const Tensor* constant = graph.constant(*id)) {
         const auto elements = static_cast<size_t>(constant->elements());
-        const bool int4 = !weights.params.empty() && weights.params.front().range == quantize::int4_range;
-        bytes -= constant->bytes() - (int4 ? (elements + 1) / 2 : elements);
+        const auto range = weights.params.empty() ? quantize::int8_range : weights.params.front().range;
+        size_t board = elements;                                            // int8
+        if (range == quantize::int4_range) board = (elements + 1) / 2;      // int4
+        else if (range == quantize::int16_dfp_range) board = elements * 2;  // int16
+        bytes -= constant->bytes() - board;
       }
   return bytes;
 }

@@ -114,8 +114,8 @@ void LoadedModel::load_quantization() {
   output_params_.resize(outputs_.size());
   if (!file_.quantization) return;
   activations_ = quantize::activation_table(*file_.quantization);
-  if (!int8_activations()) return;  // weight-only: float16 inputs and outputs, no parameters
-  // Every float input and output is an INT8 tensor: it needs its parameters.
+  if (!quantized_activations()) return;  // weight-only: float16 inputs and outputs, no parameters
+  // Every float input and output is an INT8 (INT16) tensor: it needs its parameters.
   auto find = [&](const char* role, size_t index, const IoTensor& tensor) -> std::optional<quantize::AffineParams> {
     if (tensor.dtype != DataType::float32 && tensor.dtype != DataType::float16) return std::nullopt;
     const auto found = activations_.params.find(tensor.name);
@@ -160,12 +160,12 @@ void LoadedModel::check_shapes() const {
 }
 
 bool LoadedModel::float16_model() const noexcept {
-  return !int8_activations() && file_.float_dtype == toolkit::FloatDtype::float16;
+  return !quantized_activations() && file_.float_dtype == toolkit::FloatDtype::float16;
 }
 
 rknn_tensor_type LoadedModel::runtime_type(DataType dtype) const {
   if (dtype == DataType::float32 || dtype == DataType::float16) {
-    if (int8_activations()) return RKNN_TENSOR_INT8;
+    if (quantized_activations()) return dfp_activations() ? RKNN_TENSOR_INT16 : RKNN_TENSOR_INT8;
     return float16_model() ? RKNN_TENSOR_FLOAT16 : RKNN_TENSOR_FLOAT32;
   }
   if (const auto type = rknn_type_of(dtype)) return *type;
@@ -214,8 +214,12 @@ rknn_tensor_attr LoadedModel::attr(bool input, uint32_t index, const std::vector
   // A quantized model's inputs carry the parameters of the normalized input (what the first layer
   // reads: mean and std folded), its outputs those of the last layers; a float model has none.
   const auto& params = (input ? input_params_ : output_params_).at(index);
-  attr.qnt_type = params ? RKNN_TENSOR_QNT_AFFINE_ASYMMETRIC : RKNN_TENSOR_QNT_NONE;
-  attr.fl = 0;
+  // w16a16i_dfp reports DFP with its fl, and the equal affine scale 2^-fl with zp 0 too, so that code
+  // dequantizing every integer tensor affinely gets the right values (docs/c-interface.md#quantization).
+  const std::optional<int> fl =
+      params && dfp_activations() ? quantize::dfp_fraction_length(params->scale) : std::nullopt;
+  attr.qnt_type = !params ? RKNN_TENSOR_QNT_NONE : fl ? RKNN_TENSOR_QNT_DFP : RKNN_TENSOR_QNT_AFFINE_ASYMMETRIC;
+  attr.fl = static_cast<int8_t>(fl.value_or(0));
   attr.zp = params ? params->zero_point : 0;
   attr.scale = params ? params->scale : 1.0f;
   attr.pass_through = 0;

@@ -51,9 +51,15 @@ public:
   [[nodiscard]] bool float16_model() const noexcept;
   // A quantized model (the file's "qnt8" section, docs/quantization.md): its weights are integers.
   [[nodiscard]] bool quantized() const noexcept { return file_.quantization.has_value(); }
-  // A w8a8 model: every float input and output is INT8 with the affine parameters of quantization().
-  [[nodiscard]] bool int8_activations() const noexcept {
-    return quantized() && file_.quantization->dtype == toolkit::QuantizedDtype::w8a8;
+  // A w8a8 or w16a16i_dfp model: every float input and output is INT8 with the affine parameters
+  // of quantization(), or INT16 dynamic fixed point (scale 2^-fl, zero point 0).
+  [[nodiscard]] bool quantized_activations() const noexcept {
+    return quantized() &&
+        (file_.quantization->dtype == toolkit::QuantizedDtype::w8a8 ||
+         file_.quantization->dtype == toolkit::QuantizedDtype::w16a16i_dfp);
+  }
+  [[nodiscard]] bool dfp_activations() const noexcept {
+    return quantized() && file_.quantization->dtype == toolkit::QuantizedDtype::w16a16i_dfp;
   }
   [[nodiscard]] const quantize::ActivationTable& activation_table() const noexcept { return activations_; }
   // The parameters of a quantized model's float input or output; nullopt otherwise.
@@ -62,7 +68,8 @@ public:
   }
 
   // The element type the board reports for a tensor of this ONNX type (float32 is float16
-  // in a model converted with float_dtype float16 or weight-only quantized, int8 in a w8a8 one).
+  // in a model converted with float_dtype float16 or weight-only quantized, int8 in a w8a8 one,
+  // int16 in a w16a16i_dfp one).
   [[nodiscard]] rknn_tensor_type runtime_type(DataType dtype) const;
   [[nodiscard]] const Normalization& normalization(size_t input) const { return normalization_.at(input); }
 

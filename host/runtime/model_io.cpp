@@ -105,7 +105,7 @@ BufferFormat output_format(const LoadedModel& model, uint32_t index, const std::
 void encode_output(const LoadedModel& model, uint32_t index, const Tensor& value, const BufferFormat& format,
                    std::span<std::byte> target) {
   const auto& params = model.quantization(false, index);
-  if (params && format.type == RKNN_TENSOR_INT8)
+  if (params && (format.type == RKNN_TENSOR_INT8 || format.type == RKNN_TENSOR_INT16))
     encode(value, format, target, [&](double v) { return params->quantize(static_cast<float>(v)); });
   else encode(value, format, target);
 }

@@ -31,7 +31,8 @@ void check_input_format(const LoadedModel& model, uint32_t index, const std::vec
                         const BufferFormat& format, bool pass_through);
 
 // Input `index` of shape `dims` read from `bytes` (held as `format`) as the engine computes on it:
-// normalized (unless pass_through), rounded to float16 in a float16 model, quantized in a w8a8 one.
+// normalized (unless pass_through), rounded to float16 in a float16 model, quantized in a w8a8 or
+// w16a16i_dfp one.
 [[nodiscard]] Tensor decode_input(const LoadedModel& model, uint32_t index, const std::vector<int64_t>& dims,
                                   std::span<const std::byte> bytes, const BufferFormat& format, bool pass_through);
 
@@ -40,7 +41,7 @@ void check_input_format(const LoadedModel& model, uint32_t index, const std::vec
                                          bool want_float);
 
 // Writes `value`, output `index` of a run, into `target` as `format`: straight from the engine's
-// tensor, a quantized output written INT8 as its integers q.
+// tensor, a quantized output written INT8 (INT16 for w16a16i_dfp) as its integers q.
 void encode_output(const LoadedModel& model, uint32_t index, const Tensor& value, const BufferFormat& format,
                    std::span<std::byte> target);
 

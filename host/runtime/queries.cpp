@@ -89,7 +89,7 @@ void HostContext::answer_query(rknn_query_cmd cmd, void* info, uint32_t size) {
       auto& out = info_as<rknn_mem_size>(info, size, cmd);
       out = {};
       // What the engine keeps: float32 weights also for a float16 model, so twice the board's figure there;
-      // a quantized model's weights one byte each (half a byte for w4a16), as on the board.
+      // a quantized model's weights one byte each (half a byte for w4a16, two for w16a16i_dfp), as on the board.
       out.total_weight_size = static_cast<uint32_t>(session_.board_weight_bytes());
       out.total_internal_size = static_cast<uint32_t>(internal_bytes());
       out.total_dma_allocated_size = uint64_t{out.total_weight_size} + out.total_internal_size;

@@ -59,6 +59,9 @@ AccuracyResult analyze(std::span<const std::byte> model_bytes, const std::string
     throw std::invalid_argument(fmt::format("the model is {}: the analysis measures w8a8 activations, which a "
                                             "weight-only model does not have",
                                             toolkit::spelling(file.quantization->dtype)));
+  if (file.quantization->dtype != toolkit::QuantizedDtype::w8a8)
+    throw std::invalid_argument(fmt::format("the model is {}: the analysis measures w8a8 models only",
+                                            toolkit::spelling(file.quantization->dtype)));
   const toolkit::Config config = host::config_from_json(config_json);
   const host::Graph graph = quantize::inference_graph(host::onnx::read_model(file.onnx));
   const auto inputs = quantize::calibration_inputs(quantize::model_inputs(graph), config);

@@ -356,8 +356,7 @@ TEST_CASE("the quantization section: round trip, required, and every bad value r
         "model file: section 'qnt8': 0 calibration samples with dtype 'w8a8' and algorithm 'mmse'; only a w8a8 QDQ "
         "model (algorithm normal) has none");
   CHECK(contains(refused(Payload{}.head(0, "w8a16", 0)), "0 calibration samples with dtype 'w8a16'"));
-  CHECK(
-      contains(refused(Payload{}.head(0, "w16a16i_dfp")), "quantized dtype 'w16a16i_dfp'; only w8a8, w8a16 and w4a16"));
+  CHECK(contains(refused(Payload{}.head(0, "w4a8")), "unknown quantized dtype 'w4a8'"));
   CHECK(contains(refused(Payload{}.head(0, "int8")), "unknown quantized dtype 'int8'"));
   CHECK(contains(refused(Payload{}.str("w8a8").str("gdq").str("channel").u32(1).u32(0).u32(0)),
                  "algorithm 'gdq' with dtype 'w8a8'; gdq rounds the weights of w8a16 and w4a16 only"));
@@ -419,8 +418,55 @@ TEST_CASE("the quantization section: round trip, required, and every bad value r
   bad.quantization->dtype = toolkit::QuantizedDtype::w8a16;
   CHECK_THROWS_WITH_AS((void)host::serialize_model_file(bad), doctest::Contains("whose activations stay float16"),
                        ModelFileError);
-  bad.quantization->dtype = toolkit::QuantizedDtype::w16a16i_dfp;
-  CHECK_THROWS_WITH_AS((void)host::serialize_model_file(bad), doctest::Contains("only w8a8, w8a16 and w4a16"),
+  bad.quantization->dtype = toolkit::QuantizedDtype::w16a16i_dfp;  // m's tensors have affine scales
+  CHECK_THROWS_WITH_AS((void)host::serialize_model_file(bad),
+                       "model file: cannot write quantization: tensor 'images' has zero point -3; w16a16i_dfp "
+                       "tensors have 0",
+                       ModelFileError);
+}
+
+TEST_CASE("the quantization section with w16a16i_dfp: every tensor's fl as its scale 2^-fl, zero points 0") {
+  ModelFile m = sample();
+  m.quantization = host::ModelQuantization{toolkit::QuantizedDtype::w16a16i_dfp,
+                                           toolkit::QuantizedAlgorithm::normal,
+                                           toolkit::QuantizedMethod::channel(),
+                                           16,
+                                           {{"images", std::ldexp(1.0f, -13), 0},
+                                            {"conv_out", std::ldexp(1.0f, 4), 0},
+                                            {"tiny", std::ldexp(1.0f, -64), 0},
+                                            {"huge", std::ldexp(1.0f, 64), 0}},
+                                           {}};
+  CHECK(host::parse_model_file(host::serialize_model_file(m)) == m);
+  ModelFile layer = m;
+  layer.quantization->method = toolkit::QuantizedMethod::layer();
+  CHECK(host::parse_model_file(host::serialize_model_file(layer)) == layer);
+  // The payload by hand: the documented layout.
+  Payload good;
+  good.head(1, "w16a16i_dfp").tensor("x", 0.125f, 0);
+  const host::ModelFile parsed = host::parse_model_file(with_section("qnt8", true, good.bytes));
+  REQUIRE(parsed.quantization.has_value());
+  CHECK(parsed.quantization->dtype == toolkit::QuantizedDtype::w16a16i_dfp);
+  CHECK(parsed.quantization->tensors == std::vector<host::QuantizedTensor>{{"x", 0.125f, 0}});
+
+  auto refused = [](Payload p) { return error_of(with_section("qnt8", true, p.bytes)); };
+  CHECK(refused(Payload{}.head(1, "w16a16i_dfp").tensor("x", 0.125f, 1)) ==
+        "model file: section 'qnt8': tensor 'x' has zero point 1; w16a16i_dfp tensors have 0");
+  CHECK(refused(Payload{}.head(1, "w16a16i_dfp").tensor("x", 0.3f, 0)) ==
+        "model file: section 'qnt8': tensor 'x' has scale 0.3; w16a16i_dfp expects 2^-fl with fl in -64..64");
+  CHECK(contains(refused(Payload{}.head(1, "w16a16i_dfp").tensor("x", std::ldexp(1.0f, -65), 0)),
+                 "w16a16i_dfp expects 2^-fl with fl in -64..64"));
+  CHECK(contains(refused(Payload{}.head(1, "w16a16i_dfp").tensor("x", std::ldexp(1.0f, 65), 0)), "fl in -64..64"));
+  CHECK(contains(refused(Payload{}.head(1, "w16a16i_dfp").tensor("x", -0.125f, 0)), "expected a finite scale above 0"));
+  // Parameters come from calibration only (no QDQ form), never gdq, no groups.
+  CHECK(contains(refused(Payload{}.head(1, "w16a16i_dfp", 0).tensor("x", 0.125f, 0)),
+                 "0 calibration samples with dtype 'w16a16i_dfp'"));
+  CHECK(contains(refused(Payload{}.str("w16a16i_dfp").str("gdq").str("channel").u32(1).u32(0).u32(0)),
+                 "algorithm 'gdq' with dtype 'w16a16i_dfp'"));
+  CHECK(contains(refused(Payload{}.str("w16a16i_dfp").str("normal").str("group32").u32(1).u32(0)),
+                 "weight method 'group32' with dtype 'w16a16i_dfp'; groups are for w4a16 only"));
+  ModelFile bad = m;
+  bad.quantization->tensors[1].scale = 16.5f;
+  CHECK_THROWS_WITH_AS((void)host::serialize_model_file(bad), doctest::Contains("tensor 'conv_out' has scale 16.5"),
                        ModelFileError);
 }
 

@@ -12,6 +12,9 @@
 
 #include <rknnxx/abi/c_api.h>
 #include <rknnxx/toolkit/config.hpp>
+#include <rknnxx/tensor/attr.hpp>
+#include <rknnxx/tensor/convert.hpp>
+#include <rknnxx/tensor/view.hpp>
 
 #include "c_api_test_helpers.hpp"
 
@@ -578,4 +581,311 @@ TEST_CASE("gdq (w4a16, w8a16): clip ratios chosen on the dataset, recorded, and 
       config_on("rk3562", R"(, "quantized_dtype": "w8a16", "quantized_algorithm": "gdq", "quantized_method": "layer")"),
       true));
   CHECK(run_uint8(w8, image(8, 8, 2))[0].size() == 256);
+}
+
+// ---- w16a16i_dfp: int16 dynamic fixed point on RV1106 ----------------------------------------
+
+namespace {
+
+std::string dfp_config(const std::string& platform = "rv1106", const std::string& extra = "") {
+  return config_on(platform, R"(, "quantized_dtype": "w16a16i_dfp")" + extra);
+}
+std::string dfp_model() { return converted("small_cnn.onnx", dfp_config(), true); }
+std::string rv1106_float_model() { return converted("small_cnn.onnx", config_on("rv1106"), false); }
+
+// The parameters the converter stored for a tensor of a w16a16i_dfp model, with their fl.
+std::pair<AffineParams, int> stored_dfp(const std::string& path, const std::string& tensor) {
+  const AffineParams p = stored(path, tensor);
+  const auto fl = host::quantize::dfp_fraction_length(p.scale);
+  REQUIRE_MESSAGE(fl.has_value(), tensor << " has scale " << p.scale << ", not a power of two");
+  REQUIRE(p.zero_point == 0);
+  return {AffineParams{p.scale, 0, host::quantize::int16_dfp_range}, *fl};
+}
+
+// The image as NHWC rows of the native input's w_stride, as `T`.
+template <class T> std::vector<T> strided_image(const std::vector<uint8_t>& img, uint32_t w_stride) {
+  std::vector<T> out(size_t{w_stride} * 8 * 3, T{});
+  for (uint32_t h = 0; h < 8; ++h)
+    for (uint32_t i = 0; i < 8 * 3; ++i) out[h * w_stride * 3 + i] = static_cast<T>(img[h * 8 * 3 + i]);
+  return out;
+}
+
+// One zero-copy run (RV1106 has no rknn_inputs_set or rknn_outputs_get): `input` in memory bound
+// with `in_attr`, both outputs bound in their normal layout as `type`; the outputs' values.
+template <class T, class In> std::vector<std::vector<T>>
+zero_copy_run(rknn_context ctx, const std::vector<In>& input, rknn_tensor_attr in_attr, rknn_tensor_type type) {
+  rknn_tensor_mem* in_mem = rknn_create_mem(ctx, static_cast<uint32_t>(input.size() * sizeof(In)));
+  REQUIRE(in_mem != nullptr);
+  std::memcpy(in_mem->virt_addr, input.data(), input.size() * sizeof(In));
+  REQUIRE(rknn_set_io_mem(ctx, in_mem, &in_attr) == RKNN_SUCC);
+  std::vector<std::pair<rknn_tensor_mem*, uint32_t>> outs;
+  for (uint32_t o = 0; o < 2; ++o) {
+    rknn_tensor_attr a = query_attr(ctx, RKNN_QUERY_OUTPUT_ATTR, o);
+    a.type = type;
+    outs.emplace_back(rknn_create_mem(ctx, static_cast<uint32_t>(a.n_elems * sizeof(T))), a.n_elems);
+    REQUIRE(rknn_set_io_mem(ctx, outs.back().first, &a) == RKNN_SUCC);
+  }
+  REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+  std::vector<std::vector<T>> result;
+  for (const auto& [mem, count] : outs) {
+    const auto* values = static_cast<const T*>(mem->virt_addr);
+    result.emplace_back(values, values + count);
+    CHECK(rknn_destroy_mem(ctx, mem) == RKNN_SUCC);
+  }
+  CHECK(rknn_destroy_mem(ctx, in_mem) == RKNN_SUCC);
+  return result;
+}
+
+// Checks the DFP fields of an attribute against the stored fl.
+void check_dfp(const rknn_tensor_attr& attr, int fl) {
+  CHECK(attr.type == RKNN_TENSOR_INT16);
+  CHECK(attr.qnt_type == RKNN_TENSOR_QNT_DFP);
+  CHECK(attr.fl == fl);
+  CHECK(attr.zp == 0);
+  CHECK(attr.scale == std::ldexp(1.0f, -fl));  // reported too, for code that dequantizes affinely
+  CHECK(attr.size == attr.n_elems * 2);
+}
+
+}  // namespace
+
+TEST_CASE("w16a16i_dfp: INT16 DFP attributes with each tensor's fl, int16 C2 of 8, weights two bytes each") {
+  const std::string path = dfp_model();
+  const auto file = host::load_model_file(path);
+  REQUIRE(file.quantization.has_value());
+  CHECK(file.quantization->dtype == toolkit::QuantizedDtype::w16a16i_dfp);
+  CHECK(file.quantization->method == toolkit::QuantizedMethod::channel());
+  CHECK(file.quantization->samples == 16);
+  CHECK(file.quantization->tensors.size() >= 4);  // image, c1 (Relu fused), y, pooled
+  Ctx ctx(path);
+
+  // The normalized image spans about -2 .. 2.7: 2.7 * 2^13 fits int16, 2^14 does not.
+  const auto [in_params, in_fl] = stored_dfp(path, "image");
+  CHECK(in_fl == 13);
+  const rknn_tensor_attr in = query_attr(ctx, RKNN_QUERY_INPUT_ATTR, 0);
+  check_dfp(in, in_fl);
+  CHECK(in.fmt == RKNN_TENSOR_NHWC);
+  CHECK(dims_of(in) == std::vector<uint32_t>{1, 8, 8, 3});
+  CHECK(in.n_elems == 192);
+  CHECK(in.size == 384);
+
+  const auto [y_params, y_fl] = stored_dfp(path, "y");
+  const rknn_tensor_attr y = query_attr(ctx, RKNN_QUERY_OUTPUT_ATTR, 0);
+  check_dfp(y, y_fl);
+  CHECK(y.fmt == RKNN_TENSOR_NCHW);
+  CHECK(dims_of(y) == std::vector<uint32_t>{1, 4, 8, 8});
+  CHECK(y.size == 512);
+  const rknn_tensor_attr score = query_attr(ctx, RKNN_QUERY_OUTPUT_ATTR, 1);
+  check_dfp(score, stored_dfp(path, "pooled").second);
+  CHECK(score.fmt == RKNN_TENSOR_UNDEFINED);
+  CHECK(score.size == 8);
+
+  // Natively: the image stays NHWC; y is NC1HWC2 with RV1106's int16 C2 of 8.
+  const rknn_tensor_attr native_in = query_attr(ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, 0);
+  check_dfp(native_in, in_fl);
+  CHECK(native_in.fmt == RKNN_TENSOR_NHWC);
+  const rknn_tensor_attr native_y = query_attr(ctx, RKNN_QUERY_NATIVE_OUTPUT_ATTR, 0);
+  check_dfp(native_y, y_fl);
+  CHECK(native_y.fmt == RKNN_TENSOR_NC1HWC2);
+  CHECK(dims_of(native_y) == std::vector<uint32_t>{1, 1, 8, 8, 8});
+  CHECK(native_y.size_with_stride == 8 * 8 * 8 * 2);
+
+  // The weights as the board stores them: two bytes for each of the 248 convolution weights; the
+  // float model's engine keeps four.
+  Ctx plain(rv1106_float_model());
+  rknn_mem_size dfp_mem{}, float_mem{};
+  REQUIRE(rknn_query(ctx, RKNN_QUERY_MEM_SIZE, &dfp_mem, sizeof dfp_mem) == RKNN_SUCC);
+  REQUIRE(rknn_query(plain, RKNN_QUERY_MEM_SIZE, &float_mem, sizeof float_mem) == RKNN_SUCC);
+  CHECK(dfp_mem.total_weight_size + 2 * (8 * 3 * 9 + 4 * 8) == float_mem.total_weight_size);
+}
+
+TEST_CASE("w16a16i_dfp runs: outputs on their int16 grid, as the float model within 0.9999; int16 and float data") {
+  const std::string path = dfp_model();
+  Ctx ctx(path);
+  Ctx plain(float_model());  // float16 activations, the same semantics on every platform
+  const auto [in_params, in_fl] = stored_dfp(path, "image");
+  const AffineParams params[2] = {stored_dfp(path, "y").first, stored_dfp(path, "pooled").first};
+  const int fls[2] = {stored_dfp(path, "y").second, stored_dfp(path, "pooled").second};
+  const rknn_tensor_attr native = query_attr(ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, 0);
+  // RV1106 has only the zero-copy flow: the general one is refused as on the board.
+  std::vector<uint8_t> any = image(8, 8, 0);
+  rknn_input general = input_of(any.data(), any.size(), RKNN_TENSOR_UINT8);
+  CHECK(rknn_inputs_set(ctx, 1, &general) != RKNN_SUCC);
+  for (uint32_t seed = 0; seed < 3; ++seed) {
+    CAPTURE(seed);
+    const auto img = image(8, 8, seed);
+    rknn_tensor_attr u8 = native;
+    u8.type = RKNN_TENSOR_UINT8;
+    const auto dequantized =
+        zero_copy_run<float>(ctx, strided_image<uint8_t>(img, native.w_stride), u8, RKNN_TENSOR_FLOAT32);
+    const auto reference = run_uint8(plain, img);
+    for (size_t o = 0; o < 2; ++o) {
+      CAPTURE(o);
+      const auto [cosine, worst] = compare(dequantized[o], reference[o]);
+      MESSAGE("output " << o << ": cosine against float16 " << cosine << " (max diff " << worst << ")");
+      CHECK(cosine >= 0.9999);
+      CHECK(worst < 0.01);
+      for (float v : dequantized[o]) CHECK(params[o].fake_quantize(v) == v);  // q * 2^-fl with q in int16
+    }
+
+    // Outputs bound INT16: the integers q, whose dequantization is what FLOAT32 gives.
+    const auto raw = zero_copy_run<int16_t>(ctx, strided_image<uint8_t>(img, native.w_stride), u8, RKNN_TENSOR_INT16);
+    for (size_t o = 0; o < 2; ++o) {
+      REQUIRE(raw[o].size() == dequantized[o].size());
+      for (size_t i = 0; i < raw[o].size(); ++i)
+        CHECK(std::ldexp(static_cast<float>(raw[o][i]), -fls[o]) == dequantized[o][i]);
+    }
+
+    // FLOAT32 pixels: the same normalization and quantization as UINT8.
+    rknn_tensor_attr f32 = native;
+    f32.type = RKNN_TENSOR_FLOAT32;
+    CHECK(zero_copy_run<float>(ctx, strided_image<float>(img, native.w_stride), f32, RKNN_TENSOR_FLOAT32) ==
+          dequantized);
+
+    // pass_through: int16 q = round(normalized * 2^fl) in the native NHWC layout, taken as is.
+    std::vector<int16_t> q(size_t{native.w_stride} * 8 * 3, 0);
+    for (uint32_t h = 0; h < 8; ++h)
+      for (uint32_t w = 0; w < 8; ++w)
+        for (uint32_t c = 0; c < 3; ++c)
+          q[(h * native.w_stride + w) * 3 + c] = static_cast<int16_t>(
+              in_params.quantize((static_cast<float>(img[(h * 8 + w) * 3 + c]) - mean[c]) / std_[c]));
+    rknn_tensor_attr through = native;
+    through.pass_through = 1;
+    CHECK(zero_copy_run<float>(ctx, q, through, RKNN_TENSOR_FLOAT32) == dequantized);
+  }
+  // pass_through data must be the model's INT16.
+  rknn_tensor_attr wrong = native;
+  wrong.type = RKNN_TENSOR_INT8;
+  wrong.pass_through = 1;
+  rknn_tensor_mem* mem = rknn_create_mem(ctx, native.size_with_stride);
+  CHECK(rknn_set_io_mem(ctx, mem, &wrong) != RKNN_SUCC);
+  CHECK(rknn_destroy_mem(ctx, mem) == RKNN_SUCC);
+}
+
+TEST_CASE("w16a16i_dfp, zero-copy: int16 input and NC1HWC2 output memory, float32 output, int16 weight memory") {
+  const std::string path = dfp_model();
+  Ctx ctx(path);
+  const auto img = image(8, 8, 5);
+  rknn_tensor_attr u8 = query_attr(ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, 0);
+  u8.type = RKNN_TENSOR_UINT8;
+  const auto general = zero_copy_run<float>(ctx, strided_image<uint8_t>(img, u8.w_stride), u8, RKNN_TENSOR_FLOAT32);
+  const auto raw = zero_copy_run<int16_t>(ctx, strided_image<uint8_t>(img, u8.w_stride), u8, RKNN_TENSOR_INT16);
+
+  // UINT8 NHWC input memory (normalized and quantized to int16 by the runtime), native outputs.
+  rknn_tensor_attr in_attr = query_attr(ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, 0);
+  in_attr.type = RKNN_TENSOR_UINT8;
+  rknn_tensor_mem* in_mem = rknn_create_mem(ctx, in_attr.w_stride * 8 * 3);
+  REQUIRE(in_mem != nullptr);
+  auto* pixels = static_cast<uint8_t*>(in_mem->virt_addr);
+  for (uint32_t h = 0; h < 8; ++h) std::memcpy(pixels + h * in_attr.w_stride * 3, img.data() + h * 8 * 3, 8 * 3);
+  REQUIRE(rknn_set_io_mem(ctx, in_mem, &in_attr) == RKNN_SUCC);
+  rknn_tensor_attr y_attr = query_attr(ctx, RKNN_QUERY_NATIVE_OUTPUT_ATTR, 0);
+  rknn_tensor_attr score_attr = query_attr(ctx, RKNN_QUERY_NATIVE_OUTPUT_ATTR, 1);
+  REQUIRE(y_attr.fmt == RKNN_TENSOR_NC1HWC2);
+  rknn_tensor_mem* y_mem = rknn_create_mem(ctx, y_attr.size_with_stride);
+  rknn_tensor_mem* score_mem = rknn_create_mem(ctx, score_attr.size_with_stride);
+  REQUIRE(rknn_set_io_mem(ctx, y_mem, &y_attr) == RKNN_SUCC);
+  REQUIRE(rknn_set_io_mem(ctx, score_mem, &score_attr) == RKNN_SUCC);
+  REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+  const auto* blocked = static_cast<const int16_t*>(y_mem->virt_addr);
+  for (uint32_t c = 0; c < 8; ++c)
+    for (uint32_t hw = 0; hw < 64; ++hw) {
+      CAPTURE(c);
+      if (c < 4) CHECK(blocked[hw * 8 + c] == raw[0][c * 64 + hw]);
+      else CHECK(blocked[hw * 8 + c] == 0);  // padding lanes
+    }
+  CHECK(std::vector<int16_t>(static_cast<const int16_t*>(score_mem->virt_addr),
+                             static_cast<const int16_t*>(score_mem->virt_addr) + 4) == raw[1]);
+
+  // pass_through int16 input memory, and y written FLOAT32 (dequantized).
+  const auto [in_params, in_fl] = stored_dfp(path, "image");
+  rknn_tensor_attr q_attr = query_attr(ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, 0);
+  q_attr.pass_through = 1;
+  rknn_tensor_mem* q_mem = rknn_create_mem(ctx, q_attr.size_with_stride);
+  auto* q = static_cast<int16_t*>(q_mem->virt_addr);
+  for (uint32_t h = 0; h < 8; ++h)
+    for (uint32_t w = 0; w < 8; ++w)
+      for (uint32_t c = 0; c < 3; ++c)
+        q[(h * q_attr.w_stride + w) * 3 + c] = static_cast<int16_t>(
+            in_params.quantize((static_cast<float>(img[(h * 8 + w) * 3 + c]) - mean[c]) / std_[c]));
+  REQUIRE(rknn_set_io_mem(ctx, q_mem, &q_attr) == RKNN_SUCC);
+  rknn_tensor_attr float_y = query_attr(ctx, RKNN_QUERY_OUTPUT_ATTR, 0);
+  float_y.type = RKNN_TENSOR_FLOAT32;
+  rknn_tensor_mem* float_mem = rknn_create_mem(ctx, float_y.n_elems * 4);
+  REQUIRE(rknn_set_io_mem(ctx, float_mem, &float_y) == RKNN_SUCC);
+  REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+  const auto* values = static_cast<const float*>(float_mem->virt_addr);
+  CHECK(std::vector<float>(values, values + 256) == general[0]);
+  // Nor int8 for an int16 output.
+  rknn_tensor_attr wrong = query_attr(ctx, RKNN_QUERY_OUTPUT_ATTR, 0);
+  wrong.type = RKNN_TENSOR_INT8;
+  CHECK(rknn_set_io_mem(ctx, float_mem, &wrong) == RKNN_ERR_PARAM_INVALID);
+
+  // Weight memory: RKNN_QUERY_MEM_SIZE's int16 figure is enough, one byte less is refused.
+  rknn_mem_size sizes{};
+  REQUIRE(rknn_query(ctx, RKNN_QUERY_MEM_SIZE, &sizes, sizeof sizes) == RKNN_SUCC);
+  rknn_tensor_mem* small = rknn_create_mem(ctx, sizes.total_weight_size - 1);
+  CHECK(rknn_set_weight_mem(ctx, small) == RKNN_ERR_PARAM_INVALID);
+  rknn_tensor_mem* weights = rknn_create_mem(ctx, sizes.total_weight_size);
+  CHECK(rknn_set_weight_mem(ctx, weights) == RKNN_SUCC);
+  REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+  CHECK(std::vector<float>(values, values + 256) == general[0]);
+
+  for (rknn_tensor_mem* m : {in_mem, y_mem, score_mem, q_mem, float_mem, small, weights})
+    CHECK(rknn_destroy_mem(ctx, m) == RKNN_SUCC);
+}
+
+TEST_CASE("w16a16i_dfp conversion: rv1103 too, per layer; other platforms and the clip searches refused") {
+  const auto onnx = read_bytes(data_dir() / "small_cnn.onnx");
+  const auto dataset = data_dir() / "dataset.txt";
+  auto quantize = [&](const std::string& config) {
+    return host::convert_onnx(onnx, host::config_from_json(config), {}, dataset).file;
+  };
+  const auto layer = quantize(dfp_config("rv1103", R"(, "quantized_method": "layer")"));
+  REQUIRE(layer.quantization.has_value());
+  CHECK(layer.quantization->method == toolkit::QuantizedMethod::layer());
+  for (const auto& t : layer.quantization->tensors) {
+    CAPTURE(t.name);
+    CHECK(host::quantize::dfp_fraction_length(t.scale).has_value());
+    CHECK(t.zero_point == 0);
+  }
+  CHECK_THROWS_WITH_AS((void)quantize(dfp_config("rk3588")),
+                       doctest::Contains("quantized_dtype 'w16a16i_dfp' is supported only on rv1103 and rv1106"),
+                       toolkit::ConfigError);
+  CHECK_THROWS_WITH_AS((void)quantize(dfp_config("rv1106", R"(, "quantized_algorithm": "mmse")")),
+                       doctest::Contains("quantized_algorithm 'mmse' is not supported with quantized_dtype"),
+                       toolkit::ConfigError);
+}
+
+TEST_CASE("w16a16i_dfp through the C++ layer: TensorInfo reads DFP, copy() unblocks and dequantizes int16") {
+  const std::string path = dfp_model();
+  Ctx ctx(path);
+  const auto img = image(8, 8, 9);
+  rknn_tensor_attr u8 = query_attr(ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, 0);
+  u8.type = RKNN_TENSOR_UINT8;
+  const auto want = zero_copy_run<float>(ctx, strided_image<uint8_t>(img, u8.w_stride), u8, RKNN_TENSOR_FLOAT32);
+
+  // y as the NPU writes it: int16 NC1HWC2; rknnxx's view of the attribute dequantizes it with 2^-fl.
+  const auto pixels = strided_image<uint8_t>(img, u8.w_stride);
+  rknn_tensor_mem* in_mem = rknn_create_mem(ctx, static_cast<uint32_t>(pixels.size()));
+  std::memcpy(in_mem->virt_addr, pixels.data(), pixels.size());
+  REQUIRE(rknn_set_io_mem(ctx, in_mem, &u8) == RKNN_SUCC);
+  rknn_tensor_attr y_attr = query_attr(ctx, RKNN_QUERY_NATIVE_OUTPUT_ATTR, 0);
+  rknn_tensor_attr score_attr = query_attr(ctx, RKNN_QUERY_NATIVE_OUTPUT_ATTR, 1);
+  rknn_tensor_mem* y_mem = rknn_create_mem(ctx, y_attr.size_with_stride);
+  rknn_tensor_mem* score_mem = rknn_create_mem(ctx, score_attr.size_with_stride);
+  REQUIRE(rknn_set_io_mem(ctx, y_mem, &y_attr) == RKNN_SUCC);
+  REQUIRE(rknn_set_io_mem(ctx, score_mem, &score_attr) == RKNN_SUCC);
+  REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+
+  const TensorInfo info(y_attr, TensorIo::output);
+  CHECK(info.type() == TensorType::int16);
+  CHECK(info.format() == TensorFormat::nc1hwc2);
+  CHECK(info.quantization() == Quantization::dynamic_fixed_point(y_attr.fl));
+  CHECK(info.quantization().fraction_length() == y_attr.fl);
+  std::vector<float> y(256);
+  copy(ErasedView::of(y_mem->virt_addr, y_mem->size, info, false),
+       erase(nchw_view(y.data(), {.n = 1, .c = 4, .h = 8, .w = 8})));
+  CHECK(y == want[0]);
+  CHECK(y != std::vector<float>(256, 0.0f));
+  for (rknn_tensor_mem* m : {in_mem, y_mem, score_mem}) CHECK(rknn_destroy_mem(ctx, m) == RKNN_SUCC);
 }

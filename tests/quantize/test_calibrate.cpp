@@ -117,6 +117,58 @@ TEST_CASE("quantized execution: every calibrated tensor on its grid, close to fl
   }
 }
 
+TEST_CASE("w16a16i_dfp execution: every activation q * 2^-fl with q in int16, weights too, far closer than int8") {
+  const Graph graph = inference_graph(small_model());
+  const auto data = samples(16);
+  Calibrator calibrator(graph, Algorithm::normal, 1, int16_dfp_range);
+  for (const auto& s : data) calibrator.add(s);
+  const ActivationTable table = calibrator.finish();
+  REQUIRE(table.params.contains("x"));
+  for (const auto& [name, p] : table.params) {
+    CAPTURE(name);
+    CHECK(p.range == int16_dfp_range);
+    CHECK(p.zero_point == 0);
+    CHECK(dfp_fraction_length(p.scale).has_value());
+  }
+  // x spans about -2 .. 3: 3 * 2^13 fits int16.
+  CHECK(dfp_fraction_length(table.params.at("x").scale) == 13);
+  QuantizedSession quantized(graph, table, Method::channel(), {.threads = 1}, int16_dfp_range);
+  for (const auto& [name, w] : quantized.weights()) {
+    CAPTURE(name);
+    for (const AffineParams& p : w.params) CHECK(dfp_fraction_length(p.scale).has_value());
+  }
+  // What every step leaves after the rounding: values of its own grid (or its input's, for Reshape).
+  std::size_t checked = 0;
+  quantized.set_step_observer([&](const Node& node, std::span<Tensor* const> outputs) {
+    const auto found = table.params.find(quantized.session().graph().value(node.outputs[0]).name);
+    REQUIRE(found != table.params.end());
+    for (float v : outputs[0]->values<float>()) {
+      CHECK(on_grid(v, found->second));
+      ++checked;
+    }
+  });
+  Session reference(Graph(graph), {.threads = 1, .fuse = false});
+  Calibrator int8_calibrator(graph, Algorithm::normal, 1);
+  for (const auto& s : data) int8_calibrator.add(s);
+  QuantizedSession int8(graph, int8_calibrator.finish(), Method::channel(), {.threads = 1});
+  double num16 = 0, num8 = 0, den = 0;
+  for (const auto& s : data) {
+    const auto q = quantized.run(s);
+    const auto q8 = int8.run(s);
+    const auto f = reference.run(s);
+    for (std::size_t i = 0; i < 5; ++i) {
+      const double d16 = q[0].values<float>()[i] - f[0].values<float>()[i];
+      const double d8 = q8[0].values<float>()[i] - f[0].values<float>()[i];
+      num16 += d16 * d16;
+      num8 += d8 * d8;
+      den += static_cast<double>(f[0].values<float>()[i]) * f[0].values<float>()[i];
+    }
+  }
+  CHECK(checked > 16 * 5);
+  CHECK(std::sqrt(num16 / den) < 1e-3);
+  CHECK(num16 * 1000 < num8);  // 256 times finer steps: about 65536 times smaller squared error
+}
+
 TEST_CASE("calibration refuses gdq and an empty set") {
   const Graph graph = inference_graph(small_model());
   CHECK_THROWS_WITH_AS(Calibrator(graph, Algorithm::gdq), doctest::Contains("gdq"), std::invalid_argument);

@@ -61,7 +61,7 @@ TEST_CASE("platform and key rules, with the toolkit's names") {
   CHECK(refusal(config).find("multiple of 32") != std::string::npos);
 }
 
-TEST_CASE("the weight-only types and gdq on their platforms; w16a16i_dfp not yet") {
+TEST_CASE("the weight-only types and gdq on their platforms") {
   Config config;
   config.target_platform = rknnxx::Platform::rk3562;
   config.quantized_dtype = QuantizedDtype::w8a16;
@@ -84,8 +84,39 @@ TEST_CASE("the weight-only types and gdq on their platforms; w16a16i_dfp not yet
   config.quantized_method = std::nullopt;
   CHECK(refusal(config).starts_with("quantized_algorithm: config: quantized_algorithm 'gdq' is valid only with "
                                     "quantized_dtype w4a16 or w8a16, not w8a8"));
-  config = Config{};
-  config.target_platform = rknnxx::Platform::rv1106;
+}
+
+TEST_CASE("w16a16i_dfp: int16 dynamic fixed point on rv1103/rv1106, normal ranges only") {
+  Config config;
   config.quantized_dtype = QuantizedDtype::w16a16i_dfp;
-  CHECK(refusal(config).find("'w16a16i_dfp' is not quantized by the host runtime yet") != std::string::npos);
+  for (const auto platform : {rknnxx::Platform::rv1106, rknnxx::Platform::rv1103}) {
+    config.target_platform = platform;
+    const Settings s = settings_for(config);
+    CHECK(s.dtype == QuantizedDtype::w16a16i_dfp);
+    CHECK(s.algorithm == QuantizedAlgorithm::normal);
+    CHECK(s.method == QuantizedMethod::channel());  // the default, an fl per output channel
+    CHECK_FALSE(weight_only(s.dtype));
+    CHECK(weight_range(s.dtype) == int16_dfp_range);
+    CHECK(activation_range(s.dtype) == int16_dfp_range);
+  }
+  config.quantized_method = QuantizedMethod::layer();
+  CHECK(settings_for(config).method == QuantizedMethod::layer());
+  CHECK(activation_range(QuantizedDtype::w8a8) == int8_range);
+
+  for (const auto platform : {rknnxx::Platform::rk3588, rknnxx::Platform::rv1106b, rknnxx::Platform::rk3562}) {
+    config.target_platform = platform;
+    CHECK(refusal(config).starts_with("quantized_dtype: config: quantized_dtype 'w16a16i_dfp' is supported only on"));
+  }
+  config.target_platform = rknnxx::Platform::rv1106;
+  config.quantized_algorithm = QuantizedAlgorithm::kl_divergence;
+  CHECK(refusal(config) ==
+        "quantized_algorithm: config: quantized_algorithm 'kl_divergence' is not supported with "
+        "quantized_dtype 'w16a16i_dfp' by the host runtime; use 'normal' (the exact range)");
+  config.quantized_algorithm = QuantizedAlgorithm::mmse;
+  CHECK(refusal(config).starts_with("quantized_algorithm: config: quantized_algorithm 'mmse' is not supported"));
+  config.quantized_algorithm = QuantizedAlgorithm::gdq;
+  CHECK(refusal(config).starts_with("quantized_algorithm: config: quantized_algorithm 'gdq'"));
+  config.quantized_algorithm = std::nullopt;
+  config.quantized_method = QuantizedMethod::group(32);
+  CHECK(refusal(config).starts_with("quantized_method: "));
 }

@@ -113,6 +113,38 @@ TEST_CASE("int4 weights (w4a16): 16 levels per channel or group, 0 exact, coarse
   }
 }
 
+TEST_CASE("int16 dynamic fixed-point weights (w16a16i_dfp): an fl per output channel or one per layer") {
+  std::vector<std::int64_t> shape;
+  const std::vector<float> original = conv_weight(shape);
+  std::vector<float> channel = original;
+  std::vector<float> layer = original;
+  const auto per_channel = quantize_weights(channel, shape, Method::channel(), 0, 1, int16_dfp_range);
+  const auto per_layer = quantize_weights(layer, shape, Method::layer(), 0, 1, int16_dfp_range);
+  REQUIRE(per_channel.params.size() == 4);
+  REQUIRE(per_layer.params.size() == 1);
+  std::vector<int> fls;
+  for (std::size_t c = 0; c < 4; ++c) {
+    const AffineParams& p = per_channel.params[c];
+    CHECK(p.zero_point == 0);
+    REQUIRE(dfp_fraction_length(p.scale));
+    fls.push_back(*dfp_fraction_length(p.scale));
+    float top = 0;
+    for (std::size_t i = c * 72; i < (c + 1) * 72; ++i) {
+      top = std::max(top, std::fabs(original[i]));
+      // Every weight on its channel's grid, within half a step of the float weight.
+      CHECK(std::ldexp(channel[i], fls.back()) == std::nearbyint(std::ldexp(channel[i], fls.back())));
+      CHECK(std::fabs(channel[i] - original[i]) <= 0.5f * p.scale);
+    }
+    // The largest fl at which the channel's largest magnitude stays within int16.
+    CHECK(std::ldexp(top, fls.back()) <= 32768.0f);
+    CHECK(std::ldexp(top, fls.back() + 1) > 32767.0f);
+  }
+  CHECK(fls.front() > fls.back() + 12);  // ranges 1e-3 .. 10: four decades, about 13 bits apart
+  CHECK(per_layer.params[0].scale == per_channel.params[3].scale);  // the widest channel decides the layer's fl
+  CHECK(relative_error(channel, original, 0, 72) < relative_error(layer, original, 0, 72) / 100);
+  CHECK(relative_error(channel, original, 0, 288) < 1e-4);  // 16 bits: far finer than int8
+}
+
 TEST_CASE("gdq clips a weight whose outliers meet inputs that hardly vary, and lowers the output error") {
   // A linear layer [4 outputs, 16 inputs]: uniform weights, and in every channel an outlier (20) on
   // input 0, which is constant 0 (it never changes the output). Min/max spends the int4 range on it.

@@ -37,6 +37,34 @@ rknn_tensor_attr make_attr(std::initializer_list<std::uint32_t> dims, rknn_tenso
 std::string what(const std::exception& e) { return e.what(); }
 }  // namespace
 
+TEST_CASE("Quantization: dynamic fixed point is the affine case scale 2^-fl, zero point 0") {
+  const auto q = Quantization::dynamic_fixed_point(10);
+  CHECK(q == Quantization::affine_asymmetric(1.0f / 1024, 0));
+  CHECK(q.fraction_length() == 10);
+  CHECK(Quantization::dynamic_fixed_point(-3).fraction_length() == -3);
+  CHECK_FALSE(Quantization::affine_asymmetric(0.3f, 0).fraction_length());
+  CHECK_FALSE(Quantization::affine_asymmetric(0.25f, 1).fraction_length());
+  CHECK_FALSE(Quantization::none().fraction_length());
+  CHECK(q.dequantize(-1536) == -1.5f);
+  CHECK(q.quantize(0.5) == 512.0);
+  // int16 values through copy(): rounded half to even, saturated to int16.
+  std::vector<float> x{-100.f, -1.f, 0.f, 2.5f / 1024, 31.99999f, 100.f};
+  std::vector<std::int16_t> i16(x.size());
+  copy(flat_view(x.data(), Dims{6}),
+       TensorView<std::int16_t, layout::Undefined>(i16.data(), layout::Undefined::mapping(Dims{6}), q));
+  CHECK(i16 == std::vector<std::int16_t>{-32768, -1024, 0, 2, 32767, 32767});
+  // TensorInfo reads DFP from the attr's fl; another type drops it.
+  rknn_tensor_attr a = make_attr({1, 4}, RKNN_TENSOR_UNDEFINED, RKNN_TENSOR_INT16);
+  a.qnt_type = RKNN_TENSOR_QNT_DFP;
+  a.fl = 10;
+  a.scale = 1.0f;  // a DFP attr's scale is not read: fl decides
+  const TensorInfo info(a, TensorIo::output);
+  CHECK(info.quantization() == q);
+  const TensorInfo as_float = info.with(TensorType::float32, TensorFormat::undefined);
+  CHECK_FALSE(as_float.quantization().affine);
+  CHECK(as_float.abi().fl == 0);
+}
+
 TEST_CASE("Quantization: affine round trip, and integers saturate") {
   const auto q = Quantization::affine_asymmetric(0.5f, -3);
   CHECK(q.quantize(1.0) == -1.0);  // 1 / 0.5 - 3

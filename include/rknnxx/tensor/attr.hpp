@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -43,6 +44,8 @@ namespace detail {
 
 // Affine asymmetric quantization: x = (q - zero_point) * scale; q = clamp(round(x / scale) + zero_point).
 // `affine == false` means the tensor holds plain values (float tensors, or integers taken as they are).
+// Dynamic fixed point (RKNN_TENSOR_QNT_DFP, x = q * 2^-fl) is its case scale = 2^-fl, zero_point = 0
+// (docs/c-interface.md#quantization): every rule here serves both.
 struct Quantization {
   bool affine = false;
   float scale = 1.0f;
@@ -51,6 +54,17 @@ struct Quantization {
   [[nodiscard]] static constexpr Quantization none() noexcept { return {}; }
   [[nodiscard]] static constexpr Quantization affine_asymmetric(float scale, std::int32_t zero_point) noexcept {
     return {true, scale, zero_point};
+  }
+  // x = q * 2^-fraction_length; exact for the int8 fl of rknn_tensor_attr.
+  [[nodiscard]] static Quantization dynamic_fixed_point(int fraction_length) noexcept {
+    return {true, std::ldexp(1.0f, -fraction_length), 0};
+  }
+  // fl when this is dynamic fixed point (zero point 0, scale exactly 2^-fl); nullopt otherwise.
+  [[nodiscard]] std::optional<int> fraction_length() const noexcept {
+    if (!affine || zero_point != 0 || !std::isfinite(scale) || !(scale > 0.0f)) return std::nullopt;
+    int exponent = 0;
+    if (std::frexp(scale, &exponent) != 0.5f) return std::nullopt;  // scale = 0.5 * 2^exponent = 2^-(1 - exponent)
+    return 1 - exponent;
   }
   [[nodiscard]] constexpr float dequantize(double q) const noexcept {
     return affine ? static_cast<float>((q - zero_point) * scale) : static_cast<float>(q);
@@ -87,6 +101,7 @@ public:
   [[nodiscard]] Quantization quantization() const noexcept {
     if (attr_.qnt_type == RKNN_TENSOR_QNT_AFFINE_ASYMMETRIC)
       return Quantization::affine_asymmetric(attr_.scale, attr_.zp);
+    if (attr_.qnt_type == RKNN_TENSOR_QNT_DFP) return Quantization::dynamic_fixed_point(attr_.fl);
     return Quantization::none();
   }
   // The layout with its strides; for 4-D NHWC/NCHW/NC1HWC2 tensors a mapping over (n, c, h, w).
@@ -119,6 +134,7 @@ public:
     }
     if (type != this->type()) {
       a.qnt_type = RKNN_TENSOR_QNT_NONE;
+      a.fl = 0;
       a.zp = 0;
       a.scale = 1.0f;
     }

@@ -301,27 +301,20 @@ constexpr PlatformInfo rv110x(Platform p, std::string_view name, bool b_revision
               .matmul_b_segment_k = 8192,
               .function_set = functions_column_b,
               .query_set = queries_columns_ab};
-    case Platform::rk3576:
-      // INFERRED: two cores (third-party configs use cores {0, 1}); C2 and the 16-pixel width
-      // alignment assumed equal to RK3588's. Read attr.dims[4] and attr.w_stride at run time.
-      return {.platform = p,
-              .name = "RK3576",
-              .runtime_library = "librknnrt.so",
-              .npu_cores = 2,
-              .npu_cores_inferred = true,
-              .dynamic_shape = true,
-              .c2_8bit = 16,
-              .c2_16bit = 8,
-              .c2_inferred = true,
-              .zero_copy_width_alignment = 16,
-              .width_alignment_inferred = true,
-              .matmul_int8 = mm_rk3588_int8,
-              .matmul_float16 = mm_rk3588_fp16,
-              .matmul_int4 = mm_rk3588_int4,
-              .matmul_max_k = 10240,
-              .matmul_b_segment_k = 4096,
-              .function_set = functions_column_b,
-              .query_set = queries_columns_ab};
+    case Platform::rk3576: {
+      // RK3588's figures but for two cores and a shorter B segment. INFERRED: two cores (third-party configs use
+      // cores {0, 1}); C2 and the 16-pixel width alignment assumed equal to RK3588's. Read attr.dims[4] and
+      // attr.w_stride at run time.
+      PlatformInfo info = platform_info(Platform::rk3588);
+      info.platform = p;
+      info.name = "RK3576";
+      info.npu_cores = 2;
+      info.npu_cores_inferred = true;
+      info.c2_inferred = true;
+      info.width_alignment_inferred = true;
+      info.matmul_b_segment_k = 4096;
+      return info;
+    }
     case Platform::rk3566: return rk356x(p, "RK3566");
     case Platform::rk3568: return rk356x(p, "RK3568");
     case Platform::rk3562:

@@ -51,7 +51,8 @@ public:
   [[nodiscard]] bool float16_model() const noexcept;
   // A quantized model (the file's "qnt8" section, docs/quantization.md): its weights are integers.
   [[nodiscard]] bool quantized() const noexcept { return file_.quantization.has_value(); }
-  // A w8a8 model: every float input and output is INT8 with the affine parameters of quantization().
+  // A w8a8 model: every float input and output is INT8 with the affine parameters of quantization(),
+  // but an output a float16 layer computes (hybrid quantization: FLOAT16, io_type()).
   [[nodiscard]] bool int8_activations() const noexcept {
     return quantized() && file_.quantization->dtype == toolkit::QuantizedDtype::w8a8;
   }
@@ -64,6 +65,9 @@ public:
   // The element type the board reports for a tensor of this ONNX type (float32 is float16
   // in a model converted with float_dtype float16 or weight-only quantized, int8 in a w8a8 one).
   [[nodiscard]] rknn_tensor_type runtime_type(DataType dtype) const;
+  // The element type of input or output `index`: runtime_type of its ONNX type, except an output of
+  // a hybrid w8a8 model that a float16 layer computes, which is FLOAT16 without parameters.
+  [[nodiscard]] rknn_tensor_type io_type(bool input, size_t index) const;
   [[nodiscard]] const Normalization& normalization(size_t input) const { return normalization_.at(input); }
 
   // The shape set of a dynamic model (empty for a static one) and the group the runtime
@@ -93,6 +97,7 @@ private:
   quantize::ActivationTable activations_;
   std::vector<std::optional<quantize::AffineParams>> input_params_;
   std::vector<std::optional<quantize::AffineParams>> output_params_;
+  std::vector<bool> float16_outputs_;  // computed by a float16 layer (hybrid quantization)
   std::vector<ShapeChoice> shape_set_;
   ShapeChoice initial_shapes_;
 };

@@ -685,10 +685,11 @@ TEST_CASE("automatic hybrid quantization keeps the badly quantized layer, and on
       CHECK(hybrid_cos > int8_cos);
       CHECK(1.0 - hybrid_cos < 0.5 * (1.0 - int8_cos));  // at least halves the distance from 1
     }
-    // Raw (want_float = 0): z as float16 bits, the values want_float gives.
+    // Raw (want_float = 0): z as the float16 bits of the values want_float gives (on y's Gemm's int8
+    // grid too, as that int8 layer reads z).
     const auto raw = run_mlp<uint16_t>(ctx, seed, false);
     REQUIRE(raw[0].size() == 16);
-    for (size_t i = 0; i < 16; ++i) CHECK(host::half_bits_to_float(raw[0][i]) == mixed[0][i]);
+    for (size_t i = 0; i < 16; ++i) CHECK(raw[0][i] == host::float_to_half_bits(mixed[0][i]));
   }
 }
 

@@ -201,7 +201,7 @@ def hybrid_checks(tool, folder):
           and layers[0]["cosine"] < 0.98 and layers[0]["euclidean"] > 0, f"exit {rc}: {o[:2000]} {e[:2000]}")
     outputs = j.get("outputs", [])
     check("convert --auto-hybrid: the float16 layer's output is FLOAT16 without parameters, the other INT8",
-          len(outputs) == 2 and outputs[0]["type"] == "FLOAT16" and outputs[0]["size"] == 2 * outputs[0]["n_elems"]
+          len(outputs) == 2 and outputs[0]["type"] == "FP16" and outputs[0]["size"] == 2 * outputs[0]["n_elems"]
           and outputs[1]["type"] == "INT8", o[:2000])
     rc, o, e = run([tool, "convert", onnx, "-c", config, "--dataset", dataset, "--auto-hybrid", "-o", out])
     check("convert --auto-hybrid: the table of float16 layers",

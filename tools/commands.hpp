@@ -22,6 +22,7 @@ public:
 // rknnxx convert: ONNX + CONFIG.json -> host model (w8a8 with a dataset).
 struct ConvertOptions {
   std::string model, config, dataset, output;
+  bool auto_hybrid = false;  // the toolkit's build(auto_hybrid=True); needs a dataset
   bool json = false;
 };
 

@@ -1,6 +1,6 @@
-// rknnxx convert MODEL.onnx -c CONFIG.json [--dataset DATASET.txt] [-o OUTPUT.hrknn] [--json]: ONNX + the
-// toolkit's config() -> host model (quantized with --dataset, float otherwise), and a summary of what was converted
-// (inputs and outputs as the host runtime reports them).
+// rknnxx convert MODEL.onnx -c CONFIG.json [--dataset DATASET.txt [--auto-hybrid]] [-o OUTPUT.hrknn] [--json]: ONNX +
+// the toolkit's config() -> host model (quantized with --dataset, float otherwise), and a summary of what was
+// converted (inputs and outputs as the host runtime reports them, the layers --auto-hybrid keeps in float16).
 
 #include "commands.hpp"
 #include "model_report.hpp"
@@ -12,6 +12,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -46,9 +47,31 @@ std::string quantization_summary(const rknnxx::host::ModelQuantization& q) {
                      q.method.name());
 }
 
+// The layers automatic hybrid quantization keeps in float16, as a table.
+void print_float16_layers(const std::vector<rknnxx::host::Float16Layer>& layers) {
+  if (layers.empty()) {
+    fmt::print("auto hybrid: no layer past the thresholds; every layer stays int8\n");
+    return;
+  }
+  std::size_t name_width = 4;
+  std::size_t op_width = 7;
+  for (const auto& l : layers) {
+    name_width = std::max(name_width, l.value.size());
+    op_width = std::max(op_width, l.op_type.size());
+  }
+  fmt::print("auto hybrid: {} layer{} kept in float16\n", layers.size(), layers.size() == 1 ? "" : "s");
+  fmt::print("  {:<{}}  {:<{}}  {:>12}  {:>12}\n", "name", name_width, "op_type", op_width, "single cos", "single euc");
+  for (const auto& l : layers)
+    fmt::print("  {:<{}}  {:<{}}  {:>12.6f}  {:>12.5g}\n", l.value, name_width, l.op_type, op_width, l.cosine,
+               l.euclidean);
+}
+
 }  // namespace
 
 int convert(const ConvertOptions& o) {
+  if (o.auto_hybrid && o.dataset.empty())
+    throw UsageError("--auto-hybrid needs --dataset: hybrid quantization keeps some layers of a model quantized "
+                     "on a dataset in float16");
   const auto config = rknnxx::host::load_config_json(o.config);
   std::string output = o.output;
   if (output.empty())
@@ -57,10 +80,10 @@ int convert(const ConvertOptions& o) {
   const auto converted = rknnxx::host::convert_onnx(
       read_bytes(o.model), config,
       [&](const auto& p) {
-        if (p.step == "calibrating" && p.done == 0) bar.finish();  // a new line for a new bar
+        if (p.done == 0) bar.finish();  // a new line for a new bar
         bar.update(p.step, p.done, p.total);
       },
-      o.dataset);
+      o.dataset, o.auto_hybrid);
   bar.finish();
   const auto& file = converted.file;
   rknnxx::host::save_model_file(output, file);
@@ -81,6 +104,16 @@ int convert(const ConvertOptions& o) {
                          {"samples", q->samples},
                          {"tensors", q->tensors.size()}};
   else j["quantization"] = nullptr;
+  if (o.auto_hybrid) {
+    nlohmann::json layers = nlohmann::json::array();
+    for (const auto& l : converted.float16_layers)
+      layers.push_back({{"name", l.value},
+                        {"op_type", l.op_type},
+                        {"node", l.node},
+                        {"cosine", l.cosine},
+                        {"euclidean", l.euclidean}});
+    j["float16_layers"] = std::move(layers);
+  }
   j["dynamic_shapes"] = file.dynamic_input ? nlohmann::json(file.dynamic_input->size()) : nlohmann::json(nullptr);
   for (const bool input : {true, false}) {
     nlohmann::json list = nlohmann::json::array();
@@ -102,6 +135,7 @@ int convert(const ConvertOptions& o) {
              file.quantization ? quantization_summary(*file.quantization) : j["float_dtype"].get<std::string>(),
              count(j["inputs"].size(), "input"), count(j["outputs"].size(), "output"),
              file.dynamic_input ? fmt::format(", {} dynamic shapes", file.dynamic_input->size()) : "");
+  if (o.auto_hybrid) print_float16_layers(converted.float16_layers);
   return 0;
 }
 

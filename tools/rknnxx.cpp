@@ -72,10 +72,15 @@ Command add_convert(CLI::App& app) {
          "(QAT) model: QuantizeLinear/DequantizeLinear pairs on its activations make it w8a8 with their "
          "scales and zero points, and it takes no dataset")
       ->check(CLI::ExistingFile);
+  cmd->add_flag("--auto-hybrid", o->auto_hybrid,
+                "with --dataset: automatic hybrid quantization (the toolkit's build(auto_hybrid=True)): keep in "
+                "float16 the layers whose single cosine against float, on the dataset's samples, is below the "
+                "config's auto_hybrid_cos_thresh (default 0.98), or whose euclidean distance is above "
+                "auto_hybrid_euc_thresh when set, and list them; w8a8 only. Without it both thresholds are unused");
   cmd->add_option("-o,--output", o->output, "output file (default: MODEL with the .hrknn extension)");
   cmd->add_flag("--json", o->json,
                 "print a JSON summary of what was converted (platform, inputs, outputs, "
-                "normalization) instead of the line");
+                "normalization, the float16 layers of --auto-hybrid) instead of the line");
   return {cmd, [o] { return convert(*o); }};
 }
 

@@ -5,6 +5,7 @@
 #include "engine/engine_error.hpp"
 #include "engine/session.hpp"
 #include "engine/onnx_reader.hpp"
+#include "quantize/accuracy.hpp"
 #include "quantize/calibrate.hpp"
 #include "quantize/qnt8_section.hpp"
 #include "quantize/settings.hpp"
@@ -17,6 +18,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <stdexcept>
 #include <type_traits>
 #include <unordered_set>
@@ -77,9 +79,49 @@ void check_memory(std::string_view what, std::string_view field, std::size_t byt
 // The weight-only types (w8a16, w4a16) keep float16 activations: the dataset is read and every sample
 // loaded (a bad one is refused as for w8a8), and the section records their number and no tensors;
 // with gdq the float graph runs over them to choose the weights' clip ratios.
+// Automatic hybrid quantization: the layers past the config's thresholds on the accuracy analysis of
+// every sample, their values recorded in `table`.
+std::vector<Float16Layer> choose_float16_layers(const Graph& graph, quantize::ActivationTable& table,
+                                                quantize::Method method, const toolkit::Config& config,
+                                                std::span<const quantize::CalibrationInput> inputs,
+                                                std::span<const quantize::DatasetSample> samples,
+                                                const std::filesystem::path& dataset,
+                                                const std::function<void(std::size_t, std::size_t)>& on_sample) {
+  std::vector<Float16Layer> layers;  // every analyzed layer, summed over the samples, then the chosen
+  std::map<std::string, std::size_t> row_of;
+  on_sample(0, samples.size());
+  for (std::size_t done = 0; done < samples.size(); ++done) {
+    const auto tensors = quantize::load_sample(samples[done], inputs, dataset.string());
+    std::vector<quantize::TensorAccuracy> report;
+    try {
+      report = quantize::analyze_accuracy(graph, table, method, tensors);
+    } catch (const EngineError& e) {
+      throw quantize::DatasetError(fmt::format("{}:{}: {}", dataset.string(), samples[done].line, e.what()));
+    }
+    for (const quantize::TensorAccuracy& row : report) {
+      if (row.op_type == "input") continue;  // a graph input is no layer
+      auto [it, added] = row_of.try_emplace(row.name, layers.size());
+      if (added) layers.push_back({row.name, row.op_type, row.node, 0.0, 0.0});
+      layers[it->second].cosine += row.single.cosine;
+      layers[it->second].euclidean += row.single.euclidean;
+    }
+    on_sample(done + 1, samples.size());
+  }
+  std::erase_if(layers, [&](Float16Layer& layer) {
+    layer.cosine /= static_cast<double>(samples.size());
+    layer.euclidean /= static_cast<double>(samples.size());
+    const bool past = layer.cosine < config.auto_hybrid_cos_thresh ||
+        (config.auto_hybrid_euc_thresh && layer.euclidean > *config.auto_hybrid_euc_thresh);
+    return !past;
+  });
+  for (const Float16Layer& layer : layers) table.float16.insert(layer.value);
+  return layers;
+}
+
 ModelQuantization quantize_model(const onnx::ModelProto& model, std::span<const toolkit::ModelInput> inputs,
                                  const toolkit::Config& config, const std::filesystem::path& dataset,
-                                 const std::function<void(std::size_t, std::size_t)>& on_sample) {
+                                 const std::function<void(std::size_t, std::size_t)>& on_sample,
+                                 std::vector<Float16Layer>* float16_layers) {
   const quantize::Settings settings = quantize::settings_for(config);
   const auto calibration_inputs = quantize::calibration_inputs(inputs, config);
   const auto samples = quantize::read_dataset(dataset, inputs.size());
@@ -101,12 +143,12 @@ ModelQuantization quantize_model(const onnx::ModelProto& model, std::span<const 
     }
     return quantize::qnt8_section(table, settings);
   }
-  const quantize::ActivationTable table = quantize::calibrate(graph, calibration_inputs, samples,
-                                                              {.algorithm = settings.algorithm,
-                                                               .ints = quantize::activation_range(settings.dtype),
-                                                               .progress = false,
-                                                               .on_sample = on_sample},
-                                                              dataset.string());
+  quantize::ActivationTable table = quantize::calibrate(graph, calibration_inputs, samples,
+                                                        {.algorithm = settings.algorithm,
+                                                         .ints = quantize::activation_range(settings.dtype),
+                                                         .progress = false,
+                                                         .on_sample = on_sample},
+                                                        dataset.string());
   auto require = [&](std::string_view role, const std::string& name, DataType type) {
     if (type != DataType::float32 && type != DataType::float16) return;
     if (!table.params.contains(name))
@@ -116,12 +158,15 @@ ModelQuantization quantize_model(const onnx::ModelProto& model, std::span<const 
   };
   for (const auto& value : graph.inputs()) require("input", graph.value(value).name, graph.value(value).dtype);
   for (const auto& value : graph.outputs()) require("output", graph.value(value).name, graph.value(value).dtype);
+  if (float16_layers != nullptr)
+    *float16_layers =
+        choose_float16_layers(graph, table, settings.method, config, calibration_inputs, samples, dataset, on_sample);
   return quantize::qnt8_section(table, settings);
 }
 
 ConvertedModel convert_onnx(std::span<const std::byte> onnx_bytes, const toolkit::Config& config,
                             const std::function<void(const ConvertProgress&)>& progress,
-                            const std::filesystem::path& dataset) {
+                            const std::filesystem::path& dataset, bool auto_hybrid) {
   auto report = [&](std::size_t done, std::size_t total, std::string_view step) {
     if (progress) progress({done, total, step});
   };
@@ -134,8 +179,21 @@ ConvertedModel convert_onnx(std::span<const std::byte> onnx_bytes, const toolkit
   if (qdq && do_quantization)
     throw std::runtime_error("QDQ model: its QuantizeLinear/DequantizeLinear pairs carry its quantization "
                              "parameters; convert it without a dataset");
+  if (auto_hybrid && !do_quantization)
+    throw std::runtime_error("automatic hybrid quantization keeps some layers of a quantized model in float16: it "
+                             "needs a dataset to quantize the model with");
   ModelFile file = make_host_model(config, inputs, {onnx_bytes.begin(), onnx_bytes.end()}, do_quantization || qdq);
-  if (do_quantization || qdq) (void)quantize::settings_for(config);  // refuses a dtype/algorithm/method before any work
+  if (do_quantization || qdq) {
+    const quantize::Settings settings =
+        quantize::settings_for(config);  // refuses a dtype/algorithm/method before any work
+    if (auto_hybrid && settings.dtype != toolkit::QuantizedDtype::w8a8)
+      throw toolkit::ConfigError(
+          "quantized_dtype",
+          fmt::format("config: quantized_dtype '{}' with automatic hybrid quantization: it keeps "
+                      "some layers of a w8a8 model in float16, and {} keeps every activation in "
+                      "float16 already",
+                      toolkit::spelling(settings.dtype), toolkit::spelling(settings.dtype)));
+  }
 
   // Every shape the model promises must plan: the static shapes, or each dynamic group.
   std::vector<std::vector<std::vector<int64_t>>> groups;
@@ -185,11 +243,18 @@ ConvertedModel convert_onnx(std::span<const std::byte> onnx_bytes, const toolkit
     for (std::size_t i = 0; i < groups.front().size(); ++i) infos.push_back({types.at(i), groups.front()[i]});
     file.quantization = qdq_quantization(model, config, infos);
   }
-  if (do_quantization)
-    file.quantization = quantize_model(model, inputs, config, dataset, [&](std::size_t done, std::size_t total) {
-      report(done, total, "calibrating");
-    });
-  return {std::move(file), input_names, output_names};
+  std::vector<Float16Layer> float16_layers;
+  if (do_quantization) {
+    std::string_view step = "calibrating";
+    file.quantization = quantize_model(
+        model, inputs, config, dataset,
+        [&](std::size_t done, std::size_t total) {
+          report(done, total, step);
+          if (done == total) step = "choosing float16 layers";  // the analysis follows calibration
+        },
+        auto_hybrid ? &float16_layers : nullptr);
+  }
+  return {std::move(file), input_names, output_names, std::move(float16_layers)};
 }
 
 }  // namespace rknnxx::host

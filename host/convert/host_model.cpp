@@ -13,13 +13,10 @@ namespace rknnxx::host {
 std::vector<ConverterNote> host_converter_unsupported(const toolkit::Config& c, bool do_quantization) {
   std::vector<ConverterNote> out;
   // quantized_dtype, quantized_algorithm and quantized_method are judged by the quantizer
-  // (quantize::settings_for, docs/quantization.md); quant_img_RGB2BGR is honoured by the dataset reader.
+  // (quantize::settings_for, docs/quantization.md); quant_img_RGB2BGR is honoured by the dataset reader;
+  // auto_hybrid_cos_thresh and auto_hybrid_euc_thresh are read by automatic hybrid quantization
+  // (convert_onnx's auto_hybrid) and, as in the toolkit, unused without it.
   if (do_quantization) {
-    constexpr std::string_view hybrid = "automatic hybrid quantization (layers kept in float16 past a threshold) is "
-                                        "not implemented yet in the host converter";
-    if (c.auto_hybrid_cos_thresh != toolkit::Config{}.auto_hybrid_cos_thresh)
-      out.push_back({"auto_hybrid_cos_thresh", std::string(hybrid)});
-    if (c.auto_hybrid_euc_thresh) out.push_back({"auto_hybrid_euc_thresh", std::string(hybrid)});
     if (!c.custom_ops.empty())
       out.push_back({"custom_ops",
                      "quantizing a model with custom operators is not implemented in the host converter "

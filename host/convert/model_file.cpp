@@ -335,6 +335,19 @@ std::optional<std::string> quantization_problem(const ModelQuantization& q) {
   std::sort(names.begin(), names.end());
   if (auto twice = std::adjacent_find(names.begin(), names.end()); twice != names.end())
     return fmt::format("weight '{}' is clipped twice", *twice);
+  if (!q.float16.empty() && q.dtype != QuantizedDtype::w8a8)
+    return fmt::format("{} float16 values with dtype '{}'; hybrid quantization is for w8a8 only", q.float16.size(),
+                       toolkit::spelling(q.dtype));
+  std::vector<std::string_view> tensors;
+  for (const QuantizedTensor& t : q.tensors) tensors.push_back(t.name);
+  std::sort(tensors.begin(), tensors.end());
+  names.assign(q.float16.begin(), q.float16.end());
+  for (std::string_view name : names)
+    if (!std::binary_search(tensors.begin(), tensors.end(), name))
+      return fmt::format("float16 value '{}' is not one of the section's tensors", name);
+  std::sort(names.begin(), names.end());
+  if (auto twice = std::adjacent_find(names.begin(), names.end()); twice != names.end())
+    return fmt::format("float16 value '{}' is listed twice", *twice);
   return std::nullopt;
 }
 
@@ -358,6 +371,10 @@ std::vector<std::byte> encode_qnt8(const ModelQuantization& q) {
       w.u32(static_cast<std::uint32_t>(c.ratios.size()));
       for (float ratio : c.ratios) w.f32(ratio);
     }
+  }
+  if (!q.float16.empty()) {
+    w.u32(static_cast<std::uint32_t>(q.float16.size()));
+    for (const std::string& name : q.float16) w.str(name);
   }
   return std::move(w.bytes());
 }
@@ -403,6 +420,13 @@ void decode_qnt8(std::span<const std::byte> payload, ModelFile& m) {
       c.ratios.resize(ratios);
       for (float& ratio : c.ratios) ratio = r.f32("clip ratio");
     }
+  }
+  if (r.left() != 0) {  // a hybrid model's float16 values
+    const std::uint32_t values = r.u32("float16 value count");
+    if (values == 0) r.bad("a float16 value count of 0 (a model without float16 values has no count)");
+    r.need(std::uint64_t{values} * 4, fmt::format("{} float16 values", values));  // a name's length each
+    q.float16.resize(values);
+    for (std::string& name : q.float16) name = r.str("float16 value name");
   }
   r.expect_end();
   if (auto problem = quantization_problem(q)) r.bad(*problem);

@@ -41,6 +41,10 @@
 //                    the weight-only types w8a16 and w4a16, whose activations stay float16.
 //                    With algorithm "gdq" the tensors are followed by u32 weights; per weight: str name
 //                    (non-empty, unique), u32 ratios (>= 1), f32 ratio each (in [0.5, 1]): gdq's clip ratios.
+//                    Then, w8a8 only and only when the model is hybrid (automatic hybrid quantization),
+//                    u32 values (>= 1); per value: str name, one of the tensors above, unique: the
+//                    values whose producing layers run in float16 (their weights stay float16); no
+//                    bytes at all when there are none.
 //   "onnx" required  the ONNX model bytes the engine loads
 // Later versions add sections without breaking this reader: an unknown section
 // without the required flag is skipped and kept verbatim; one with it makes this reader refuse the file
@@ -105,6 +109,7 @@ struct ModelQuantization {
   std::uint32_t samples = 0;
   std::vector<QuantizedTensor> tensors;
   std::vector<ClippedWeight> clipped;  // gdq only; a weight not listed keeps its minimum and maximum
+  std::vector<std::string> float16;    // w8a8 only: values of float16 layers (hybrid quantization)
   friend bool operator==(const ModelQuantization&, const ModelQuantization&) = default;
 };
 

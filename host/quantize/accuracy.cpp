@@ -130,7 +130,8 @@ std::vector<TensorAccuracy> analyze_accuracy(const Graph& graph, const Activatio
   counter.finish_run(2);
 
   // 3. Single: after each step is measured, its outputs are replaced by the float values rounded
-  // to their parameters, so that every later step starts again from the float graph's values.
+  // to their parameters (a float16 layer's as the quantized run rounds them), so that every later
+  // step starts again from the float graph's values.
   quantized.set_step_observer([&](const Node& node, std::span<Tensor* const> outputs) {
     for (std::size_t k = 0; k < outputs.size() && k < node.outputs.size(); ++k) {
       if (outputs[k] == nullptr || node.outputs[k] == no_value || outputs[k]->dtype() != DataType::float32) continue;
@@ -141,7 +142,9 @@ std::vector<TensorAccuracy> analyze_accuracy(const Graph& graph, const Activatio
       auto values = outputs[k]->values<float>();
       const auto from = ref->values<float>();
       std::copy(from.begin(), from.end(), values.begin());
-      if (auto it = table.params.find(g.value(id).name); it != table.params.end()) fake_quantize(values, it->second);
+      if (table.float16.contains(g.value(id).name)) quantized.round_output(id, values);
+      else if (auto it = table.params.find(g.value(id).name); it != table.params.end())
+        fake_quantize(values, it->second);
     }
     counter.step();
   });

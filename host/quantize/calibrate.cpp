@@ -1,5 +1,7 @@
 #include "calibrate.hpp"
 
+#include "float16.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -202,13 +204,13 @@ ActivationTable calibrate(const Graph& graph, std::span<const CalibrationInput> 
 namespace {
 
 // Every weight quantize_graph_weights quantizes, once each (a constant several nodes share is
-// visited with the first): f(node, weight, channel axis, group axis, tensor).
-template <class F> void for_each_weight(const Graph& graph, F&& f) {
+// visited with the first; with `every_use`, with each node): f(node, weight, channel axis, group axis, tensor).
+template <class F> void for_each_weight(const Graph& graph, F&& f, bool every_use = false) {
   std::vector<ValueId> seen;
   auto visit = [&](const Node& node, ValueId id, std::size_t channel_axis, std::size_t group_axis) {
     const Tensor* constant = graph.constant(id);
     if (constant == nullptr || constant->dtype() != DataType::float32 || constant->rank() < 2) return;
-    if (std::find(seen.begin(), seen.end(), id) != seen.end()) return;
+    if (!every_use && std::find(seen.begin(), seen.end(), id) != seen.end()) return;
     seen.push_back(id);
     f(node, id, channel_axis, group_axis, *constant);
   };
@@ -305,13 +307,19 @@ struct FeatureSums {
 }  // namespace
 
 std::map<std::string, WeightQuantization> quantize_graph_weights(Graph& graph, Method method, IntRange ints,
-                                                                 const ClipRatios& clips) {
+                                                                 const ClipRatios& clips,
+                                                                 const std::set<std::string>& float16) {
   std::map<std::string, WeightQuantization> out;
   std::vector<std::pair<ValueId, Tensor>> replaced;
   for_each_weight(
       graph, [&](const Node&, ValueId id, std::size_t channel_axis, std::size_t group_axis, const Tensor& constant) {
         const std::string& name = graph.value(id).name;
         Tensor weights = constant.clone();
+        if (float16.contains(name)) {
+          round_to_half(weights.data<float>(), static_cast<std::size_t>(weights.elements()));
+          replaced.emplace_back(id, std::move(weights));
+          return;
+        }
         const auto clip = clips.find(name);
         out.emplace(name,
                     quantize_weights(weights.values<float>(), weights.shape(), method, channel_axis, group_axis, ints,
@@ -323,6 +331,19 @@ std::map<std::string, WeightQuantization> quantize_graph_weights(Graph& graph, M
       throw std::invalid_argument(
           fmt::format("gdq: clip ratios for '{}', which is not a quantized weight of the graph", name));
   for (auto& [id, weights] : replaced) graph.replace_constant(id, std::move(weights));
+  return out;
+}
+
+std::set<std::string> float16_weights(const Graph& graph, const std::set<std::string>& float16_values) {
+  std::set<std::string> out;
+  for_each_weight(
+      graph,
+      [&](const Node& node, ValueId id, std::size_t, std::size_t, const Tensor&) {
+        if (std::any_of(node.outputs.begin(), node.outputs.end(),
+                        [&](ValueId o) { return o != no_value && float16_values.contains(graph.value(o).name); }))
+          out.insert(graph.value(id).name);
+      },
+      true);
   return out;
 }
 
@@ -400,18 +421,31 @@ ClipRatios choose_gdq_clips(const Graph& graph, std::span<const CalibrationInput
 
 struct QuantizedSession::State {
   std::map<std::string, WeightQuantization> weights;
+  std::set<std::string> float16_weights;
   ActivationTable table;
   std::optional<Session> session;
   std::vector<std::optional<AffineParams>> by_value;  // the parameters a step's output is rounded to
+  std::vector<bool> float16_value;                    // rounded to float16 first (hybrid quantization)
   std::vector<std::optional<AffineParams>> by_input;  // per graph input
   Session::StepObserver after_rounding;               // set_step_observer()
+
+  void round(ValueId id, std::span<float> values) const {
+    if (id == no_value || static_cast<std::size_t>(id) >= by_value.size()) return;
+    if (float16_value[static_cast<std::size_t>(id)]) round_to_half(values.data(), values.size());
+    if (const auto& p = by_value[static_cast<std::size_t>(id)]) fake_quantize(values, *p);
+  }
 };
 
 QuantizedSession::QuantizedSession(Graph graph, ActivationTable table, Method method, SessionOptions options,
                                    IntRange weight_ints, const ClipRatios& clips)
     : state_(std::make_unique<State>()) {
   State& s = *state_;
-  s.weights = quantize_graph_weights(graph, method, weight_ints, clips);
+  for (const std::string& name : table.float16)
+    if (!table.params.contains(name))
+      throw std::invalid_argument(
+          fmt::format("hybrid quantization: float16 value '{}' has no quantization parameters", name));
+  s.float16_weights = quantize::float16_weights(graph, table.float16);
+  s.weights = quantize_graph_weights(graph, method, weight_ints, clips, s.float16_weights);
   s.table = std::move(table);
   options.fuse = false;  // inference_graph() fused it; the table names its values
   // w8a8, w16a16i_dfp: the activations are integers times a scale, exact in float32. A weight-only
@@ -420,14 +454,25 @@ QuantizedSession::QuantizedSession(Graph graph, ActivationTable table, Method me
   s.session.emplace(std::move(graph), options);
   const Graph& g = s.session->graph();
   s.by_value.resize(g.values().size());
+  s.float16_value.resize(g.values().size());
+  const auto is_float16 = [&](ValueId id) { return id != no_value && s.table.float16.contains(g.value(id).name); };
+  // An int8 layer (one producing no float16 value) reading a value: a float16 value it reads is
+  // re-quantized to the value's parameters.
+  std::vector<bool> read_by_int8(g.values().size());
+  for (const Node& node : g.nodes())
+    if (std::none_of(node.outputs.begin(), node.outputs.end(), is_float16))
+      for (ValueId in : node.inputs)
+        if (in != no_value) read_by_int8[static_cast<std::size_t>(in)] = true;
   // A node's output is rounded when it has its own parameters; a grid-keeping node's output
   // shares its input's and is left as it is.
   for (const Node& node : g.nodes()) {
+    for (ValueId out : node.outputs)
+      if (is_float16(out)) s.float16_value[static_cast<std::size_t>(out)] = true;
     const bool inherits = keeps_grid(node) && !node.inputs.empty() && node.inputs.front() != no_value &&
         s.table.params.contains(g.value(node.inputs.front()).name);
     if (inherits) continue;
     for (ValueId out : node.outputs)
-      if (out != no_value)
+      if (out != no_value && (!is_float16(out) || read_by_int8[static_cast<std::size_t>(out)]))
         if (auto it = s.table.params.find(g.value(out).name); it != s.table.params.end())
           s.by_value[static_cast<std::size_t>(out)] = it->second;
   }
@@ -436,14 +481,14 @@ QuantizedSession::QuantizedSession(Graph graph, ActivationTable table, Method me
     s.by_input.push_back(it == s.table.params.end() ? std::nullopt : std::optional(it->second));
   }
   s.session->set_step_observer([&s](const Node& node, std::span<Tensor* const> outputs) {
-    for (std::size_t k = 0; k < outputs.size() && k < node.outputs.size(); ++k) {
-      if (outputs[k] == nullptr || node.outputs[k] == no_value || outputs[k]->dtype() != DataType::float32) continue;
-      if (const auto& p = s.by_value[static_cast<std::size_t>(node.outputs[k])])
-        fake_quantize(outputs[k]->values<float>(), *p);
-    }
+    for (std::size_t k = 0; k < outputs.size() && k < node.outputs.size(); ++k)
+      if (outputs[k] != nullptr && node.outputs[k] != no_value && outputs[k]->dtype() == DataType::float32)
+        s.round(node.outputs[k], outputs[k]->values<float>());
     if (s.after_rounding) s.after_rounding(node, outputs);
   });
 }
+
+void QuantizedSession::round_output(ValueId id, std::span<float> values) const { state_->round(id, values); }
 
 QuantizedSession::~QuantizedSession() = default;
 QuantizedSession::QuantizedSession(QuantizedSession&&) noexcept = default;
@@ -467,6 +512,7 @@ void QuantizedSession::set_step_observer(Session::StepObserver after_rounding) {
 
 const ActivationTable& QuantizedSession::activations() const noexcept { return state_->table; }
 const std::map<std::string, WeightQuantization>& QuantizedSession::weights() const noexcept { return state_->weights; }
+const std::set<std::string>& QuantizedSession::float16_weights() const noexcept { return state_->float16_weights; }
 Session& QuantizedSession::session() noexcept { return *state_->session; }
 
 }  // namespace rknnxx::host::quantize

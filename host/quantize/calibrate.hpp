@@ -22,6 +22,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -49,6 +50,9 @@ struct ActivationTable {
   Algorithm algorithm = Algorithm::normal;
   std::map<std::string, AffineParams> params;
   std::size_t samples = 0;
+  // Hybrid quantization (w8a8 only; docs/quantization.md): the values whose producing layers run in
+  // float16, each a value of `params` (whose parameters an int8 layer reading it still needs).
+  std::set<std::string> float16;
 };
 
 // Gathers statistics sample by sample.
@@ -95,9 +99,17 @@ ActivationTable calibrate(const Graph& graph, std::span<const CalibrationInput> 
 // `clips` gives gdq's clip ratios by constant name (choose_gdq_clips); a weight without them gets
 // its exact minimum and maximum. Throws std::invalid_argument for ratios of a name that is not such a
 // weight, or of another count than the weight's sets of parameters.
+// The weights named in `float16` (those of hybrid quantization's float16 layers, float16_weights())
+// are not quantized: they are rounded to float16 in place and not returned.
 using ClipRatios = std::map<std::string, std::vector<float>>;
-std::map<std::string, WeightQuantization>
-quantize_graph_weights(Graph& graph, Method method, IntRange ints = int8_range, const ClipRatios& clips = {});
+std::map<std::string, WeightQuantization> quantize_graph_weights(Graph& graph, Method method,
+                                                                 IntRange ints = int8_range,
+                                                                 const ClipRatios& clips = {},
+                                                                 const std::set<std::string>& float16 = {});
+
+// Hybrid quantization: the weights (of the kinds quantize_graph_weights quantizes) that a node
+// producing one of the `float16_values` reads; they stay float16.
+std::set<std::string> float16_weights(const Graph& graph, const std::set<std::string>& float16_values);
 
 // gdq (quantized_algorithm 'gdq', w8a16 and w4a16; docs/quantization.md): runs the float graph over
 // the samples, gathers the mean and variance of every input feature each weight multiplies, and
@@ -111,6 +123,10 @@ ClipRatios choose_gdq_clips(const Graph& graph, std::span<const CalibrationInput
 // step producing it. With w8a8 or w16a16i_dfp (a table with parameters) the activations are int8
 // values, or int16 ones times 2^-fl, exact in float32, whatever `options` says; a table without parameters is a weight-only type (w8a16,
 // w4a16): the activations stay as `options` has them (float16 for those types).
+// Hybrid quantization (the table's float16 values): the layers producing them keep float16 weights
+// and round those outputs to float16; an output that another layer (one not float16) reads is then
+// also rounded to its int8 parameters, the conversion the NPU makes before an int8 layer reads it.
+// Throws std::invalid_argument for a float16 value that is not one of the table's parameters.
 class QuantizedSession {
 public:
   QuantizedSession(Graph graph, ActivationTable table, Method method = Method::channel(), SessionOptions options = {},
@@ -126,6 +142,12 @@ public:
   void set_step_observer(Session::StepObserver after_rounding);
   [[nodiscard]] const ActivationTable& activations() const noexcept;
   [[nodiscard]] const std::map<std::string, WeightQuantization>& weights() const noexcept;
+  // The weights kept float16 (hybrid quantization): two bytes an element on the board.
+  [[nodiscard]] const std::set<std::string>& float16_weights() const noexcept;
+  // Rounds the values of `id` as the session rounds that step output: to float16 and/or its int8
+  // parameters; unchanged for a value the session does not round. The accuracy analysis's single
+  // run rounds the float values with it.
+  void round_output(ValueId id, std::span<float> values) const;
   [[nodiscard]] Session& session() noexcept;
 
 private:

@@ -1,7 +1,7 @@
 #pragma once
 // The activation table as a model file stores it, in the "qnt8" section (docs/quantization.md): the
-// converter writes a calibrated table there (an empty one for the weight-only types); the runtime and
-// the Python accuracy analysis read it back.
+// converter writes a calibrated table there (an empty one for the weight-only types), with the float16
+// values of a hybrid model; the runtime and the Python accuracy analysis read it back.
 
 #include "../convert/model_file.hpp"
 #include "calibrate.hpp"
@@ -28,6 +28,7 @@ inline ModelQuantization qnt8_section(const ActivationTable& table, const Settin
   q.samples = static_cast<std::uint32_t>(table.samples);
   for (const auto& [name, params] : table.params) q.tensors.push_back({name, params.scale, params.zero_point});
   for (const auto& [name, ratios] : clips) q.clipped.push_back({name, ratios});
+  q.float16.assign(table.float16.begin(), table.float16.end());
   return q;
 }
 
@@ -43,6 +44,7 @@ inline ActivationTable activation_table(const ModelQuantization& q) {
   table.algorithm = q.algorithm;
   table.samples = q.samples;
   for (const QuantizedTensor& t : q.tensors) table.params[t.name] = {t.scale, t.zero_point, activation_range(q.dtype)};
+  table.float16.insert(q.float16.begin(), q.float16.end());
   return table;
 }
 

@@ -16,8 +16,12 @@ size_t ContextSession::board_weight_bytes() const {
   if (!quantized_) return bytes;
   // The engine keeps the quantized weights as float32 grid values; the board keeps one byte each
   // (int8), half a byte (int4, w4a16; two to a byte, a tensor of odd size rounded up) or two bytes
-  // (int16, w16a16i_dfp).
+  // (int16, w16a16i_dfp); the weights of a hybrid model's float16 layers two bytes each.
   const Graph& graph = session_->graph();
+  for (const std::string& name : quantized_->float16_weights())
+    if (const auto id = graph.find(name))
+      if (const Tensor* constant = graph.constant(*id))
+        bytes -= constant->bytes() - 2 * static_cast<size_t>(constant->elements());
   for (const auto& [name, weights] : quantized_->weights())
     if (const auto id = graph.find(name))
       if (const Tensor* constant = graph.constant(*id)) {

@@ -103,7 +103,7 @@ void IoState::bind(const std::shared_ptr<HostMem>& mem, const rknn_tensor_attr& 
     staged_inputs_[index].reset();
     return;
   }
-  const rknn_tensor_type model_type = model_.runtime_type(model_.outputs()[index].dtype);
+  const rknn_tensor_type model_type = model_.io_type(false, index);
   // A float output may also be written FLOAT32 (a quantized one dequantized), as rknn_outputs_get's want_float.
   const bool float_output = model_type == RKNN_TENSOR_FLOAT16 || model_type == RKNN_TENSOR_FLOAT32 ||
       model_.quantization(false, index).has_value();

@@ -112,6 +112,7 @@ std::shared_ptr<const LoadedModel> LoadedModel::load(std::span<const std::byte> 
 void LoadedModel::load_quantization() {
   input_params_.resize(inputs_.size());
   output_params_.resize(outputs_.size());
+  float16_outputs_.resize(outputs_.size());
   if (!file_.quantization) return;
   activations_ = quantize::activation_table(*file_.quantization);
   if (!quantized_activations()) return;  // weight-only: float16 inputs and outputs, no parameters
@@ -125,7 +126,15 @@ void LoadedModel::load_quantization() {
     return found->second;
   };
   for (size_t i = 0; i < inputs_.size(); ++i) input_params_[i] = find("input", i, inputs_[i]);
-  for (size_t o = 0; o < outputs_.size(); ++o) output_params_[o] = find("output", o, outputs_[o]);
+  for (size_t o = 0; o < outputs_.size(); ++o) {
+    output_params_[o] = find("output", o, outputs_[o]);
+    // Hybrid quantization: a float16 layer's output reaches the application as float16, as the
+    // vendor runtime reports it (docs/quantization.md). Graph inputs stay INT8.
+    if (output_params_[o] && activations_.float16.contains(outputs_[o].name)) {
+      float16_outputs_[o] = true;
+      output_params_[o].reset();
+    }
+  }
 }
 
 void LoadedModel::check_shapes() const {
@@ -172,9 +181,14 @@ rknn_tensor_type LoadedModel::runtime_type(DataType dtype) const {
   fail(RKNN_ERR_MODEL_INVALID, "ONNX element type {} has no runtime tensor type", static_cast<int>(dtype));
 }
 
+rknn_tensor_type LoadedModel::io_type(bool input, size_t index) const {
+  if (!input && float16_outputs_.at(index)) return RKNN_TENSOR_FLOAT16;
+  return runtime_type((input ? inputs_ : outputs_).at(index).dtype);
+}
+
 rknn_tensor_attr LoadedModel::attr(bool input, uint32_t index, const std::vector<int64_t>& dims, AttrKind kind) const {
   const IoTensor& tensor = (input ? inputs_ : outputs_).at(index);
-  const auto type = static_cast<TensorType>(runtime_type(tensor.dtype));
+  const auto type = static_cast<TensorType>(io_type(input, index));
   const PlatformInfo& info = platform_info();
 
   // docs/c-interface.md#attribute-views: 4-D inputs are reported NHWC and 4-D outputs NCHW; natively the NPU reads

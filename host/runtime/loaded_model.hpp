@@ -52,7 +52,8 @@ public:
   // A quantized model (the file's "qnt8" section, docs/quantization.md): its weights are integers.
   [[nodiscard]] bool quantized() const noexcept { return file_.quantization.has_value(); }
   // A w8a8 or w16a16i_dfp model: every float input and output is INT8 with the affine parameters
-  // of quantization(), or INT16 dynamic fixed point (scale 2^-fl, zero point 0).
+  // of quantization(), or INT16 dynamic fixed point (scale 2^-fl, zero point 0), but an output a
+  // float16 layer computes (hybrid quantization: FLOAT16, io_type()).
   [[nodiscard]] bool quantized_activations() const noexcept {
     return quantized() &&
         (file_.quantization->dtype == toolkit::QuantizedDtype::w8a8 ||
@@ -71,6 +72,9 @@ public:
   // in a model converted with float_dtype float16 or weight-only quantized, int8 in a w8a8 one,
   // int16 in a w16a16i_dfp one).
   [[nodiscard]] rknn_tensor_type runtime_type(DataType dtype) const;
+  // The element type of input or output `index`: runtime_type of its ONNX type, except an output of
+  // a hybrid w8a8 model that a float16 layer computes, which is FLOAT16 without parameters.
+  [[nodiscard]] rknn_tensor_type io_type(bool input, size_t index) const;
   [[nodiscard]] const Normalization& normalization(size_t input) const { return normalization_.at(input); }
 
   // The shape set of a dynamic model (empty for a static one) and the group the runtime
@@ -100,6 +104,7 @@ private:
   quantize::ActivationTable activations_;
   std::vector<std::optional<quantize::AffineParams>> input_params_;
   std::vector<std::optional<quantize::AffineParams>> output_params_;
+  std::vector<bool> float16_outputs_;  // computed by a float16 layer (hybrid quantization)
   std::vector<ShapeChoice> shape_set_;
   ShapeChoice initial_shapes_;
 };

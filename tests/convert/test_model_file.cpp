@@ -312,6 +312,7 @@ TEST_CASE("the quantization section: round trip, required, and every bad value r
                                            toolkit::QuantizedMethod::layer(),
                                            20,
                                            {{"images", 0.0187f, -3}, {"conv_out", 0.5f, -128}, {"logits", 1e-3f, 127}},
+                                           {},
                                            {}};
   const std::vector<std::byte> bytes = host::serialize_model_file(m);
   CHECK(host::parse_model_file(bytes) == m);
@@ -398,6 +399,7 @@ TEST_CASE("the quantization section: round trip, required, and every bad value r
                                                      toolkit::QuantizedMethod::layer(),
                                                      2,
                                                      {},
+                                                     {},
                                                      {}};
   CHECK(host::parse_model_file(host::serialize_model_file(weight_only)) == weight_only);
   CHECK(contains(refused(Payload{}.str("w8a8").str("normal").str("row").u32(1).u32(0)), "unknown weight method 'row'"));
@@ -406,8 +408,29 @@ TEST_CASE("the quantization section: round trip, required, and every bad value r
   CHECK(refused(Payload{}.head(0xFFFFFFFFU)) ==
         "model file: section 'qnt8': 4294967295 quantized tensors needs 51539607540 bytes, 0 left");
   CHECK(contains(refused(Payload{}.head(1).u32(0xFFFFFFF0U).u32(0).u32(0)), "tensor name needs 4294967280 bytes"));
-  CHECK(contains(refused(Payload{}.head(1).tensor("x", 1.0f, 0).u32(7)), "4 unexpected bytes after its content"));
+  CHECK(contains(refused(Payload{}.head(1).tensor("x", 1.0f, 0).u32(1).str("x").u32(7)),
+                 "4 unexpected bytes after its content"));
   CHECK(contains(refused(Payload{}.str("w8a8")), "algorithm needs 4 bytes, 0 left"));
+
+  // Hybrid quantization: the float16 values follow the tensors, only when there are some.
+  auto hybrid = [] { return Payload{}.head(2).tensor("x", 0.5f, 0).tensor("y", 0.25f, 1); };
+  const host::ModelFile mixed = host::parse_model_file(with_section("qnt8", true, hybrid().u32(1).str("y").bytes));
+  REQUIRE(mixed.quantization.has_value());
+  CHECK(mixed.quantization->float16 == std::vector<std::string>{"y"});
+  CHECK(host::parse_model_file(host::serialize_model_file(mixed)) == mixed);
+  CHECK(host::parse_model_file(with_section("qnt8", true, hybrid().bytes)).quantization->float16.empty());
+  CHECK(refused(hybrid().u32(1).str("z")) ==
+        "model file: section 'qnt8': float16 value 'z' is not one of the section's tensors");
+  CHECK(refused(hybrid().u32(2).str("y").str("y")) == "model file: section 'qnt8': float16 value 'y' is listed twice");
+  CHECK(contains(refused(hybrid().u32(0)), "a float16 value count of 0"));
+  CHECK(contains(refused(hybrid().u32(0xFFFFFFFFU)), "4294967295 float16 values needs 17179869180 bytes"));
+  CHECK(contains(refused(hybrid().u32(1).u32(9)), "float16 value name needs 9 bytes, 0 left"));
+  CHECK(refused(gdq().u32(0).u32(1).str("w")) ==
+        "model file: section 'qnt8': 1 float16 values with dtype 'w4a16'; hybrid quantization is for w8a8 only");
+  ModelFile float16_w8a16 = weight_only;
+  float16_w8a16.quantization->float16 = {"x"};
+  CHECK_THROWS_WITH_AS((void)host::serialize_model_file(float16_w8a16),
+                       doctest::Contains("1 float16 values with dtype 'w8a16'"), ModelFileError);
 
   // The writer refuses what the reader would.
   ModelFile bad = m;
@@ -435,6 +458,7 @@ TEST_CASE("the quantization section with w16a16i_dfp: every tensor's fl as its s
                                             {"conv_out", std::ldexp(1.0f, 4), 0},
                                             {"tiny", std::ldexp(1.0f, -64), 0},
                                             {"huge", std::ldexp(1.0f, 64), 0}},
+                                           {},
                                            {}};
   CHECK(host::parse_model_file(host::serialize_model_file(m)) == m);
   ModelFile layer = m;
@@ -526,15 +550,16 @@ TEST_CASE("what the host converter does not support yet is listed and refused") 
   CHECK(host::host_converter_ignored(c).empty());
 
   // Quantization itself is supported (its dtype, algorithm and method are judged by the quantizer,
-  // tests/quantize/test_settings.cpp); automatic hybrid quantization is not yet.
+  // tests/quantize/test_settings.cpp), and so are the thresholds of automatic hybrid quantization:
+  // read with auto_hybrid (tests/host_runtime/test_int8.cpp), unused without it, as in the toolkit.
   CHECK(host::host_converter_unsupported(c, true).empty());
   const std::vector<toolkit::ModelInput> inputs{{"x", {1, 3, 8, 8}, -1}};
   CHECK_NOTHROW((void)host::make_host_model(c, inputs, {}, true));
   c.auto_hybrid_cos_thresh = 0.9;  // the default is 0.98
-  CHECK_THROWS_WITH_AS((void)host::make_host_model(c, inputs, {}, true),
-                       doctest::Contains("config: auto_hybrid_cos_thresh: automatic hybrid quantization"),
-                       toolkit::ConfigError);
-  CHECK_NOTHROW((void)host::make_host_model(c, inputs, {}, false));  // read only when quantizing
+  c.auto_hybrid_euc_thresh = 1.0;
+  CHECK(host::host_converter_unsupported(c, true).empty());
+  CHECK_NOTHROW((void)host::make_host_model(c, inputs, {}, true));
+  CHECK_NOTHROW((void)host::make_host_model(c, inputs, {}, false));
   c.auto_hybrid_cos_thresh = toolkit::Config{}.auto_hybrid_cos_thresh;
 
   c.quantized_dtype = toolkit::QuantizedDtype::w8a8;
@@ -545,8 +570,7 @@ TEST_CASE("what the host converter does not support yet is listed and refused") 
   c.remove_weight = true;
   std::vector<std::string> keys;
   for (const auto& n : host::host_converter_unsupported(c, true)) keys.push_back(n.key);
-  CHECK(keys ==
-        std::vector<std::string>{"auto_hybrid_euc_thresh", "quantize_weight", "remove_weight", "remove_reshape"});
+  CHECK(keys == std::vector<std::string>{"quantize_weight", "remove_weight", "remove_reshape"});
   keys.clear();
   for (const auto& n : host::host_converter_unsupported(c, false)) keys.push_back(n.key);
   CHECK(keys == std::vector<std::string>{"quantize_weight", "remove_weight", "remove_reshape"});

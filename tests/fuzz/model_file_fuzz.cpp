@@ -99,18 +99,25 @@ int main(int argc, char** argv) {
   m.dynamic_input = rknnxx::toolkit::DynamicInput{{{1, 3, 4, 4}}, {{1, 3, 2, 2}}};
   m.onnx = {std::byte{0x08}, std::byte{0x07}, std::byte{0x12}, std::byte{0x00}};
   m.extra_sections.push_back({"qtab", false, {std::byte{1}, std::byte{2}}});
-  m.quantization = rknnxx::host::ModelQuantization{
-      rknnxx::toolkit::QuantizedDtype::w8a8,       rknnxx::toolkit::QuantizedAlgorithm::kl_divergence,
-      rknnxx::toolkit::QuantizedMethod::channel(), 20,
-      {{"x", 0.02f, -3}, {"y", 0.5f, -128}},       {}};
+  m.quantization = rknnxx::host::ModelQuantization{rknnxx::toolkit::QuantizedDtype::w8a8,
+                                                   rknnxx::toolkit::QuantizedAlgorithm::kl_divergence,
+                                                   rknnxx::toolkit::QuantizedMethod::channel(),
+                                                   20,
+                                                   {{"x", 0.02f, -3}, {"y", 0.5f, -128}},
+                                                   {},
+                                                   {}};
   write_model("model_full", m);
+  rknnxx::host::ModelFile hybrid = m;  // automatic hybrid quantization: y's layer runs in float16
+  hybrid.quantization->float16 = {"y"};
+  write_model("model_hybrid", hybrid);
   rknnxx::host::ModelFile weight_only = m;
   weight_only.quantization = rknnxx::host::ModelQuantization{rknnxx::toolkit::QuantizedDtype::w4a16,
                                                              rknnxx::toolkit::QuantizedAlgorithm::gdq,
                                                              rknnxx::toolkit::QuantizedMethod::group(64),
                                                              8,
                                                              {},
-                                                             {{"w", {1.0f, 0.5f}}}};
+                                                             {{"w", {1.0f, 0.5f}}},
+                                                             {}};
   write_model("model_w4a16", weight_only);
   rknnxx::host::ModelFile dfp = m;  // int16 dynamic fixed point: scales 2^-fl, zero points 0
   dfp.config_json = R"({"target_platform":"rv1106","quantized_dtype":"w16a16i_dfp"})";

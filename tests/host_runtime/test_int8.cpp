@@ -9,6 +9,7 @@
 #include "convert/model_file.hpp"
 #include "quantize/affine.hpp"
 #include "quantize/dataset.hpp"
+#include "float16.hpp"
 
 #include <rknnxx/abi/c_api.h>
 #include <rknnxx/toolkit/config.hpp>
@@ -406,8 +407,9 @@ TEST_CASE("conversion with a dataset: the config's quantization keys, refusals w
                        toolkit::ConfigError);
   CHECK_THROWS_WITH_AS((void)quantize(R"(, "quantized_algorithm": "gdq")"), doctest::Contains("gdq"),
                        toolkit::ConfigError);
-  CHECK_THROWS_WITH_AS((void)quantize(R"(, "auto_hybrid_euc_thresh": 0.5)"),
-                       doctest::Contains("auto_hybrid_euc_thresh"), toolkit::ConfigError);
+  // The thresholds of automatic hybrid quantization are unused without it, as in the toolkit.
+  CHECK(*quantize(R"(, "auto_hybrid_euc_thresh": 0.5, "auto_hybrid_cos_thresh": 0.5)").quantization ==
+        *normal.quantization);
 
   // A dataset problem names the file and the line.
   const auto dir = std::filesystem::temp_directory_path() / ("rknnxx-int8-dataset-" + std::to_string(getpid()));
@@ -888,4 +890,154 @@ TEST_CASE("w16a16i_dfp through the C++ layer: TensorInfo reads DFP, copy() unblo
   CHECK(y == want[0]);
   CHECK(y != std::vector<float>(256, 0.0f));
   for (rknn_tensor_mem* m : {in_mem, y_mem, score_mem}) CHECK(rknn_destroy_mem(ctx, m) == RKNN_SUCC);
+}
+
+// ---- automatic hybrid quantization ------------------------------------------------------------
+
+namespace {
+
+// hybrid_mlp.onnx (make_int8_model.py) converted on hybrid_dataset.txt, with auto_hybrid or not.
+struct HybridModel {
+  std::string path;
+  host::ModelFile file;
+  std::vector<host::Float16Layer> layers;
+};
+
+HybridModel hybrid_model(const std::string& extra, bool auto_hybrid, const std::string& platform = "rk3588") {
+  static int count = 0;
+  const auto config = host::config_from_json(R"({"target_platform": ")" + platform + "\"" + extra + "}");
+  auto converted = host::convert_onnx(read_bytes(data_dir() / "hybrid_mlp.onnx"), config, {},
+                                      data_dir() / "hybrid_dataset.txt", auto_hybrid);
+  const auto path = std::filesystem::temp_directory_path() /
+      ("rknnxx-int8-hybrid-" + std::to_string(getpid()) + "-" + std::to_string(count++) + ".hrknn");
+  host::save_model_file(path, converted.file);
+  return {path.string(), std::move(converted.file), std::move(converted.float16_layers)};
+}
+
+// x [1,16] in [0, 1) as FLOAT32; both outputs (z, y) as float32 (want_float) or their raw bytes.
+template <class T> std::vector<std::vector<T>> run_mlp(rknn_context ctx, uint32_t seed, bool want_float) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
+  std::vector<float> x(16);
+  for (float& v : x) v = uniform(rng);
+  rknn_input in = input_of(x.data(), x.size() * sizeof(float), RKNN_TENSOR_FLOAT32);
+  in.fmt = RKNN_TENSOR_UNDEFINED;
+  REQUIRE(rknn_inputs_set(ctx, 1, &in) == RKNN_SUCC);
+  REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+  return outputs<T>(ctx, want_float);
+}
+
+}  // namespace
+
+TEST_CASE("automatic hybrid quantization keeps the badly quantized layer, and only it, in float16") {
+  const HybridModel plain = hybrid_model("", false);
+  const HybridModel hybrid = hybrid_model("", true);
+  REQUIRE(hybrid.file.quantization.has_value());
+  // z's Gemm (the outlier weights) is the one layer below the default cosine threshold 0.98.
+  REQUIRE(hybrid.layers.size() == 1);
+  CHECK(hybrid.layers[0].value == "z");
+  CHECK(hybrid.layers[0].op_type == "Gemm");
+  CHECK(hybrid.layers[0].node == "gemm2");
+  CHECK(hybrid.layers[0].cosine < 0.98);
+  CHECK(hybrid.layers[0].euclidean > 0.0);
+  MESSAGE("z's Gemm: single cosine " << hybrid.layers[0].cosine << ", euclidean " << hybrid.layers[0].euclidean);
+  CHECK(hybrid.file.quantization->float16 == std::vector<std::string>{"z"});
+  // The activation parameters are the plain model's: an int8 layer reading z still needs them.
+  CHECK(hybrid.file.quantization->tensors == plain.file.quantization->tensors);
+  CHECK(plain.layers.empty());
+  CHECK(plain.file.quantization->float16.empty());
+
+  Ctx ctx(hybrid.path);
+  Ctx int8(plain.path);
+  // z, computed by a float16 layer, reaches the application as FLOAT16 without parameters (as the
+  // vendor runtime reports it); y and the input stay INT8 AFFINE.
+  const rknn_tensor_attr z = query_attr(ctx, RKNN_QUERY_OUTPUT_ATTR, 0);
+  CHECK(z.type == RKNN_TENSOR_FLOAT16);
+  CHECK(z.qnt_type == RKNN_TENSOR_QNT_NONE);
+  CHECK(z.n_elems == 16);
+  CHECK(z.size == 2 * z.n_elems);
+  CHECK(z.scale == 1.0f);
+  CHECK(z.zp == 0);
+  CHECK(query_attr(int8, RKNN_QUERY_OUTPUT_ATTR, 0).type == RKNN_TENSOR_INT8);
+  for (const auto& [query, index] : {std::pair(RKNN_QUERY_INPUT_ATTR, 0U), std::pair(RKNN_QUERY_OUTPUT_ATTR, 1U)}) {
+    const rknn_tensor_attr a = query_attr(ctx, query, index);
+    const rknn_tensor_attr b = query_attr(int8, query, index);
+    CHECK(a.type == RKNN_TENSOR_INT8);
+    CHECK(a.qnt_type == RKNN_TENSOR_QNT_AFFINE_ASYMMETRIC);
+    CHECK(a.size == a.n_elems);
+    CHECK(a.scale == b.scale);
+    CHECK(a.zp == b.zp);
+  }
+  // The weights: z's 16 x 16 stay float16, two bytes each instead of one.
+  rknn_mem_size mem{}, int8_mem{};
+  REQUIRE(rknn_query(ctx, RKNN_QUERY_MEM_SIZE, &mem, sizeof mem) == RKNN_SUCC);
+  REQUIRE(rknn_query(int8, RKNN_QUERY_MEM_SIZE, &int8_mem, sizeof int8_mem) == RKNN_SUCC);
+  CHECK(mem.total_weight_size == int8_mem.total_weight_size + 16 * 16);
+
+  // Closer to float than plain w8a8, on both outputs.
+  const HybridModel float_model = [] {
+    const auto config = host::config_from_json(R"({"target_platform": "rk3588"})");
+    const auto path =
+        std::filesystem::temp_directory_path() / ("rknnxx-int8-hybrid-float-" + std::to_string(getpid()) + ".hrknn");
+    host::save_model_file(path, host::convert_onnx(read_bytes(data_dir() / "hybrid_mlp.onnx"), config).file);
+    return HybridModel{path.string(), {}, {}};
+  }();
+  Ctx reference_ctx(float_model.path);
+  for (uint32_t seed = 0; seed < 4; ++seed) {
+    const auto reference = run_mlp<float>(reference_ctx, seed, true);
+    const auto mixed = run_mlp<float>(ctx, seed, true);
+    const auto w8a8 = run_mlp<float>(int8, seed, true);
+    for (size_t o = 0; o < 2; ++o) {
+      const double hybrid_cos = compare(mixed[o], reference[o]).first;
+      const double int8_cos = compare(w8a8[o], reference[o]).first;
+      MESSAGE("seed " << seed << ", output " << o << ": cosine against float, hybrid " << hybrid_cos << ", w8a8 "
+                      << int8_cos);
+      CHECK(hybrid_cos > int8_cos);
+      CHECK(1.0 - hybrid_cos < 0.5 * (1.0 - int8_cos));  // at least halves the distance from 1
+    }
+    // Raw (want_float = 0): z as the float16 bits of the values want_float gives (on y's Gemm's int8
+    // grid too, as that int8 layer reads z).
+    const auto raw = run_mlp<uint16_t>(ctx, seed, false);
+    REQUIRE(raw[0].size() == 16);
+    for (size_t i = 0; i < 16; ++i) CHECK(raw[0][i] == host::float_to_half_bits(mixed[0][i]));
+  }
+}
+
+TEST_CASE("automatic hybrid quantization: thresholds no layer passes keep none, bit for bit w8a8; refusals") {
+  const HybridModel plain = hybrid_model("", false);
+  for (const std::string& threshold : {std::string("-1"), std::string("0")}) {
+    CAPTURE(threshold);
+    const HybridModel none = hybrid_model(R"(, "auto_hybrid_cos_thresh": )" + threshold, true);
+    CHECK(none.layers.empty());
+    CHECK(*none.file.quantization == *plain.file.quantization);
+    Ctx a(none.path);
+    Ctx b(plain.path);
+    for (uint32_t seed = 0; seed < 3; ++seed)
+      CHECK(run_mlp<uint8_t>(a, seed, false) == run_mlp<uint8_t>(b, seed, false));
+  }
+  // The euclidean threshold, when set, keeps a layer too: at 0 every layer with any error, the last one
+  // (y) included; far above any distance, none.
+  const HybridModel every = hybrid_model(R"(, "auto_hybrid_cos_thresh": -1, "auto_hybrid_euc_thresh": 0)", true);
+  std::vector<std::string> values;
+  for (const auto& l : every.layers) values.push_back(l.value);
+  CHECK(std::find(values.begin(), values.end(), "z") != values.end());
+  CHECK(std::find(values.begin(), values.end(), "y") != values.end());
+  Ctx all(every.path);
+  CHECK(query_attr(all, RKNN_QUERY_OUTPUT_ATTR, 1).type == RKNN_TENSOR_FLOAT16);
+  CHECK(hybrid_model(R"(, "auto_hybrid_cos_thresh": -1, "auto_hybrid_euc_thresh": 1e9)", true).layers.empty());
+
+  // Refusals: no dataset; a weight-only type, naming both.
+  const auto onnx = read_bytes(data_dir() / "hybrid_mlp.onnx");
+  CHECK_THROWS_WITH_AS(
+      (void)host::convert_onnx(onnx, host::config_from_json(R"({"target_platform": "rk3588"})"), {}, {}, true),
+      doctest::Contains("needs a dataset"), std::runtime_error);
+  try {
+    (void)hybrid_model(R"(, "quantized_dtype": "w8a16")", true, "rk3562");
+    FAIL("expected a ConfigError");
+  } catch (const toolkit::ConfigError& e) {
+    CHECK(e.key() == "quantized_dtype");
+    const std::string message = e.what();
+    CHECK(message.find("'w8a16' with automatic hybrid quantization") != std::string::npos);
+    CHECK(message.find("w8a8") != std::string::npos);
+  }
 }

@@ -178,7 +178,50 @@ def quantize_checks(tool, work):
     bad.write_text("sample_00.npy\nno_such_sample.npy\n")
     fails_one_line("convert --dataset: a missing sample names the dataset line",
                    [tool, "convert", onnx, "-c", config, "--dataset", bad], "bad_dataset.txt:2")
+    hybrid_checks(tool, folder)
     qdq_checks(tool, work, config)
+
+
+def hybrid_checks(tool, folder):
+    """Issue 11: convert --dataset --auto-hybrid keeps the layers past the threshold in float16 and lists them."""
+    config = folder / "hybrid.json"
+    config.write_text('{"target_platform": "rk3588"}')
+    onnx, dataset, out = folder / "hybrid_mlp.onnx", folder / "hybrid_dataset.txt", folder / "hybrid_mlp.hrknn"
+    rc, o, e = run([tool, "convert", "--help"])
+    check("convert --help documents --auto-hybrid and its thresholds",
+          rc == 0 and "--auto-hybrid" in o and "auto_hybrid_cos_thresh" in o, o)
+    rc, o, e = run([tool, "convert", onnx, "-c", config, "--dataset", dataset, "--auto-hybrid", "-o", out, "--json"])
+    try:
+        j = json.loads(o) if rc == 0 else {}
+    except ValueError:
+        j = {}
+    layers = j.get("float16_layers") or []
+    check("convert --auto-hybrid --json: z's Gemm kept in float16, with its single cosine and distance",
+          len(layers) == 1 and layers[0]["name"] == "z" and layers[0]["op_type"] == "Gemm"
+          and layers[0]["cosine"] < 0.98 and layers[0]["euclidean"] > 0, f"exit {rc}: {o[:2000]} {e[:2000]}")
+    outputs = j.get("outputs", [])
+    check("convert --auto-hybrid: the float16 layer's output is FLOAT16 without parameters, the other INT8",
+          len(outputs) == 2 and outputs[0]["type"] == "FP16" and outputs[0]["size"] == 2 * outputs[0]["n_elems"]
+          and outputs[1]["type"] == "INT8", o[:2000])
+    rc, o, e = run([tool, "convert", onnx, "-c", config, "--dataset", dataset, "--auto-hybrid", "-o", out])
+    check("convert --auto-hybrid: the table of float16 layers",
+          rc == 0 and "1 layer kept in float16" in o and "single cos" in o
+          and any(line.split()[:2] == ["z", "Gemm"] for line in o.splitlines()), o[:2000])
+    none = folder / "hybrid_none.json"
+    none.write_text('{"target_platform": "rk3588", "auto_hybrid_cos_thresh": -1}')
+    rc, o, e = run([tool, "convert", onnx, "-c", none, "--dataset", dataset, "--auto-hybrid", "-o", out])
+    check("convert --auto-hybrid: no layer past the threshold keeps none and says so",
+          rc == 0 and "no layer past the thresholds" in o, o[:2000])
+    rc, o, e = run([tool, "convert", onnx, "-c", none, "--dataset", dataset, "-o", out, "--json"])
+    check("convert without --auto-hybrid: the thresholds are unused, no float16 layers listed",
+          rc == 0 and "float16_layers" not in json.loads(o), o[:2000])
+    fails_usage("convert --auto-hybrid without --dataset: usage error", [tool, "convert", onnx, "-c", config,
+                "--auto-hybrid"], "--auto-hybrid needs --dataset")
+    w8a16 = folder / "hybrid_w8a16.json"
+    w8a16.write_text('{"target_platform": "rk3562", "quantized_dtype": "w8a16"}')
+    fails_one_line_with("convert --auto-hybrid with w8a16: refused naming both",
+                        [tool, "convert", onnx, "-c", w8a16, "--dataset", dataset, "--auto-hybrid"],
+                        ["w8a16", "w8a8", "hybrid"])
 
 
 def qdq_checks(tool, work, config):

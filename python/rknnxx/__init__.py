@@ -31,9 +31,11 @@ __all__ = ["Binding", "Context", "Error", "Quantization", "RuntimeInfo", "ShapeS
 
 @dataclasses.dataclass(frozen=True)
 class Quantization:
-    """Affine asymmetric quantization: value = (q - zero_point) * scale."""
+    """Affine asymmetric quantization: value = (q - zero_point) * scale. Dynamic fixed point
+    (w16a16i_dfp's int16 tensors) is the case scale = 2**-fl, zero_point = 0, with fl set."""
     scale: float
     zero_point: int
+    fl: Optional[int] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,8 +58,16 @@ class TensorAttr:
     # rknn_tensor_attr's names for the quantization, for code written against the C struct.
     @property
     def qnt_type(self) -> str:
-        """"AFFINE_ASYMMETRIC" for a quantized tensor (int8 of a w8a8 model), else "NONE"."""
-        return "NONE" if self.quantization is None else "AFFINE_ASYMMETRIC"
+        """"AFFINE_ASYMMETRIC" for a quantized tensor (int8 of a w8a8 model), "DFP" for dynamic fixed
+        point (int16 of a w16a16i_dfp model), else "NONE"."""
+        if self.quantization is None:
+            return "NONE"
+        return "AFFINE_ASYMMETRIC" if self.quantization.fl is None else "DFP"
+
+    @property
+    def fl(self) -> int:
+        """Dynamic fixed point's fraction length (0 otherwise, as in rknn_tensor_attr)."""
+        return 0 if self.quantization is None or self.quantization.fl is None else self.quantization.fl
 
     @property
     def zp(self) -> int:

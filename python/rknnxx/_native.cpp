@@ -228,7 +228,8 @@ py::dict attr_dict(const TensorInfo& t) {
   d["size_with_stride"] = t.size_with_stride();
   d["pass_through"] = t.pass_through();
   const auto q = t.quantization();
-  d["quantization"] = q.affine ? py::object(py::make_tuple(q.scale, q.zero_point)) : py::object(py::none());
+  const py::object fl = t.qnt_type() == RKNN_TENSOR_QNT_DFP ? py::object(py::int_(*q.fraction_length())) : py::none();
+  d["quantization"] = q.affine ? py::object(py::make_tuple(q.scale, q.zero_point, fl)) : py::object(py::none());
   return d;
 }
 

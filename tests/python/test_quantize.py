@@ -32,13 +32,25 @@ def calibration(tmp_path_factory):
     return str(model), str(folder / "dataset.txt"), folder
 
 
-def quantized(calibration, **config):
+def quantized(calibration, target_platform="rk3588", **config):
     model, dataset, _ = calibration
     rknn = RKNN()
-    assert rknn.config(target_platform="rk3588", **config) == 0
+    assert rknn.config(target_platform=target_platform, **config) == 0
     assert rknn.load_onnx(model=model) == 0
     assert rknn.build(do_quantization=True, dataset=dataset) == 0
     return rknn
+
+
+def test_w16a16i_dfp_reports_dfp_with_fl(calibration, tmp_path):
+    """int16 dynamic fixed point (rv1106): INT16 tensors with qnt_type DFP, fl, zero point 0 and scale 2^-fl."""
+    rknn = quantized(calibration, target_platform="rv1106", quantized_dtype="w16a16i_dfp")
+    out = str(tmp_path / "conv_dfp.rknn")
+    assert rknn.export_rknn(out) == 0
+    rknn.release()
+    image = rknnxx.Context(out).inputs[0]
+    assert (image.dtype, image.type, image.qnt_type) == ("int16", "INT16", "DFP")
+    # The samples span [-1, 1]: 32767 * 2^-14 < 2 holds them, so fl is 14 (or 15 if they stay below 1).
+    assert image.fl in (14, 15) and image.zp == 0 and image.scale == 2.0 ** -image.fl
 
 
 def close_to_float(outputs, x):

@@ -98,6 +98,10 @@ public:
   // Bytes to allocate for zero-copy memory: size_with_stride, or size where the runtime reports 0
   // (fp16 and undefined-layout tensors on some runtimes, docs/c-interface.md#strides-and-sizes).
   [[nodiscard]] std::uint32_t alloc_size() const noexcept { return std::max(attr_.size_with_stride, attr_.size); }
+  // NONE, AFFINE_ASYMMETRIC or DFP (w16a16i_dfp's int16 tensors), as the runtime reports it.
+  [[nodiscard]] rknn_tensor_qnt_type qnt_type() const noexcept {
+    return static_cast<rknn_tensor_qnt_type>(attr_.qnt_type);
+  }
   [[nodiscard]] Quantization quantization() const noexcept {
     if (attr_.qnt_type == RKNN_TENSOR_QNT_AFFINE_ASYMMETRIC)
       return Quantization::affine_asymmetric(attr_.scale, attr_.zp);

@@ -360,11 +360,11 @@ TEST_CASE("dynamic_input: groups of one shape per input, same count and ranks, p
         "config: dynamic_input[1] has 1 shape, dynamic_input[0] has 2; every group gives one shape per model input");
   c.dynamic_input = DynamicInput{{{1, 224}, {1, 40}}, {{1, 112}, {1, 80, 1}}};
   CHECK(problem(c.check(), "dynamic_input") ==
-        "config: dynamic_input[1][1] is [1,80,1] (rank 3), dynamic_input[0][1] is [1,40] (rank 2); an input keeps its "
+        "config: dynamic_input[1][1] is [1, 80, 1] (rank 3), dynamic_input[0][1] is [1, 40] (rank 2); an input keeps its "
         "rank in every group");
   c.dynamic_input = DynamicInput{{{1, 3, 0, 224}}};
   CHECK(problem(c.check(), "dynamic_input") ==
-        "config: dynamic_input[0][0] is [1,3,0,224]: dimension 2 is 0; dimensions must be positive and fit 32 bits");
+        "config: dynamic_input[0][0] is [1, 3, 0, 224]: dimension 2 is 0; dimensions must be positive and fit 32 bits");
   c.dynamic_input = DynamicInput{{{1, -1}}};
   CHECK(contains(problem(c.check(), "dynamic_input"), "dimension 1 is -1"));
   c.dynamic_input = DynamicInput{{{1, 4294967296}}};
@@ -428,11 +428,11 @@ TEST_CASE("dynamic_input against the model: shape count, ranks, fixed axes, and 
 
   c.dynamic_input = DynamicInput{{{1, 3, 224, 224}}, {{1, 4, 192, 192}}};
   CHECK(problem(c.check_against(inputs), "dynamic_input") ==
-        "config: dynamic_input[1][0] is [1,4,192,192], input 0 ('data') is [1,3,-1,-1] with 3 at axis 1; only its "
+        "config: dynamic_input[1][0] is [1, 4, 192, 192], input 0 ('data') is [1, 3, -1, -1] with 3 at axis 1; only its "
         "dynamic axes may change");
   c.dynamic_input = DynamicInput{{{1, 3, 224}}};
   CHECK(problem(c.check_against(inputs), "dynamic_input") ==
-        "config: dynamic_input[0][0] is [1,3,224] (rank 3), input 0 ('data') is [1,3,-1,-1] (rank 4)");
+        "config: dynamic_input[0][0] is [1, 3, 224] (rank 3), input 0 ('data') is [1, 3, -1, -1] (rank 4)");
   c.dynamic_input = DynamicInput{{{1, 3, 224, 224}, {1, 10}}};
   CHECK(problem(c.check_against(inputs), "dynamic_input") ==
         "config: dynamic_input[0] has 2 shapes, the model has 1 input ('data')");
@@ -443,7 +443,7 @@ TEST_CASE("dynamic_input against the model: shape count, ranks, fixed axes, and 
 
   c.dynamic_input.reset();
   CHECK(problem(c.check_against(inputs), "dynamic_input") ==
-        "config: input 0 ('data') has dynamic dimensions [1,3,-1,-1]; set dynamic_input to the shapes to support");
+        "config: input 0 ('data') has dynamic dimensions [1, 3, -1, -1]; set dynamic_input to the shapes to support");
 }
 
 TEST_CASE("channels of a dynamic channel axis come from dynamic_input") {

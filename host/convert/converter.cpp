@@ -205,9 +205,9 @@ ConvertedModel convert_onnx(std::span<const std::byte> onnx_bytes, const toolkit
       for (int64_t d : input.shape)
         if (d <= 0)
           throw std::runtime_error(fmt::format(
-              "input '{}' has dims [{}] with unknown sizes: give dynamic_input in the config, or export the model "
+              "input '{}' has dims {} with unknown sizes: give dynamic_input in the config, or export the model "
               "with fixed shapes",
-              input.name, fmt::join(input.shape, ",")));
+              input.name, dims_text(input.shape)));
       shapes.push_back(input.shape);
     }
     groups.push_back(std::move(shapes));

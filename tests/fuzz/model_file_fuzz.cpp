@@ -121,10 +121,13 @@ int main(int argc, char** argv) {
   write_model("model_w4a16", weight_only);
   rknnxx::host::ModelFile dfp = m;  // int16 dynamic fixed point: scales 2^-fl, zero points 0
   dfp.config_json = R"({"target_platform":"rv1106","quantized_dtype":"w16a16i_dfp"})";
-  dfp.quantization = rknnxx::host::ModelQuantization{
-      rknnxx::toolkit::QuantizedDtype::w16a16i_dfp, rknnxx::toolkit::QuantizedAlgorithm::normal,
-      rknnxx::toolkit::QuantizedMethod::channel(),  16,
-      {{"x", 0.125f, 0}, {"y", 0x1p-14f, 0}},       {}};
+  dfp.quantization = rknnxx::host::ModelQuantization{rknnxx::toolkit::QuantizedDtype::w16a16i_dfp,
+                                                     rknnxx::toolkit::QuantizedAlgorithm::normal,
+                                                     rknnxx::toolkit::QuantizedMethod::channel(),
+                                                     16,
+                                                     {{"x", 0.125f, 0}, {"y", 0x1p-14f, 0}},
+                                                     {},
+                                                     {}};
   write_model("model_w16a16i_dfp", dfp);
 
   // Crafted files an attack on rknn_init used (issue 12): each parses, and the runtime refuses it at load.

@@ -255,12 +255,20 @@ inline void copy(const ErasedView& src, const ErasedView& dst) {
   const detail::StoreFn store = detail::store_fn(dst.type);
   const Quantization sq = src.quantization;
   const Quantization dq = dst.quantization;
-  detail::for_each_element(s, d, [&](std::size_t from, std::size_t to) {
-    double x = load(src.data, from);
-    if (sq.affine) x = (x - sq.zero_point) * static_cast<double>(sq.scale);
-    if (dq.affine) x = dq.quantize(x);
-    store(dst.data, to, x);
-  });
+  // Rows of w in (n, c, h) order: measured faster here than for_each_element's runs, whose order
+  // pays off only for the byte moves (benchmarks/README.md, tensor_copy).
+  for (std::size_t n = 0; n < e.n; ++n)
+    for (std::size_t c = 0; c < e.c; ++c)
+      for (std::size_t h = 0; h < e.h; ++h) {
+        const std::size_t so = s.offset(n, c, h, 0);
+        const std::size_t dof = d.offset(n, c, h, 0);
+        for (std::size_t w = 0; w < e.w; ++w) {
+          double x = load(src.data, so + w * s.w);
+          if (sq.affine) x = (x - sq.zero_point) * static_cast<double>(sq.scale);
+          if (dq.affine) x = dq.quantize(x);
+          store(dst.data, dof + w * d.w, x);
+        }
+      }
 }
 
 template <class S, class SL, class D, class DL> void copy(const TensorView<S, SL>& src, const TensorView<D, DL>& dst) {

@@ -94,20 +94,22 @@ PYBIND11_MODULE(_converter, m) {
 
   m.def(
       "convert",
-      [](const py::buffer& onnx, const std::string& config_json, const std::optional<std::string>& dataset) {
+      [](const py::buffer& onnx, const std::string& config_json, const std::optional<std::string>& dataset,
+         bool auto_hybrid) {
         const py::buffer_info in = onnx.request();
         std::vector<std::byte> file;
         {
           py::gil_scoped_release nogil;
           const toolkit::Config config = host::config_from_json(config_json);
           file = host::serialize_model_file(
-              host::convert_onnx(bytes_of(in), config, {}, dataset.value_or(std::string())).file);
+              host::convert_onnx(bytes_of(in), config, {}, dataset.value_or(std::string()), auto_hybrid).file);
         }
         return to_bytes(file);
       },
-      py::arg("onnx"), py::arg("config_json"), py::arg("dataset") = py::none(),
+      py::arg("onnx"), py::arg("config_json"), py::arg("dataset") = py::none(), py::arg("auto_hybrid") = false,
       "Converts ONNX bytes with a CONFIG.json text (the toolkit's config keys) into the bytes of a host model; "
-      "with a dataset file, quantized w8a8 (calibrated on its samples, as `rknnxx convert --dataset`).");
+      "with a dataset file, quantized w8a8 (calibrated on its samples, as `rknnxx convert --dataset`), and with "
+      "auto_hybrid the badly quantized layers kept in float16 (`--auto-hybrid`).");
 
   m.def(
       "accuracy",

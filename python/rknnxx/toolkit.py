@@ -99,18 +99,22 @@ class RKNN(ScriptInterface):
         self._onnx_path = model
         return 0
 
-    def build(self, do_quantization: bool = True, dataset: Optional[str] = None, rknn_batch_size=None) -> int:
+    def build(self, do_quantization: bool = True, dataset: Optional[str] = None, rknn_batch_size=None,
+              auto_hybrid: bool = False) -> int:
         """Converts the loaded model with the config into a host model: float16 (the toolkit's float_dtype),
         or with do_quantization=True w8a8 calibrated on the dataset's samples (a text file, one sample per
         line: one .jpg/.png/.bmp image or .npy array per model input; relative paths from the file's folder),
         with the config's quantized_dtype, quantized_algorithm and quantized_method, as
-        `rknnxx convert --dataset` does."""
+        `rknnxx convert --dataset` does. auto_hybrid=True keeps in float16 the layers whose output falls
+        past the config's auto_hybrid_cos_thresh (or auto_hybrid_euc_thresh), as `--auto-hybrid` does."""
         if _converter is None:
             return self._fail("build: this rknnxx was built without the host runtime, which holds the converter")
         if self._onnx is None:
             return self._fail("build: no model is loaded: call load_onnx first")
         if rknn_batch_size not in (None, 1):
             return self._fail(f"build: rknn_batch_size={rknn_batch_size} is not supported")
+        if auto_hybrid and not do_quantization:
+            return self._fail("build: auto_hybrid=True quantizes: it needs do_quantization=True and a dataset")
         if do_quantization:
             if dataset is None:
                 return self._fail("build: do_quantization=True needs a dataset (a text file listing the calibration "
@@ -119,7 +123,7 @@ class RKNN(ScriptInterface):
                 return self._fail(f"build: the dataset {dataset!r} does not exist")
         dataset = os.fspath(dataset) if do_quantization else None
         try:
-            model = _converter.convert(self._onnx, json.dumps(self._config), dataset)
+            model = _converter.convert(self._onnx, json.dumps(self._config), dataset, auto_hybrid)
         except (RuntimeError, ValueError) as e:
             self._model = self._quantized = None  # what an earlier build made is not this config's
             return self._fail(f"build: {e}")

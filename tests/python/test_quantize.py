@@ -53,6 +53,25 @@ def test_w16a16i_dfp_reports_dfp_with_fl(calibration, tmp_path):
     assert image.fl in (14, 15) and image.zp == 0 and image.scale == 2.0 ** -image.fl
 
 
+def test_auto_hybrid_keeps_layers_past_the_threshold_in_float16(calibration, tmp_path):
+    """build(auto_hybrid=True): a cosine threshold of 1 keeps every quantized layer in float16 (their
+    outputs report FP16), one of -1 keeps none (INT8); without quantization it is refused."""
+    for thresh, want in ((1.0, "FP16"), (-1.0, "INT8")):
+        model, dataset, _ = calibration
+        rknn = RKNN()
+        assert rknn.config(target_platform="rk3588", auto_hybrid_cos_thresh=thresh) == 0
+        assert rknn.load_onnx(model=model) == 0
+        assert rknn.build(do_quantization=True, dataset=dataset, auto_hybrid=True) == 0
+        out = str(tmp_path / f"conv_hybrid_{thresh}.rknn")
+        assert rknn.export_rknn(out) == 0
+        rknn.release()
+        assert rknnxx.Context(out).outputs[0].type == want
+    rknn = RKNN()
+    assert rknn.config(target_platform="rk3588") == 0
+    assert rknn.load_onnx(model=calibration[0]) == 0
+    assert rknn.build(do_quantization=False, auto_hybrid=True) == -1
+
+
 def close_to_float(outputs, x):
     """w8a8 against the float reference: within a few quantization steps of the output's range."""
     features, pooled = conv_reference(x)

@@ -359,9 +359,10 @@ TEST_CASE("dynamic_input: groups of one shape per input, same count and ranks, p
   CHECK(problem(c.check(), "dynamic_input") ==
         "config: dynamic_input[1] has 1 shape, dynamic_input[0] has 2; every group gives one shape per model input");
   c.dynamic_input = DynamicInput{{{1, 224}, {1, 40}}, {{1, 112}, {1, 80, 1}}};
-  CHECK(problem(c.check(), "dynamic_input") ==
-        "config: dynamic_input[1][1] is [1, 80, 1] (rank 3), dynamic_input[0][1] is [1, 40] (rank 2); an input keeps its "
-        "rank in every group");
+  CHECK(
+      problem(c.check(), "dynamic_input") ==
+      "config: dynamic_input[1][1] is [1, 80, 1] (rank 3), dynamic_input[0][1] is [1, 40] (rank 2); an input keeps its "
+      "rank in every group");
   c.dynamic_input = DynamicInput{{{1, 3, 0, 224}}};
   CHECK(problem(c.check(), "dynamic_input") ==
         "config: dynamic_input[0][0] is [1, 3, 0, 224]: dimension 2 is 0; dimensions must be positive and fit 32 bits");
@@ -427,9 +428,10 @@ TEST_CASE("dynamic_input against the model: shape count, ranks, fixed axes, and 
   CHECK(c.check_against(inputs).empty());
 
   c.dynamic_input = DynamicInput{{{1, 3, 224, 224}}, {{1, 4, 192, 192}}};
-  CHECK(problem(c.check_against(inputs), "dynamic_input") ==
-        "config: dynamic_input[1][0] is [1, 4, 192, 192], input 0 ('data') is [1, 3, -1, -1] with 3 at axis 1; only its "
-        "dynamic axes may change");
+  CHECK(
+      problem(c.check_against(inputs), "dynamic_input") ==
+      "config: dynamic_input[1][0] is [1, 4, 192, 192], input 0 ('data') is [1, 3, -1, -1] with 3 at axis 1; only its "
+      "dynamic axes may change");
   c.dynamic_input = DynamicInput{{{1, 3, 224}}};
   CHECK(problem(c.check_against(inputs), "dynamic_input") ==
         "config: dynamic_input[0][0] is [1, 3, 224] (rank 3), input 0 ('data') is [1, 3, -1, -1] (rank 4)");

@@ -270,6 +270,52 @@ TEST_CASE("the general flow: UINT8 and FLOAT32 normalize and quantize, pass_thro
   CHECK(rknn_inputs_set(ctx, 1, &in) == RKNN_ERR_INPUT_INVALID);
 }
 
+// The zero-copy checks every quantized type shares, the image as Q in pass_through input memory
+// (quantized with the input's parameters, rows of the native w_stride): output 0 bound FLOAT32
+// (dequantized) equals the general flow's `want`; output 0 bound as `other_integer` is refused;
+// RKNN_QUERY_MEM_SIZE's weight figure is enough for weight memory and one byte less is refused.
+// Destroys its own memory, then `caller_mems`.
+template <class Q> void check_pass_through_and_weight_memory(rknn_context ctx, const AffineParams& in_params,
+                                                             const std::vector<uint8_t>& img,
+                                                             const std::vector<float>& want,
+                                                             rknn_tensor_type other_integer,
+                                                             std::initializer_list<rknn_tensor_mem*> caller_mems) {
+  rknn_tensor_attr q_attr = query_attr(ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, 0);
+  q_attr.pass_through = 1;
+  rknn_tensor_mem* q_mem = rknn_create_mem(ctx, q_attr.size_with_stride);
+  auto* q = static_cast<Q*>(q_mem->virt_addr);
+  for (uint32_t h = 0; h < 8; ++h)
+    for (uint32_t w = 0; w < 8; ++w)
+      for (uint32_t c = 0; c < 3; ++c)
+        q[(h * q_attr.w_stride + w) * 3 + c] =
+            static_cast<Q>(in_params.quantize((static_cast<float>(img[(h * 8 + w) * 3 + c]) - mean[c]) / std_[c]));
+  REQUIRE(rknn_set_io_mem(ctx, q_mem, &q_attr) == RKNN_SUCC);
+  rknn_tensor_attr float_y = query_attr(ctx, RKNN_QUERY_OUTPUT_ATTR, 0);
+  float_y.type = RKNN_TENSOR_FLOAT32;
+  rknn_tensor_mem* float_mem = rknn_create_mem(ctx, float_y.n_elems * 4);
+  REQUIRE(rknn_set_io_mem(ctx, float_mem, &float_y) == RKNN_SUCC);
+  REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+  const auto* values = static_cast<const float*>(float_mem->virt_addr);
+  CHECK(std::vector<float>(values, values + 256) == want);
+  // An output cannot be written as another integer type.
+  rknn_tensor_attr wrong = query_attr(ctx, RKNN_QUERY_OUTPUT_ATTR, 0);
+  wrong.type = other_integer;
+  CHECK(rknn_set_io_mem(ctx, float_mem, &wrong) == RKNN_ERR_PARAM_INVALID);
+
+  // Weight memory: RKNN_QUERY_MEM_SIZE's figure is enough, one byte less is refused.
+  rknn_mem_size sizes{};
+  REQUIRE(rknn_query(ctx, RKNN_QUERY_MEM_SIZE, &sizes, sizeof sizes) == RKNN_SUCC);
+  rknn_tensor_mem* small = rknn_create_mem(ctx, sizes.total_weight_size - 1);
+  CHECK(rknn_set_weight_mem(ctx, small) == RKNN_ERR_PARAM_INVALID);
+  rknn_tensor_mem* weights = rknn_create_mem(ctx, sizes.total_weight_size);
+  CHECK(rknn_set_weight_mem(ctx, weights) == RKNN_SUCC);
+  REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+  CHECK(std::vector<float>(values, values + 256) == want);
+
+  for (rknn_tensor_mem* m : {q_mem, float_mem, small, weights}) CHECK(rknn_destroy_mem(ctx, m) == RKNN_SUCC);
+  for (rknn_tensor_mem* m : caller_mems) CHECK(rknn_destroy_mem(ctx, m) == RKNN_SUCC);
+}
+
 TEST_CASE("zero-copy: int8 input memory, native NC1HWC2 int8 output, weight memory of the int8 size") {
   const std::string path = quantized_model();
   Ctx ctx(path);
@@ -308,40 +354,8 @@ TEST_CASE("zero-copy: int8 input memory, native NC1HWC2 int8 output, weight memo
 
   // pass_through int8 input memory, and a FLOAT32 output (dequantized) instead of the int8 one.
   const AffineParams in_params = stored(path, "image");
-  rknn_tensor_attr q_attr = query_attr(ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, 0);
-  q_attr.pass_through = 1;
-  rknn_tensor_mem* q_mem = rknn_create_mem(ctx, q_attr.size_with_stride);
-  auto* q = static_cast<int8_t*>(q_mem->virt_addr);
-  for (uint32_t h = 0; h < 8; ++h)
-    for (uint32_t w = 0; w < 8; ++w)
-      for (uint32_t c = 0; c < 3; ++c)
-        q[(h * q_attr.w_stride + w) * 3 + c] =
-            static_cast<int8_t>(in_params.quantize((static_cast<float>(img[(h * 8 + w) * 3 + c]) - mean[c]) / std_[c]));
-  REQUIRE(rknn_set_io_mem(ctx, q_mem, &q_attr) == RKNN_SUCC);
-  rknn_tensor_attr float_y = query_attr(ctx, RKNN_QUERY_OUTPUT_ATTR, 0);
-  float_y.type = RKNN_TENSOR_FLOAT32;
-  rknn_tensor_mem* float_mem = rknn_create_mem(ctx, float_y.n_elems * 4);
-  REQUIRE(rknn_set_io_mem(ctx, float_mem, &float_y) == RKNN_SUCC);
-  REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
-  const auto* values = static_cast<const float*>(float_mem->virt_addr);
-  CHECK(std::vector<float>(values, values + 256) == general[0]);
-  // An output cannot be written as another integer type.
-  rknn_tensor_attr wrong = query_attr(ctx, RKNN_QUERY_OUTPUT_ATTR, 0);
-  wrong.type = RKNN_TENSOR_INT16;
-  CHECK(rknn_set_io_mem(ctx, float_mem, &wrong) == RKNN_ERR_PARAM_INVALID);
-
-  // Weight memory: RKNN_QUERY_MEM_SIZE's int8 figure is enough, one byte less is refused.
-  rknn_mem_size sizes{};
-  REQUIRE(rknn_query(ctx, RKNN_QUERY_MEM_SIZE, &sizes, sizeof sizes) == RKNN_SUCC);
-  rknn_tensor_mem* small = rknn_create_mem(ctx, sizes.total_weight_size - 1);
-  CHECK(rknn_set_weight_mem(ctx, small) == RKNN_ERR_PARAM_INVALID);
-  rknn_tensor_mem* weights = rknn_create_mem(ctx, sizes.total_weight_size);
-  CHECK(rknn_set_weight_mem(ctx, weights) == RKNN_SUCC);
-  REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
-  CHECK(std::vector<float>(values, values + 256) == general[0]);
-
-  for (rknn_tensor_mem* m : {in_mem, y_mem, score_mem, q_mem, float_mem, small, weights})
-    CHECK(rknn_destroy_mem(ctx, m) == RKNN_SUCC);
+  check_pass_through_and_weight_memory<int8_t>(ctx, in_params, img, general[0], RKNN_TENSOR_INT16,
+                                               {in_mem, y_mem, score_mem});
 }
 
 TEST_CASE("a dynamic quantized model: one set of parameters, every shape of the set runs") {
@@ -800,40 +814,8 @@ TEST_CASE("w16a16i_dfp, zero-copy: int16 input and NC1HWC2 output memory, float3
 
   // pass_through int16 input memory, and y written FLOAT32 (dequantized).
   const auto [in_params, in_fl] = stored_dfp(path, "image");
-  rknn_tensor_attr q_attr = query_attr(ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, 0);
-  q_attr.pass_through = 1;
-  rknn_tensor_mem* q_mem = rknn_create_mem(ctx, q_attr.size_with_stride);
-  auto* q = static_cast<int16_t*>(q_mem->virt_addr);
-  for (uint32_t h = 0; h < 8; ++h)
-    for (uint32_t w = 0; w < 8; ++w)
-      for (uint32_t c = 0; c < 3; ++c)
-        q[(h * q_attr.w_stride + w) * 3 + c] = static_cast<int16_t>(
-            in_params.quantize((static_cast<float>(img[(h * 8 + w) * 3 + c]) - mean[c]) / std_[c]));
-  REQUIRE(rknn_set_io_mem(ctx, q_mem, &q_attr) == RKNN_SUCC);
-  rknn_tensor_attr float_y = query_attr(ctx, RKNN_QUERY_OUTPUT_ATTR, 0);
-  float_y.type = RKNN_TENSOR_FLOAT32;
-  rknn_tensor_mem* float_mem = rknn_create_mem(ctx, float_y.n_elems * 4);
-  REQUIRE(rknn_set_io_mem(ctx, float_mem, &float_y) == RKNN_SUCC);
-  REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
-  const auto* values = static_cast<const float*>(float_mem->virt_addr);
-  CHECK(std::vector<float>(values, values + 256) == general[0]);
-  // Nor int8 for an int16 output.
-  rknn_tensor_attr wrong = query_attr(ctx, RKNN_QUERY_OUTPUT_ATTR, 0);
-  wrong.type = RKNN_TENSOR_INT8;
-  CHECK(rknn_set_io_mem(ctx, float_mem, &wrong) == RKNN_ERR_PARAM_INVALID);
-
-  // Weight memory: RKNN_QUERY_MEM_SIZE's int16 figure is enough, one byte less is refused.
-  rknn_mem_size sizes{};
-  REQUIRE(rknn_query(ctx, RKNN_QUERY_MEM_SIZE, &sizes, sizeof sizes) == RKNN_SUCC);
-  rknn_tensor_mem* small = rknn_create_mem(ctx, sizes.total_weight_size - 1);
-  CHECK(rknn_set_weight_mem(ctx, small) == RKNN_ERR_PARAM_INVALID);
-  rknn_tensor_mem* weights = rknn_create_mem(ctx, sizes.total_weight_size);
-  CHECK(rknn_set_weight_mem(ctx, weights) == RKNN_SUCC);
-  REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
-  CHECK(std::vector<float>(values, values + 256) == general[0]);
-
-  for (rknn_tensor_mem* m : {in_mem, y_mem, score_mem, q_mem, float_mem, small, weights})
-    CHECK(rknn_destroy_mem(ctx, m) == RKNN_SUCC);
+  check_pass_through_and_weight_memory<int16_t>(ctx, in_params, img, general[0], RKNN_TENSOR_INT8,
+                                                {in_mem, y_mem, score_mem});
 }
 
 TEST_CASE("w16a16i_dfp conversion: rv1103 too, per layer; other platforms and the clip searches refused") {

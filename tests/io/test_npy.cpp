@@ -146,6 +146,15 @@ TEST_CASE("reading values as the wrong type throws") {
   const auto a = rknnxx::io::parse_npy(bytes_of(numpy_samples::float32_2x3_v1));
   CHECK_THROWS_WITH_AS(static_cast<void>(a.values<double>()), "npy: the array holds float32, not float64", NpyError);
   CHECK_THROWS_AS(static_cast<void>(a.values<std::int32_t>()), NpyError);
+  // One public error type: an .npy error is an rknnxx::Error whose what() is the message alone.
+  try {
+    static_cast<void>(a.values<double>());
+    FAIL("expected an rknnxx::Error");
+  } catch (const rknnxx::Error& e) {
+    CHECK(e.errc() == rknnxx::Errc::param_invalid);
+    CHECK(e.call() == "npy");
+    CHECK(std::string_view(e.what()) == "npy: the array holds float32, not float64");
+  }
 }
 
 TEST_CASE("the writer produces what numpy's reader expects") {

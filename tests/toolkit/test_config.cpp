@@ -74,6 +74,16 @@ TEST_CASE("target_platform is required and takes exactly the documented chips") 
   } catch (const ConfigError& e) {
     CHECK(e.key() == "target_platform");
   }
+  // One public error type: a config error is an rknnxx::Error with the key, whose what() is the message alone.
+  try {
+    c.validate();
+    FAIL("expected an rknnxx::Error");
+  } catch (const rknnxx::Error& e) {
+    CHECK(e.errc() == rknnxx::Errc::param_invalid);
+    CHECK(e.call() == "config");
+    CHECK(std::string_view(e.what()).starts_with("config: target_platform is required"));
+    CHECK(std::string_view(e.what()) == e.message());
+  }
 
   for (std::string_view name : {"rv1103", "rv1103b", "rv1106", "rv1106b", "rv1126b", "rk2118", "rk3562", "rk3566",
                                 "rk3568", "rk3576", "rk3588"}) {

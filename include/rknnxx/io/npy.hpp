@@ -32,6 +32,8 @@
 #include <type_traits>
 #include <vector>
 
+#include <rknnxx/core/error.hpp>
+
 namespace rknnxx::io {
 
 // The element types of .npy files that tensors use.
@@ -50,10 +52,12 @@ enum class NpyType : std::uint8_t {
   boolean
 };
 
-// A malformed, unsupported or unreadable .npy file, or arguments the writer cannot encode.
-class NpyError : public std::runtime_error {
+// A malformed, unsupported or unreadable .npy file, or arguments the writer cannot encode: an
+// rknnxx::Error (RKNN_ERR_PARAM_INVALID, call "npy") whose what() is the message alone ("npy: ...").
+class NpyError : public Error {
 public:
-  using std::runtime_error::runtime_error;
+  explicit NpyError(const std::string& message) : Error(Errc::param_invalid, "npy", message) {}
+  [[nodiscard]] const char* what() const noexcept override { return message().c_str(); }
 };
 
 namespace detail::npy {

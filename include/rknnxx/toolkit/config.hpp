@@ -28,6 +28,7 @@
 #include <vector>
 
 #include <rknnxx/core/dims.hpp>
+#include <rknnxx/core/error.hpp>
 #include <rknnxx/core/platform.hpp>
 
 #include <rknnxx/core/fmt_core.hpp>
@@ -199,14 +200,17 @@ struct ConfigProblem {
   friend bool operator==(const ConfigProblem&, const ConfigProblem&) = default;
 };
 
-// Thrown by validate*() and by the JSON reader; what() is the message, key() the parameter it is about
-// (empty when the problem is not about one key, e.g. JSON syntax). invalid_argument mirrors the
-// toolkit's ValueError. Moves to rknnxx::Error when core/ provides it.
-class ConfigError : public std::invalid_argument {
+// Thrown by validate*() and by the JSON reader: an rknnxx::Error (RKNN_ERR_PARAM_INVALID, call "config"),
+// so one catch of rknnxx::Error takes every error of the library. key() is the parameter the problem is
+// about (empty when it is not about one key, e.g. JSON syntax). what() is the message alone ("config:
+// ..."), as the toolkit's ValueError prints it: a config problem is not a runtime return code.
+class ConfigError : public Error {
 public:
-  ConfigError(std::string key, const std::string& message) : std::invalid_argument(message), key_(std::move(key)) {}
+  ConfigError(std::string key, const std::string& message)
+      : Error(Errc::param_invalid, "config", message), key_(std::move(key)) {}
   explicit ConfigError(const ConfigProblem& problem) : ConfigError(problem.key, problem.message) {}
   [[nodiscard]] const std::string& key() const noexcept { return key_; }
+  [[nodiscard]] const char* what() const noexcept override { return message().c_str(); }
 
 private:
   std::string key_;

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -316,6 +317,40 @@ template <class Q> void check_pass_through_and_weight_memory(rknn_context ctx, c
   for (rknn_tensor_mem* m : caller_mems) CHECK(rknn_destroy_mem(ctx, m) == RKNN_SUCC);
 }
 
+// The board's zero-copy flow on the 8x8 test model: UINT8 NHWC input memory (the runtime normalizes
+// and quantizes), both outputs in native memory of the model's integer type Q: y as NC1HWC2 with
+// `c2` lanes (padding lanes zero), the score as is; each must equal `raw` (the general flow's
+// integers). Returns the three memories, still bound, for the checks that follow.
+template <class Q>
+std::array<rknn_tensor_mem*, 3> check_native_zero_copy(rknn_context ctx, const std::vector<uint8_t>& img,
+                                                       const std::vector<std::vector<Q>>& raw, uint32_t c2) {
+  rknn_tensor_attr in_attr = query_attr(ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, 0);
+  in_attr.type = RKNN_TENSOR_UINT8;
+  rknn_tensor_mem* in_mem = rknn_create_mem(ctx, in_attr.w_stride * 8 * 3);
+  REQUIRE(in_mem != nullptr);
+  auto* pixels = static_cast<uint8_t*>(in_mem->virt_addr);
+  for (uint32_t h = 0; h < 8; ++h) std::memcpy(pixels + h * in_attr.w_stride * 3, img.data() + h * 8 * 3, 8 * 3);
+  REQUIRE(rknn_set_io_mem(ctx, in_mem, &in_attr) == RKNN_SUCC);
+  rknn_tensor_attr y_attr = query_attr(ctx, RKNN_QUERY_NATIVE_OUTPUT_ATTR, 0);
+  rknn_tensor_attr score_attr = query_attr(ctx, RKNN_QUERY_NATIVE_OUTPUT_ATTR, 1);
+  REQUIRE(y_attr.fmt == RKNN_TENSOR_NC1HWC2);
+  rknn_tensor_mem* y_mem = rknn_create_mem(ctx, y_attr.size_with_stride);
+  rknn_tensor_mem* score_mem = rknn_create_mem(ctx, score_attr.size_with_stride);
+  REQUIRE(rknn_set_io_mem(ctx, y_mem, &y_attr) == RKNN_SUCC);
+  REQUIRE(rknn_set_io_mem(ctx, score_mem, &score_attr) == RKNN_SUCC);
+  REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
+  const auto* blocked = static_cast<const Q*>(y_mem->virt_addr);
+  for (uint32_t c = 0; c < c2; ++c)
+    for (uint32_t hw = 0; hw < 64; ++hw) {
+      CAPTURE(c);
+      if (c < 4) CHECK(blocked[hw * c2 + c] == raw[0][c * 64 + hw]);
+      else CHECK(blocked[hw * c2 + c] == 0);  // padding lanes
+    }
+  const auto* score = static_cast<const Q*>(score_mem->virt_addr);
+  CHECK(std::vector<Q>(score, score + 4) == raw[1]);
+  return {in_mem, y_mem, score_mem};
+}
+
 TEST_CASE("zero-copy: int8 input memory, native NC1HWC2 int8 output, weight memory of the int8 size") {
   const std::string path = quantized_model();
   Ctx ctx(path);
@@ -328,29 +363,7 @@ TEST_CASE("zero-copy: int8 input memory, native NC1HWC2 int8 output, weight memo
 
   // The board's zero-copy demo: the input as UINT8 NHWC (the NPU normalizes and quantizes), the
   // outputs in their native layouts as the NPU writes them.
-  rknn_tensor_attr in_attr = query_attr(ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, 0);
-  in_attr.type = RKNN_TENSOR_UINT8;
-  rknn_tensor_mem* in_mem = rknn_create_mem(ctx, in_attr.size_with_stride);
-  REQUIRE(in_mem != nullptr);
-  auto* pixels = static_cast<uint8_t*>(in_mem->virt_addr);
-  for (uint32_t h = 0; h < 8; ++h) std::memcpy(pixels + h * in_attr.w_stride * 3, img.data() + h * 8 * 3, 8 * 3);
-  REQUIRE(rknn_set_io_mem(ctx, in_mem, &in_attr) == RKNN_SUCC);
-  rknn_tensor_attr y_attr = query_attr(ctx, RKNN_QUERY_NATIVE_OUTPUT_ATTR, 0);
-  rknn_tensor_attr score_attr = query_attr(ctx, RKNN_QUERY_NATIVE_OUTPUT_ATTR, 1);
-  rknn_tensor_mem* y_mem = rknn_create_mem(ctx, y_attr.size_with_stride);
-  rknn_tensor_mem* score_mem = rknn_create_mem(ctx, score_attr.size_with_stride);
-  REQUIRE(rknn_set_io_mem(ctx, y_mem, &y_attr) == RKNN_SUCC);
-  REQUIRE(rknn_set_io_mem(ctx, score_mem, &score_attr) == RKNN_SUCC);
-  REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
-  const auto* blocked = static_cast<const int8_t*>(y_mem->virt_addr);
-  for (uint32_t c = 0; c < 16; ++c)
-    for (uint32_t hw = 0; hw < 64; ++hw) {
-      CAPTURE(c);
-      if (c < 4) CHECK(blocked[hw * 16 + c] == raw[0][c * 64 + hw]);
-      else CHECK(blocked[hw * 16 + c] == 0);  // padding lanes
-    }
-  CHECK(std::vector<int8_t>(static_cast<const int8_t*>(score_mem->virt_addr),
-                            static_cast<const int8_t*>(score_mem->virt_addr) + 4) == raw[1]);
+  const auto [in_mem, y_mem, score_mem] = check_native_zero_copy<int8_t>(ctx, img, raw, 16);
 
   // pass_through int8 input memory, and a FLOAT32 output (dequantized) instead of the int8 one.
   const AffineParams in_params = stored(path, "image");
@@ -787,30 +800,7 @@ TEST_CASE("w16a16i_dfp, zero-copy: int16 input and NC1HWC2 output memory, float3
   const auto raw = zero_copy_run<int16_t>(ctx, strided_image<uint8_t>(img, u8.w_stride), u8, RKNN_TENSOR_INT16);
 
   // UINT8 NHWC input memory (normalized and quantized to int16 by the runtime), native outputs.
-  rknn_tensor_attr in_attr = query_attr(ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, 0);
-  in_attr.type = RKNN_TENSOR_UINT8;
-  rknn_tensor_mem* in_mem = rknn_create_mem(ctx, in_attr.w_stride * 8 * 3);
-  REQUIRE(in_mem != nullptr);
-  auto* pixels = static_cast<uint8_t*>(in_mem->virt_addr);
-  for (uint32_t h = 0; h < 8; ++h) std::memcpy(pixels + h * in_attr.w_stride * 3, img.data() + h * 8 * 3, 8 * 3);
-  REQUIRE(rknn_set_io_mem(ctx, in_mem, &in_attr) == RKNN_SUCC);
-  rknn_tensor_attr y_attr = query_attr(ctx, RKNN_QUERY_NATIVE_OUTPUT_ATTR, 0);
-  rknn_tensor_attr score_attr = query_attr(ctx, RKNN_QUERY_NATIVE_OUTPUT_ATTR, 1);
-  REQUIRE(y_attr.fmt == RKNN_TENSOR_NC1HWC2);
-  rknn_tensor_mem* y_mem = rknn_create_mem(ctx, y_attr.size_with_stride);
-  rknn_tensor_mem* score_mem = rknn_create_mem(ctx, score_attr.size_with_stride);
-  REQUIRE(rknn_set_io_mem(ctx, y_mem, &y_attr) == RKNN_SUCC);
-  REQUIRE(rknn_set_io_mem(ctx, score_mem, &score_attr) == RKNN_SUCC);
-  REQUIRE(rknn_run(ctx, nullptr) == RKNN_SUCC);
-  const auto* blocked = static_cast<const int16_t*>(y_mem->virt_addr);
-  for (uint32_t c = 0; c < 8; ++c)
-    for (uint32_t hw = 0; hw < 64; ++hw) {
-      CAPTURE(c);
-      if (c < 4) CHECK(blocked[hw * 8 + c] == raw[0][c * 64 + hw]);
-      else CHECK(blocked[hw * 8 + c] == 0);  // padding lanes
-    }
-  CHECK(std::vector<int16_t>(static_cast<const int16_t*>(score_mem->virt_addr),
-                             static_cast<const int16_t*>(score_mem->virt_addr) + 4) == raw[1]);
+  const auto [in_mem, y_mem, score_mem] = check_native_zero_copy<int16_t>(ctx, img, raw, 8);
 
   // pass_through int16 input memory, and y written FLOAT32 (dequantized).
   const auto [in_params, in_fl] = stored_dfp(path, "image");

@@ -289,7 +289,8 @@ template <class S, class D> void check_every_order(const Extents4& e, std::uint3
 }
 
 TEST_CASE("copy: every pair of orders, moved as bytes or converted, against the mappings") {
-  for (const Extents4 e : {Extents4{1, 1, 1, 1}, Extents4{2, 5, 3, 7}, Extents4{1, 37, 2, 35}, Extents4{3, 16, 1, 17}})
+  for (const Extents4 e : {Extents4{1, 1, 1, 1}, Extents4{2, 5, 3, 7}, Extents4{1, 37, 2, 35}, Extents4{3, 16, 1, 17},
+                           Extents4{2, 32, 2, 48}})
     for (const std::uint32_t c2 : {4u, 8u, 16u})
       for (const std::uint32_t pitch : {0u, 3u}) {
         check_every_order<std::int8_t, std::int8_t>(e, c2, pitch);

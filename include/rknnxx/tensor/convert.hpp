@@ -29,6 +29,7 @@
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 namespace rknnxx {
 
@@ -177,9 +178,100 @@ template <class F> void for_each_element(const Walk& s, const Walk& d, F&& f) {
       }
 }
 
+#if defined(__GNUC__)  // g++ and clang: vector extensions, compiled to SSE2 on x86-64 and NEON on aarch64
+// Sixteen bytes as lanes of the unsigned integer E.
+template <class E> struct Lanes16;
+template <> struct Lanes16<std::uint8_t> {
+  typedef std::uint8_t type __attribute__((vector_size(16)));
+};
+template <> struct Lanes16<std::uint16_t> {
+  typedef std::uint16_t type __attribute__((vector_size(16)));
+};
+template <> struct Lanes16<std::uint32_t> {
+  typedef std::uint32_t type __attribute__((vector_size(16)));
+};
+template <> struct Lanes16<std::uint64_t> {
+  typedef std::uint64_t type __attribute__((vector_size(16)));
+};
+
+// The first (second) halves of a and b, lane by lane: a0 b0 a1 b1 ... (the unpack instructions).
+template <class V, std::size_t... I> V interleave_low(V a, V b, std::index_sequence<I...>) noexcept {
+  return __builtin_shufflevector(a, b, (I % 2 ? sizeof...(I) + I / 2 : I / 2)...);
+}
+template <class V, std::size_t... I> V interleave_high(V a, V b, std::index_sequence<I...>) noexcept {
+  constexpr std::size_t n = sizeof...(I);
+  return __builtin_shufflevector(a, b, (I % 2 ? n + n / 2 + I / 2 : n / 2 + I / 2)...);
+}
+
+// Transposes the N x N matrix of E held in N rows of 16 bytes (N = 16 / sizeof(E)): log2(N)
+// rounds of the same interleave, row i with row i + N/2, make row k hold column k.
+template <class E> void transpose_in_registers(typename Lanes16<E>::type* rows) noexcept {
+  using V = typename Lanes16<E>::type;
+  constexpr std::size_t n = 16 / sizeof(E);
+  for (std::size_t round = 1; round < n; round *= 2) {
+    V next[n];
+    for (std::size_t i = 0; i < n / 2; ++i) {
+      next[2 * i] = interleave_low(rows[i], rows[i + n / 2], std::make_index_sequence<n>{});
+      next[2 * i + 1] = interleave_high(rows[i], rows[i + n / 2], std::make_index_sequence<n>{});
+    }
+    for (std::size_t i = 0; i < n; ++i) rows[i] = next[i];
+  }
+}
+
+// The steps of a side's channels within a block (lanes of NC1HWC2, or all of NHWC's channels).
+inline std::size_t channel_step(const Walk& k) noexcept { return k.c2 > 1 ? k.lane : k.c1; }
+
+// Moves the same values in N x N tiles (N elements of 16 bytes) between a side whose channels
+// are adjacent (NC1HWC2's lanes, NHWC) and one whose pixels are (NCHW): unblocking a native output
+// and its inverse, NHWC <-> NCHW. Returns false, having moved nothing, when the pair is not one
+// of those or no whole tile fits; otherwise moves the whole tensor, the edges element by element.
+// Only whole tiles of real channels are loaded and stored: padding is neither read nor written.
+template <class E> bool move_in_tiles(const Walk& s, const Walk& d, const std::byte* src, std::byte* dst) noexcept {
+  using V = typename Lanes16<E>::type;
+  constexpr std::size_t n = 16 / sizeof(E);
+  const bool unblock = channel_step(s) == 1 && d.w == 1;  // source rows are pixels, destination rows channels
+  const bool block = s.w == 1 && channel_step(d) == 1;    // the reverse
+  if (!unblock && !block) return false;
+  const Walk& packed = unblock ? s : d;  // the side whose channels are adjacent
+  if (packed.c2 > 1 && packed.c2 % n != 0) return false;
+  const Extents4 e = s.e;
+  const std::size_t full_c = e.c / n * n, full_w = e.w / n * n;
+  if (full_c == 0 || full_w == 0) return false;
+  // Row strides in elements: along w for the pixel rows, along c for the channel rows.
+  const std::size_t s_step = unblock ? s.w : channel_step(s);
+  const std::size_t d_step = unblock ? channel_step(d) : d.w;
+  for (std::size_t b = 0; b < e.n; ++b)
+    for (std::size_t h = 0; h < e.h; ++h)
+      for (std::size_t c0 = 0; c0 < full_c; c0 += n)
+        for (std::size_t w0 = 0; w0 < full_w; w0 += n) {
+          V rows[n];
+          const std::byte* from = src + s.offset(b, c0, h, w0) * sizeof(E);
+          std::byte* to = dst + d.offset(b, c0, h, w0) * sizeof(E);
+          for (std::size_t i = 0; i < n; ++i) std::memcpy(&rows[i], from + i * s_step * sizeof(E), 16);
+          transpose_in_registers<E>(rows);
+          for (std::size_t i = 0; i < n; ++i) std::memcpy(to + i * d_step * sizeof(E), &rows[i], 16);
+        }
+  // The edges: channels past the last whole tile, and the pixels past the last whole tile.
+  auto move_one = [&](std::size_t b, std::size_t c, std::size_t h, std::size_t w) {
+    std::memcpy(dst + d.offset(b, c, h, w) * sizeof(E), src + s.offset(b, c, h, w) * sizeof(E), sizeof(E));
+  };
+  for (std::size_t b = 0; b < e.n; ++b)
+    for (std::size_t h = 0; h < e.h; ++h) {
+      for (std::size_t c = 0; c < full_c; ++c)
+        for (std::size_t w = full_w; w < e.w; ++w) move_one(b, c, h, w);
+      for (std::size_t c = full_c; c < e.c; ++c)
+        for (std::size_t w = 0; w < e.w; ++w) move_one(b, c, h, w);
+    }
+  return true;
+}
+#else
+template <class E> bool move_in_tiles(const Walk&, const Walk&, const std::byte*, std::byte*) noexcept { return false; }
+#endif
+
 // The same values in another order: one load and one store of an unsigned integer E of the
 // element's size per element, instead of a conversion through double.
 template <class E> void move_elements(const Walk& s, const Walk& d, const std::byte* src, std::byte* dst) noexcept {
+  if (move_in_tiles<E>(s, d, src, dst)) return;
   for_each_element(s, d, [&](std::size_t from, std::size_t to) {
     E v;
     std::memcpy(&v, src + from * sizeof(E), sizeof(E));

@@ -39,6 +39,15 @@ tu() {  # a TU including $1, with an empty main
 base=$(median_seconds "$(tu fmt/format.h)")
 printf '%-36s %8s %8s\n' header seconds ratio
 printf '%-36s %8s %8s\n' '<fmt/format.h> (baseline)' "$base" 1.00
+# The floor: a TU with only the standard, fmt and system headers the umbrella includes, none of
+# rknnxx's own code: what the umbrella would cost if its headers cost nothing.
+floor_tu="$work/floor.cpp"
+"$cxx" -std=c++20 "${includes[@]}" -H -fsyntax-only "$(tu rknnxx/rknn.hpp)" 2>&1 |
+  awk '$1 ~ /^\.+$/ && $2 ~ /\/rknnxx\// { print $2 }' | sort -u | xargs grep -h '^#include <' |
+  grep -v '<rknnxx/' | awk '{ print $1, $2 } END { print "int main() {}" }' | sort -u >"$floor_tu"
+"$cxx" -std=c++20 -fsyntax-only "$floor_tu" || { echo "compile_cost: the floor TU does not compile" >&2; exit 1; }
+t=$(median_seconds "$floor_tu")
+printf '%-36s %8s %8.2f\n' '(rknn.hpp'"'"'s std, fmt, system headers)' "$t" "$(awk -v a="$t" -v b="$base" 'BEGIN { print a / b }')"
 for header in rknnxx/rknn.hpp rknnxx/core/geometry.hpp rknnxx/core/format.hpp rknnxx/runtime/context.hpp \
               rknnxx/toolkit/config.hpp; do
   t=$(median_seconds "$(tu "$header")")

@@ -70,8 +70,12 @@ std::vector<OperatorTime> parse_perf_detail(const std::string& text) {
     double us = 0;
     const auto& id_text = w[id_col];
     const auto& time_text = w[time_col];
-    if (std::from_chars(id_text.data(), id_text.data() + id_text.size(), id).ec != std::errc{}) continue;
-    if (std::from_chars(time_text.data(), time_text.data() + time_text.size(), us).ec != std::errc{}) continue;
+    // Whole words only: "7," (a piece of a shape written with spaces) is not a time.
+    const auto whole = [](const std::string& text, auto& value) {
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+      return ec == std::errc{} && end == text.data() + text.size();
+    };
+    if (!whole(id_text, id) || !whole(time_text, us)) continue;
     std::string name;
     for (std::size_t i = header.size() - 1; i < w.size(); ++i)
       name += (name.empty() ? "" : " ") + w[i];  // names with spaces

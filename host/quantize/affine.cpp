@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 namespace rknnxx::host::quantize {
 
@@ -47,32 +48,80 @@ AffineParams affine_from_range(double lo, double hi, IntRange range) noexcept {
   return p;
 }
 
-// params.fake_quantize(v) for every value, the same bits (checked on 24 million values, every tie
-// included), 1.2 to 1.5x as fast: every activation of a quantized model passes here. Clamping
-// x / scale to [min - zp, max - zp] (integers) before rounding gives what clamping after it gives,
-// and keeps the value small enough to split into an integer part and an exact fraction, so that ties
-// go to even without std::round and the loop has no branch.
-void fake_quantize(std::span<float> values, const AffineParams& params) noexcept {
-  const double scale = params.scale;
-  const double lo = static_cast<double>(params.range.min) - params.zero_point;
-  const double hi = static_cast<double>(params.range.max) - params.zero_point;
-  if (lo < -(1 << 30) || hi > (1 << 30)) {  // wider than any tensor type here: the per-value form
-    for (float& v : values) v = params.fake_quantize(v);
-    return;
-  }
-  for (float& v : values) {
+// params.fake_quantize(v) for every value, the same bits (the per-value form rounds with
+// round_half_even; a test compares the two on every tie): every activation of a quantized model
+// passes here. Clamping x / scale to [min - zp, max - zp] (integers) before rounding gives what
+// clamping after it gives and keeps |t| far below 2^51, where adding and subtracting 1.5 * 2^52 rounds
+// t to an integer, ties to even (the sum's unit in the last place is 1), so the loop needs no
+// rounding call and no branch; four values at a time with the compilers' vector extensions (SSE2,
+// NEON), about four times the speed of the scalar loop (benchmarks/README.md, int8).
+namespace {
+constexpr double round_magic = 0x1.8p52;
+
+struct FakeQuantize {
+  double scale, lo, hi;
+  [[nodiscard]] float operator()(float v) const noexcept {
     double t = static_cast<double>(v) / scale;
     t = t < lo ? lo : t;
     t = t > hi ? hi : t;
-    t = t == t ? t : 0.0;                             // NaN quantizes to the zero point
-    const auto whole = static_cast<std::int32_t>(t);  // toward zero: |t| <= 2^30 here
-    const double fraction = t - static_cast<double>(whole);
-    const std::int32_t odd = whole & 1;
-    // +1 above half, -1 below minus half, and at a tie the step that makes the result even.
-    const std::int32_t step = static_cast<std::int32_t>(fraction > 0.5) - static_cast<std::int32_t>(fraction < -0.5) +
-        (static_cast<std::int32_t>(fraction == 0.5) - static_cast<std::int32_t>(fraction == -0.5)) * odd;
-    v = static_cast<float>(scale * static_cast<double>(whole + step));
+    t = t == t ? t : 0.0;  // NaN quantizes to the zero point
+    return static_cast<float>(((t + round_magic) - round_magic) * scale);
   }
+};
+
+#if defined(__GNUC__)
+typedef float Float4 __attribute__((vector_size(16)));
+typedef double Double4 __attribute__((vector_size(32)));
+
+// The same operations as FakeQuantize's, lane by lane.
+[[gnu::always_inline]] inline std::size_t quantize_lanes(float* values, std::size_t count,
+                                                         const FakeQuantize& q) noexcept {
+  const Double4 scale = Double4{} + q.scale, lo = Double4{} + q.lo, hi = Double4{} + q.hi;
+  const Double4 magic = Double4{} + round_magic, zero = Double4{};
+  std::size_t i = 0;
+  for (; i + 4 <= count; i += 4) {
+    Float4 v;
+    std::memcpy(&v, values + i, sizeof v);
+    Double4 t = __builtin_convertvector(v, Double4) / scale;
+    t = t < lo ? lo : t;
+    t = t > hi ? hi : t;
+    t = t == t ? t : zero;
+    v = __builtin_convertvector(((t + magic) - magic) * scale, Float4);
+    std::memcpy(values + i, &v, sizeof v);
+  }
+  return i;
+}
+
+#if defined(__x86_64__)
+// The division dominates: AVX divides four doubles at once where SSE2 divides two. Chosen at run
+// time, so that the library still runs on any x86-64.
+__attribute__((target("avx"))) std::size_t quantize_lanes_avx(float* values, std::size_t count,
+                                                              const FakeQuantize& q) noexcept {
+  return quantize_lanes(values, count, q);
+}
+#endif
+
+std::size_t fake_quantize_lanes(float* values, std::size_t count, const FakeQuantize& q) noexcept {
+#if defined(__x86_64__)
+  static const bool avx = __builtin_cpu_supports("avx");
+  if (avx) return quantize_lanes_avx(values, count, q);
+#endif
+  return quantize_lanes(values, count, q);
+}
+#else
+std::size_t fake_quantize_lanes(float*, std::size_t, const FakeQuantize&) noexcept { return 0; }
+#endif
+}  // namespace
+
+void fake_quantize(std::span<float> values, const AffineParams& params) noexcept {
+  const FakeQuantize q{params.scale, static_cast<double>(params.range.min) - params.zero_point,
+                       static_cast<double>(params.range.max) - params.zero_point};
+  if (q.lo < -(1 << 30) || q.hi > (1 << 30)) {  // wider than any tensor type here: the per-value form
+    for (float& v : values) v = params.fake_quantize(v);
+    return;
+  }
+  for (std::size_t i = fake_quantize_lanes(values.data(), values.size(), q); i < values.size(); ++i)
+    values[i] = q(values[i]);
 }
 
 double quantization_mse(std::span<const float> values, const AffineParams& params) noexcept {

@@ -448,6 +448,11 @@ def small_model_checks(tool, work, models):
               rc == 0 and len(ms) >= 3 and ms == sorted(ms, reverse=True)
               and abs(sum(o["share"] for o in j["operators"]) - 1) < 1e-6 and "Conv" in j["by_type"]
               and j["total_ms"] > 0, out[:300])
+        # The columns split where the runtime's table does: each name is the node's, with no piece of
+        # the shape column in it.
+        check("profile --json: operator names are the nodes' (the table's columns parsed as such)",
+              all(o["name"].startswith("node '") and "]" not in o["name"] for o in j["operators"]),
+              [o["name"] for o in j["operators"]][:5])
     except (ValueError, KeyError, IndexError) as e:
         check("profile --json: parses", False, f"{e}: {err}")
 

@@ -6,6 +6,7 @@
 
 #include "../gemm.hpp"
 #include "../op_registry.hpp"
+#include "conv_onednn.hpp"
 #include "spatial.hpp"
 
 #include <algorithm>
@@ -323,6 +324,11 @@ PreparedOp prepare_conv(OpContext& ctx) {
     p.act_max = ctx.attr_float(fused_max_attribute, std::numeric_limits<float>::max());
   }
   const WindowGeometry& g = p.g;
+  PreparedOp op;
+  op.outputs = {TensorInfo{DataType::float32, g.output_shape(p.out_channels)}};
+  if (prepare_onednn_conv(ctx, {g, p.out_channels, p.group, p.has_activation, p.act_min, p.act_max}, op)) {
+    return op;  // oneDNN where it measured faster (conv_onednn.cpp)
+  }
   p.patch = p.in_per_group * g.kernel_h * g.kernel_w;
   const auto threads = static_cast<int64_t>(ctx.threads());
   if (p.in_per_group == 1 && p.group > 1) {
@@ -345,8 +351,6 @@ PreparedOp prepare_conv(OpContext& ctx) {
       p.scratch_floats_per_thread = static_cast<std::size_t>((p.patch * p.tile + 15) / 16 * 16);
     }
   }
-  PreparedOp op;
-  op.outputs = {TensorInfo{DataType::float32, g.output_shape(p.out_channels)}};
   op.scratch_bytes = p.scratch_floats_per_thread * sizeof(float) * static_cast<std::size_t>(threads);
   op.kernel = [p](KernelContext& k) { run_conv(p, k); };
   return op;

@@ -1,0 +1,340 @@
+// Float32 Conv on oneDNN (docs/runtime-extensions.md, "Conv kernels"; the measurements behind the rule are
+// in benchmarks/README.md, "Conv on oneDNN in the engine").
+//
+// The graph stays NCHW. A Conv is cut into slices, disjoint blocks of output channels (of groups when
+// group > 1), one oneDNN primitive per slice for one image, all made here at planning time with the
+// weights reordered once to the format oneDNN picks. A run hands the (image, slice) pairs to the engine's
+// pool; each worker executes its slices with OpenMP limited to one thread on that thread, so oneDNN never
+// starts an OpenMP team beside the pool (docs/runtime-extensions.md, "Threads"). Per class of shape, a
+// slice either runs oneDNN's kernels on NCHW directly ("nchw") or reorders its input to oneDNN's blocked
+// layout, runs the blocked kernel and reorders its output back ("blocked"). The fused clamp of
+// fusion.cpp is a post-op of the primitive.
+
+#include "conv_onednn.hpp"
+
+#if defined(RKNNXX_ENGINE_ONEDNN)
+#include <dnnl.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+#endif
+
+namespace rknnxx::host {
+
+#if !defined(RKNNXX_ENGINE_ONEDNN)
+
+bool prepare_onednn_conv(const OpContext&, const OnednnConvRequest&, PreparedOp&) { return false; }
+
+bool onednn_conv_built() noexcept { return false; }
+
+#else
+
+namespace {
+
+enum class Layout { builtin, nchw, blocked };
+// pointwise: 1x1 kernel without padding, group 1, any stride, without a fused activation (with one: as many
+// output channels as input channels or more, or fewer); dense: the other group-1 Convs; depthwise: one input
+// channel per group, on planes of at most 28x28 outputs or larger ones; grouped: the other groups.
+enum class ShapeClass {
+  pointwise,
+  pointwise_activated_expanding,
+  pointwise_activated_reducing,
+  dense,
+  depthwise_small,
+  depthwise_large,
+  grouped
+};
+
+// The per-class rule, from benchmarks/README.md ("Conv on oneDNN in the engine"): the layout that took the
+// least CPU time per class, the engine's own kernels where neither oneDNN layout beat them. oneDNN's NCHW
+// kernel is its GEMM, fast alone but slow with an eltwise post-op, so pointwise Convs with a fused activation
+// take the blocked layout or the engine's kernel.
+Layout measured_layout(ShapeClass c) {
+  switch (c) {
+    case ShapeClass::pointwise: return Layout::nchw;
+    case ShapeClass::pointwise_activated_expanding: return Layout::blocked;
+    case ShapeClass::pointwise_activated_reducing: return Layout::builtin;
+    case ShapeClass::dense: return Layout::blocked;
+    case ShapeClass::depthwise_small: return Layout::blocked;
+    case ShapeClass::depthwise_large: return Layout::builtin;
+    case ShapeClass::grouped: return Layout::blocked;
+  }
+  return Layout::builtin;
+}
+
+// RKNNXX_ENGINE_CONV: unset or "auto" follows the rule; "builtin" keeps the engine's kernels;
+// "onednn-nchw" and "onednn-blocked" put every Conv on oneDNN with that layout (tests, measurements).
+Layout chosen_layout(const OpContext& ctx, ShapeClass c) {
+  const char* env = std::getenv("RKNNXX_ENGINE_CONV");
+  const std::string_view mode = env != nullptr ? env : "auto";
+  if (mode == "auto" || mode.empty()) return measured_layout(c);
+  if (mode == "builtin") return Layout::builtin;
+  if (mode == "onednn-nchw") return Layout::nchw;
+  if (mode == "onednn-blocked") return Layout::blocked;
+  ctx.fail("RKNNXX_ENGINE_CONV is '{}'; expected auto, builtin, onednn-nchw or onednn-blocked", mode);
+}
+
+}  // namespace
+
+// The two OpenMP calls the engine makes, from libgomp (the runtime Debian's oneDNN uses; host/meson.build),
+// declared here because clang ships no omp.h for it.
+extern "C" int omp_get_max_threads();
+extern "C" void omp_set_num_threads(int threads);
+
+namespace {
+
+// oneDNN's OpenMP limited to the calling thread while it lives (the setting is per thread), then restored.
+class SerialOpenmp {
+public:
+  SerialOpenmp() : saved_(omp_get_max_threads()) { omp_set_num_threads(1); }
+  ~SerialOpenmp() { omp_set_num_threads(saved_); }
+  SerialOpenmp(const SerialOpenmp&) = delete;
+  SerialOpenmp& operator=(const SerialOpenmp&) = delete;
+
+private:
+  int saved_;
+};
+
+const dnnl::engine& cpu_engine() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+constexpr std::size_t alignment = 64;
+
+std::size_t aligned(std::size_t bytes) { return (bytes + alignment - 1) / alignment * alignment; }
+
+struct Slice {
+  int64_t src_offset = 0;                 // floats into one image of the input
+  int64_t dst_offset = 0;                 // floats into one image of the output
+  int64_t bias_offset = 0;                // channels
+  dnnl::memory::desc user_src, user_dst;  // NCHW, one image
+  dnnl::memory::desc conv_src, conv_dst;  // what the primitive takes (= user_* for Layout::nchw)
+  dnnl::memory::desc scratchpad, bias;
+  dnnl::convolution_forward conv;
+  dnnl::memory weights;                      // reordered once
+  std::optional<dnnl::reorder> src_reorder;  // blocked, group > 1: this slice's own input
+  std::optional<dnnl::reorder> dst_reorder;  // blocked
+  std::size_t scratchpad_offset = 0, src_offset_bytes = 0, dst_offset_bytes = 0;  // in a worker's region
+};
+
+struct OnednnConv {
+  std::vector<Slice> slices;
+  bool has_bias = false;
+  int64_t batch = 0, in_image = 0, out_image = 0;
+  // Blocked with group 1: every slice reads the whole input, reordered once per image before the slices.
+  std::optional<dnnl::reorder> shared_src_reorder;
+  dnnl::memory::desc shared_user_src, shared_conv_src;
+  std::size_t shared_src_bytes = 0;  // per image, aligned
+  std::size_t worker_bytes = 0;      // per worker, aligned
+
+  void run(KernelContext& k) const {
+    const float* x = k.input(0).data<float>();
+    const float* bias = has_bias ? k.input(2).data<float>() : nullptr;
+    float* y = k.output(0).data<float>();
+    const dnnl::engine& engine = cpu_engine();
+    std::byte* shared = k.scratch;
+    std::byte* workers = k.scratch + shared_src_bytes * static_cast<std::size_t>(batch);
+    if (shared_src_reorder) {
+      k.pool.parallel_for(batch, 1, [&](int64_t begin, int64_t end) {
+        SerialOpenmp serial;
+        dnnl::stream stream(engine);
+        for (int64_t n = begin; n < end; ++n) {
+          dnnl::memory from(shared_user_src, engine, const_cast<float*>(x + n * in_image));
+          dnnl::memory to(shared_conv_src, engine, shared + shared_src_bytes * static_cast<std::size_t>(n));
+          shared_src_reorder->execute(stream, from, to);
+        }
+        stream.wait();
+      });
+    }
+    const auto count = static_cast<int64_t>(slices.size());
+    k.pool.parallel_for(batch * count, 1, [&](int64_t begin, int64_t end, std::size_t worker) {
+      SerialOpenmp serial;
+      dnnl::stream stream(engine);
+      std::byte* region = workers + worker_bytes * worker;
+      for (int64_t t = begin; t < end; ++t) {
+        const int64_t n = t / count;
+        const Slice& s = slices[static_cast<std::size_t>(t % count)];
+        void* user_src = const_cast<float*>(x + n * in_image + s.src_offset);
+        float* user_dst = y + n * out_image + s.dst_offset;
+        dnnl::memory src;
+        if (shared_src_reorder) {
+          src = dnnl::memory(s.conv_src, engine, shared + shared_src_bytes * static_cast<std::size_t>(n));
+        } else if (s.src_reorder) {
+          src = dnnl::memory(s.conv_src, engine, region + s.src_offset_bytes);
+          dnnl::memory from(s.user_src, engine, user_src);
+          s.src_reorder->execute(stream, from, src);
+        } else {
+          src = dnnl::memory(s.conv_src, engine, user_src);
+        }
+        dnnl::memory dst(s.conv_dst, engine,
+                         s.dst_reorder ? static_cast<void*>(region + s.dst_offset_bytes) : user_dst);
+        dnnl::memory scratchpad(s.scratchpad, engine, region + s.scratchpad_offset);
+        std::unordered_map<int, dnnl::memory> args{
+            {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, s.weights}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratchpad}};
+        if (bias != nullptr) {
+          args.emplace(DNNL_ARG_BIAS, dnnl::memory(s.bias, engine, const_cast<float*>(bias + s.bias_offset)));
+        }
+        s.conv.execute(stream, args);
+        if (s.dst_reorder) {
+          dnnl::memory to(s.user_dst, engine, user_dst);
+          s.dst_reorder->execute(stream, dst, to);
+        }
+      }
+      stream.wait();
+    });
+  }
+};
+
+using tag = dnnl::memory::format_tag;
+using dt = dnnl::memory::data_type;
+
+// Slice boundaries over `units` (output channels, or groups) in steps of `step`, at most `threads` slices.
+std::vector<int64_t> slice_bounds(int64_t units, int64_t step, std::size_t threads) {
+  const int64_t steps = (units + step - 1) / step;
+  const int64_t count = std::clamp<int64_t>(static_cast<int64_t>(threads), 1, steps);
+  const int64_t per = (steps + count - 1) / count * step;
+  std::vector<int64_t> bounds{0};
+  while (bounds.back() < units) bounds.push_back(std::min(units, bounds.back() + per));
+  return bounds;
+}
+
+}  // namespace
+
+bool onednn_conv_built() noexcept { return true; }
+
+bool prepare_onednn_conv(const OpContext& ctx, const OnednnConvRequest& r, PreparedOp& op) {
+  const WindowGeometry& g = r.g;
+  const Tensor* weights = ctx.constant(1);
+  if (weights == nullptr || g.batch <= 0 || g.out_h <= 0 || g.out_w <= 0 || r.out_channels <= 0) return false;
+  const int64_t in_per_group = g.channels / r.group;
+  const int64_t out_per_group = r.out_channels / r.group;
+  ShapeClass shape_class = ShapeClass::dense;
+  if (r.group > 1 && in_per_group == 1) {
+    shape_class = g.out_size() <= 28 * 28 ? ShapeClass::depthwise_small : ShapeClass::depthwise_large;
+  } else if (r.group > 1) {
+    shape_class = ShapeClass::grouped;
+  } else if (g.kernel_h == 1 && g.kernel_w == 1 && g.pad_top == 0 && g.pad_left == 0 && g.pad_bottom == 0 &&
+             g.pad_right == 0) {
+    shape_class = !r.has_activation    ? ShapeClass::pointwise
+        : r.out_channels >= g.channels ? ShapeClass::pointwise_activated_expanding
+                                       : ShapeClass::pointwise_activated_reducing;
+  }
+  const Layout layout = chosen_layout(ctx, shape_class);
+  if (layout == Layout::builtin) return false;
+
+  SerialOpenmp serial;  // primitives made for one thread run on one thread
+  const dnnl::engine& engine = cpu_engine();
+  dnnl::stream stream(engine);
+  auto impl = std::make_shared<OnednnConv>();
+  impl->has_bias = ctx.has_input(2);
+  impl->batch = g.batch;
+  impl->in_image = checked_mul(g.channels, g.in_size(), "the input size");
+  impl->out_image = checked_mul(r.out_channels, g.out_size(), "the output size");
+  const int64_t kernel = g.kernel_h * g.kernel_w;
+  const dnnl::memory::dims strides{g.stride_h, g.stride_w}, dilates{g.dilation_h - 1, g.dilation_w - 1};
+  const dnnl::memory::dims pad_l{g.pad_top, g.pad_left}, pad_r{g.pad_bottom, g.pad_right};
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (r.has_activation) {
+    dnnl::post_ops post;
+    if (r.act_min == 0.0f && r.act_max == std::numeric_limits<float>::max()) {
+      post.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    } else {
+      post.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, r.act_min, r.act_max);
+    }
+    attr.set_post_ops(post);
+  }
+  const bool grouped = r.group > 1;
+  // Output channels are cut in multiples of 16 (AVX-512's block); groups so that a slice's channels are too.
+  const int64_t group_step = grouped && 16 % out_per_group == 0 ? std::max<int64_t>(1, 16 / out_per_group) : 1;
+  const std::vector<int64_t> bounds =
+      grouped ? slice_bounds(r.group, group_step, ctx.threads()) : slice_bounds(r.out_channels, 16, ctx.threads());
+  const bool shared_src = layout == Layout::blocked && !grouped;
+  std::size_t worker_bytes = 0;
+  try {
+    for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
+      const int64_t first = bounds[i], units = bounds[i + 1] - bounds[i];
+      const int64_t in_c = grouped ? units * in_per_group : g.channels;
+      const int64_t out_c = grouped ? units * out_per_group : units;
+      Slice s;
+      s.src_offset = grouped ? first * in_per_group * g.in_size() : 0;
+      s.bias_offset = grouped ? first * out_per_group : first;
+      s.dst_offset = s.bias_offset * g.out_size();
+      s.user_src = dnnl::memory::desc({1, in_c, g.in_h, g.in_w}, dt::f32, tag::nchw);
+      s.user_dst = dnnl::memory::desc({1, out_c, g.out_h, g.out_w}, dt::f32, tag::nchw);
+      const dnnl::memory::dims w_dims = grouped
+          ? dnnl::memory::dims{units, out_per_group, in_per_group, g.kernel_h, g.kernel_w}
+          : dnnl::memory::dims{out_c, in_c, g.kernel_h, g.kernel_w};
+      const dnnl::memory::desc user_w(w_dims, dt::f32, grouped ? tag::goihw : tag::oihw);
+      const float* w = weights->data<float>() + s.bias_offset * in_per_group * kernel;
+      dnnl::memory::desc src_any = s.user_src, dst_any = s.user_dst;
+      if (layout == Layout::blocked) {
+        src_any = shared_src && i > 0 ? impl->shared_conv_src
+                                      : dnnl::memory::desc({1, in_c, g.in_h, g.in_w}, dt::f32, tag::any);
+        dst_any = dnnl::memory::desc({1, out_c, g.out_h, g.out_w}, dt::f32, tag::any);
+      }
+      const dnnl::memory::desc w_any(w_dims, dt::f32, tag::any);
+      const dnnl::memory::desc bias_desc({out_c}, dt::f32, tag::a);
+      const auto desc = impl->has_bias
+          ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                            src_any, w_any, bias_desc, dst_any, strides, dilates, pad_l, pad_r)
+          : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                            src_any, w_any, dst_any, strides, dilates, pad_l, pad_r);
+      const dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
+      s.conv_src = pd.src_desc();
+      s.conv_dst = pd.dst_desc();
+      s.scratchpad = pd.scratchpad_desc();
+      s.bias = bias_desc;
+      s.conv = dnnl::convolution_forward(pd);
+      s.weights = dnnl::memory(pd.weights_desc(), engine);
+      dnnl::memory user_w_memory(user_w, engine, const_cast<float*>(w));
+      dnnl::reorder(user_w_memory, s.weights).execute(stream, user_w_memory, s.weights);
+      std::size_t bytes = 0;
+      s.scratchpad_offset = bytes;
+      bytes += aligned(pd.scratchpad_desc().get_size());
+      if (layout == Layout::blocked) {
+        if (shared_src) {
+          if (i == 0) {
+            impl->shared_user_src = s.user_src;
+            impl->shared_conv_src = s.conv_src;
+            impl->shared_src_bytes = aligned(s.conv_src.get_size());
+            impl->shared_src_reorder =
+                dnnl::reorder(dnnl::reorder::primitive_desc(engine, s.user_src, engine, s.conv_src));
+          }
+        } else if (s.conv_src != s.user_src) {
+          s.src_offset_bytes = bytes;
+          bytes += aligned(s.conv_src.get_size());
+          s.src_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine, s.user_src, engine, s.conv_src));
+        }
+        if (s.conv_dst != s.user_dst) {
+          s.dst_offset_bytes = bytes;
+          bytes += aligned(s.conv_dst.get_size());
+          s.dst_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine, s.conv_dst, engine, s.user_dst));
+        }
+      }
+      worker_bytes = std::max(worker_bytes, bytes);
+      impl->slices.push_back(std::move(s));
+    }
+    stream.wait();
+  } catch (const dnnl::error&) {
+    return false;  // a Conv oneDNN does not take stays on the engine's kernels
+  }
+  impl->worker_bytes = aligned(worker_bytes);
+  const int64_t shared_bytes = checked_mul(static_cast<int64_t>(impl->shared_src_bytes), g.batch, "the scratch size");
+  const int64_t workers_bytes =
+      checked_mul(static_cast<int64_t>(impl->worker_bytes), static_cast<int64_t>(ctx.threads()), "the scratch size");
+  op.scratch_bytes = static_cast<std::size_t>(checked_add(shared_bytes, workers_bytes, "the scratch size"));
+  op.kernel = [impl](KernelContext& k) { impl->run(k); };
+  return true;
+}
+
+#endif
+
+}  // namespace rknnxx::host

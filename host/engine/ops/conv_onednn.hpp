@@ -1,0 +1,28 @@
+#pragma once
+// Float32 Conv on oneDNN, where it measured faster than the engine's own kernels (docs/runtime-extensions.md,
+// "Conv kernels"). Built when Meson finds oneDNN (option onednn); without it prepare_onednn_conv always
+// returns false and conv.cpp's kernels run every Conv.
+
+#include "../op_registry.hpp"
+#include "spatial.hpp"
+
+namespace rknnxx::host {
+
+struct OnednnConvRequest {
+  const WindowGeometry& g;
+  int64_t out_channels = 0;
+  int64_t group = 1;
+  bool has_activation = false;  // the fused clamp to [act_min, act_max] (fusion.cpp)
+  float act_min = 0.0f;
+  float act_max = 0.0f;
+};
+
+// When RKNNXX_ENGINE_CONV and the per-class rule choose oneDNN for this Conv (its weights constant) and
+// oneDNN takes it: sets op.kernel and op.scratch_bytes (primitives and reordered weights made here, once)
+// and returns true. Otherwise returns false and leaves op as it was. A wrong RKNNXX_ENGINE_CONV fails.
+bool prepare_onednn_conv(const OpContext& ctx, const OnednnConvRequest& request, PreparedOp& op);
+
+// Whether this build has oneDNN (for tests).
+bool onednn_conv_built() noexcept;
+
+}  // namespace rknnxx::host

@@ -1,0 +1,164 @@
+// Conv on oneDNN (host/engine/ops/conv_onednn.cpp) against the engine's own kernels, RKNNXX_ENGINE_CONV
+// switching between them, on every shape class of the rule, with batch 2, fused activations and 1 to 3
+// threads; and a Conv on oneDNN starts no thread beside the engine's pool. Without oneDNN in the build
+// only the builtin path exists and the comparisons are skipped.
+
+#include "engine_test_model.hpp"
+#include "ops/conv_onednn.hpp"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+using namespace rknnxx::host;
+using namespace rknnxx::host::testing;
+
+namespace {
+
+// Sets RKNNXX_ENGINE_CONV while it lives (read when a session is planned), then restores it.
+class ConvMode {
+public:
+  explicit ConvMode(const char* mode) {
+    if (const char* old = std::getenv("RKNNXX_ENGINE_CONV")) saved_ = old;
+    ::setenv("RKNNXX_ENGINE_CONV", mode, 1);
+  }
+  ~ConvMode() {
+    if (saved_) {
+      ::setenv("RKNNXX_ENGINE_CONV", saved_->c_str(), 1);
+    } else {
+      ::unsetenv("RKNNXX_ENGINE_CONV");
+    }
+  }
+  ConvMode(const ConvMode&) = delete;
+  ConvMode& operator=(const ConvMode&) = delete;
+
+private:
+  std::optional<std::string> saved_;
+};
+
+struct Shape {
+  const char* name;
+  int64_t n, c, h, w, m, group, k, stride, dilation, pad_begin, pad_end;
+  const char* activation = "";  // "", "Relu" or "Clip" after the Conv (fused into it)
+  bool bias = true;
+};
+
+const Shape shapes[] = {
+    {"1x1", 1, 32, 9, 10, 48, 1, 1, 1, 1, 0, 0},
+    {"1x1 strided", 1, 16, 9, 9, 24, 1, 1, 2, 1, 0, 0},
+    {"1x1 no bias", 1, 20, 6, 7, 33, 1, 1, 1, 1, 0, 0, "", false},
+    {"3x3 padded", 1, 8, 11, 12, 20, 1, 3, 1, 1, 1, 1},
+    {"3x3 strided, asymmetric pads", 1, 6, 13, 12, 17, 1, 3, 2, 1, 0, 1},
+    {"3x3 dilated", 1, 5, 12, 12, 16, 1, 3, 1, 2, 2, 2},
+    {"7x7/2 on 3 channels", 1, 3, 30, 30, 16, 1, 7, 2, 1, 3, 3},
+    {"depthwise 3x3 small plane", 1, 32, 10, 10, 32, 32, 3, 1, 1, 1, 1},
+    {"depthwise 3x3 large plane", 1, 16, 40, 40, 16, 16, 3, 1, 1, 1, 1},
+    {"depthwise 3x3/2, 2 outputs per channel", 1, 8, 11, 11, 16, 8, 3, 2, 1, 1, 1},
+    {"grouped 3x3", 1, 32, 9, 9, 48, 4, 3, 1, 1, 1, 1},
+    {"batch 2 3x3", 2, 16, 8, 9, 32, 1, 3, 1, 1, 1, 1},
+    {"batch 2 1x1", 2, 24, 7, 7, 40, 1, 1, 1, 1, 0, 0},
+    {"batch 2 depthwise", 2, 24, 9, 9, 24, 24, 3, 1, 1, 1, 1},
+    {"batch 2 grouped", 2, 12, 7, 7, 18, 3, 3, 1, 1, 1, 1},
+    {"3x3 + Relu", 1, 16, 10, 10, 32, 1, 3, 1, 1, 1, 1, "Relu"},
+    {"1x1 + Clip", 1, 32, 8, 8, 24, 1, 1, 1, 1, 0, 0, "Clip"},
+    {"depthwise + Clip", 1, 32, 8, 8, 32, 32, 3, 1, 1, 1, 1, "Clip"},
+    {"grouped + Relu, batch 2", 2, 16, 6, 6, 32, 2, 3, 2, 1, 1, 1, "Relu"},
+};
+
+onnx::ModelProto model(const Shape& s) {
+  ModelBuilder b(13);
+  const Tensor w = random_tensor({s.m, s.c / s.group, s.k, s.k}, 2);
+  const Tensor bias = random_tensor({s.m}, 3);
+  b.input("x", DataType::float32, {s.n, s.c, s.h, s.w}).initializer("w", w).output("y");
+  std::vector<std::string> inputs{"x", "w"};
+  if (s.bias) {
+    b.initializer("b", bias);
+    inputs.emplace_back("b");
+  }
+  const std::string activation = s.activation;
+  const std::string conv_out = activation.empty() ? "y" : "c";
+  b.node("Conv", inputs, {conv_out},
+         {attr("strides", std::vector<int64_t>{s.stride, s.stride}),
+          attr("dilations", std::vector<int64_t>{s.dilation, s.dilation}), attr("group", s.group),
+          attr("pads", std::vector<int64_t>{s.pad_begin, s.pad_begin, s.pad_end, s.pad_end})},
+         "conv");
+  if (activation == "Relu") b.node("Relu", {"c"}, {"y"});
+  if (activation == "Clip") {
+    b.initializer("lo", Tensor::scalar(-0.3f)).initializer("hi", Tensor::scalar(0.4f));
+    b.node("Clip", {"c", "lo", "hi"}, {"y"});
+  }
+  return b.model();
+}
+
+// The largest difference relative to the largest value of `want`.
+double relative_difference(const Tensor& got, const Tensor& want) {
+  REQUIRE(shape_string(got.shape()) == shape_string(want.shape()));
+  const auto g = got.values<float>();
+  const auto w = want.values<float>();
+  double diff = 0, top = 1e-30;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    diff = std::max(diff, static_cast<double>(std::fabs(g[i] - w[i])));
+    top = std::max(top, static_cast<double>(std::fabs(w[i])));
+  }
+  return diff / top;
+}
+
+Tensor run_with(const char* mode, const Shape& s, std::size_t threads) {
+  ConvMode conv_mode(mode);
+  const Tensor x = random_tensor({s.n, s.c, s.h, s.w}, 1);
+  Session session(model(s), {.threads = threads});
+  CHECK(session.graph().nodes().size() == 1);  // the activation is fused into the Conv
+  return session.run(std::vector{x})[0];
+}
+
+std::size_t process_threads() {
+  std::size_t count = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) ++count;
+  return count;
+}
+
+}  // namespace
+
+TEST_SUITE("engine.conv_onednn") {
+  TEST_CASE("Conv on oneDNN matches the engine's kernels on every shape class") {
+    if (!onednn_conv_built()) {
+      MESSAGE("built without oneDNN: only the engine's kernels run Conv");
+      return;
+    }
+    for (const Shape& s : shapes) {
+      for (const std::size_t threads : {std::size_t{1}, test_threads(3)}) {
+        const Tensor want = run_with("builtin", s, threads);
+        for (const char* mode : {"onednn-nchw", "onednn-blocked", "auto"}) {
+          CAPTURE(s.name);
+          CAPTURE(mode);
+          CAPTURE(threads);
+          CHECK(relative_difference(run_with(mode, s, threads), want) <= 1e-5);
+        }
+      }
+    }
+  }
+
+  TEST_CASE("RKNNXX_ENGINE_CONV names a known mode") {
+    if (!onednn_conv_built()) return;
+    ConvMode mode("fastest");
+    const Shape& s = shapes[0];
+    Session session(model(s));  // planned by the first run
+    CHECK_THROWS_WITH_AS(session.run(std::vector{random_tensor({s.n, s.c, s.h, s.w}, 1)}),
+                         doctest::Contains("RKNNXX_ENGINE_CONV is 'fastest'"), EngineError);
+  }
+
+  TEST_CASE("a Conv on oneDNN starts no thread beside the engine's pool") {
+    if (!onednn_conv_built()) return;
+    // The pool's workers start on first use: a builtin run first, then the count may not grow.
+    const Shape& s = shapes[11];  // batch 2 3x3
+    run_with("builtin", s, default_thread_count());
+    const std::size_t before = process_threads();
+    for (const char* mode : {"onednn-nchw", "onednn-blocked", "auto"}) {
+      run_with(mode, s, default_thread_count());
+      run_with(mode, shapes[13], default_thread_count());
+    }
+    CHECK(process_threads() == before);
+    // Whatever ran before in this process: the calling thread and the pool's workers, no OpenMP team.
+    CHECK(process_threads() <= default_thread_count());
+  }
+}

@@ -81,11 +81,16 @@ int run(const RunOptions& o) {
   j["outputs"] = nlohmann::json::array();
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const auto out = outputs[i];
-    const auto values = out.as<float>();
+    const bool integer = out.type() == TensorType::int64;  // a detector's labels: written as int64
+    std::vector<float> widened;                            // their values for the statistics below
+    if (integer)
+      for (std::int64_t v : out.as<std::int64_t>()) widened.push_back(static_cast<float>(v));
+    const std::span<const float> values = integer ? std::span<const float>(widened) : out.as<float>();
     const Dims d = out.dims();
     const std::vector<std::int64_t> shape(d.begin(), d.end());
     const auto file = std::filesystem::path(o.output_dir) / fmt::format("output_{}.npy", i);
-    io::write_npy(file, shape, values);
+    if (integer) io::write_npy(file, shape, out.as<std::int64_t>());
+    else io::write_npy(file, shape, values);
     nlohmann::json oj{{"index", i},
                       {"name", std::string(out.info().name())},
                       {"dims", shape},

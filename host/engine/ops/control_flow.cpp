@@ -28,10 +28,17 @@ const onnx::GraphProto& graph_attribute(const OpContext& ctx, std::string_view n
 }
 
 // The subgraph as a graph of its own: its declared inputs, then the outer values it reads.
-Graph subgraph(const OpContext& ctx, const onnx::GraphProto& body) {
+// A declared input without an element type (as in ONNX's expanded functions) takes the type of
+// what it is given, `inputs` (the declared ones first).
+Graph subgraph(const OpContext& ctx, const onnx::GraphProto& body, std::span<const TensorInfo> inputs = {}) {
   onnx::ModelProto model;
   model.opset_import.push_back(onnx::OperatorSetId{"", ctx.opset()});
   model.graph = body;
+  for (std::size_t i = 0; i < model.graph.input.size() && i < inputs.size(); ++i) {
+    if (model.graph.input[i].elem_type == DataType::undefined) {
+      model.graph.input[i].elem_type = inputs[i].dtype;
+    }
+  }
   for (std::size_t i = ctx.input_count() - ctx.node().captured_inputs; i < ctx.input_count(); ++i) {
     onnx::ValueInfoProto in;
     in.name = std::string(ctx.input_name(i));
@@ -48,7 +55,7 @@ Graph subgraph(const OpContext& ctx, const onnx::GraphProto& body) {
 
 std::shared_ptr<Session> subgraph_session(const OpContext& ctx, const onnx::GraphProto& body,
                                           std::span<const TensorInfo> inputs) {
-  auto session = std::make_shared<Session>(subgraph(ctx, body), SessionOptions{.threads = ctx.threads()});
+  auto session = std::make_shared<Session>(subgraph(ctx, body, inputs), SessionOptions{.threads = ctx.threads()});
   try {
     session->prepare(inputs);
   } catch (const std::exception& e) {

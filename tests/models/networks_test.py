@@ -109,6 +109,12 @@ def main():
             continue
         mode = "w8a8 from the model's QDQ pairs" if quantization else "float16 activations"
         if manifest.get("detection"):
+            # OUTPUT_ATTR reports the largest shape, what a board program allocates; the run gives
+            # the actual count (docs/c-interface.md#run-time-output-shapes).
+            rc, out, err, _ = run([a.rknnxx, "inspect", converted, "--json"], timeout=600)
+            dims = [o["normal"]["dims"] for o in json.loads(out)["outputs"]] if rc == 0 else None
+            check(f"{name}: OUTPUT_ATTR reports the bounds [[100, 4], [100], [100]] (detections_per_img)",
+                  dims == [[100, 4], [100], [100]], f"got {dims} {err.strip()[-500:]}")
             got = [np.load(out_dir / f"output_{i}.npy") for i in range(3)]
             want = [np.load(ref / t["file"]) for t in manifest["outputs"]]
             match_detections(name, got, want, MAX_BOUND)

@@ -81,11 +81,18 @@ int run(const RunOptions& o) {
   j["outputs"] = nlohmann::json::array();
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const auto out = outputs[i];
-    const auto values = out.as<float>();
-    const Dims d = out.dims();
-    const std::vector<std::int64_t> shape(d.begin(), d.end());
+    const bool integer = out.type() == TensorType::int64;  // a detector's labels: written as int64
+    std::vector<float> widened;                            // their values for the statistics below
+    if (integer)
+      for (std::int64_t v : out.as<std::int64_t>()) widened.push_back(static_cast<float>(v));
+    const std::span<const float> values = integer ? std::span<const float>(widened) : out.as<float>();
+    // An output a run left empty (no detections) has a 0 among its dims, which rknnxx::Dims does not
+    // hold: read them from the attribute (docs/c-interface.md#run-time-output-shapes).
+    const rknn_tensor_attr& attr = out.info().abi();
+    const std::vector<std::int64_t> shape(attr.dims, attr.dims + std::min<std::uint32_t>(attr.n_dims, RKNN_MAX_DIMS));
     const auto file = std::filesystem::path(o.output_dir) / fmt::format("output_{}.npy", i);
-    io::write_npy(file, shape, values);
+    if (integer) io::write_npy(file, shape, out.as<std::int64_t>());
+    else io::write_npy(file, shape, values);
     nlohmann::json oj{{"index", i},
                       {"name", std::string(out.info().name())},
                       {"dims", shape},
@@ -98,7 +105,7 @@ int run(const RunOptions& o) {
       oj["mean"] = std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
     }
     std::string top_text;
-    if (looks_like_scores(d) && o.top > 0) {
+    if (!values.empty() && looks_like_scores(out.dims()) && o.top > 0) {
       std::vector<std::size_t> order(values.size());
       std::iota(order.begin(), order.end(), std::size_t{0});
       const std::size_t k = std::min(o.top, order.size());

@@ -231,7 +231,15 @@ ConvertedModel convert_onnx(std::span<const std::byte> onnx_bytes, const toolkit
       for (std::size_t i = 0; i < infos.size(); ++i) check_describable("input", i, input_names.at(i), infos[i]);
       session.prepare(infos);
       const auto outputs = session.output_infos();
-      for (std::size_t o = 0; o < outputs.size(); ++o) check_describable("output", o, output_names.at(o), outputs[o]);
+      const auto kinds = session.output_shape_kinds();
+      for (std::size_t o = 0; o < outputs.size(); ++o) {
+        if (kinds[o] == OutputShapeKind::unbounded)
+          throw std::runtime_error(fmt::format(
+              "output {} ('{}'): its shape is decided while running and no bound is known for it, so the runtime "
+              "could not report a size to allocate (docs/c-interface.md#run-time-output-shapes)",
+              o, output_names.at(o)));
+        check_describable("output", o, output_names.at(o), outputs[o]);  // a run-time shape: its bound
+      }
       check_memory("the intermediate tensors", "total_internal_size", session.stats().arena_bytes);
     } catch (const std::runtime_error& e) {
       throw std::runtime_error(fmt::format("shape group {} of {}: {}", g, groups.size(), e.what()));

@@ -147,6 +147,45 @@ void Graph::place_constants(std::span<std::byte> memory, std::size_t alignment) 
   }
 }
 
+std::vector<std::string> subgraph_free_names(const onnx::GraphProto& graph) {
+  std::unordered_set<std::string> defined;
+  for (const auto& init : graph.initializer) {
+    defined.insert(init.name);
+  }
+  for (const auto& in : graph.input) {
+    defined.insert(in.name);
+  }
+  for (const auto& node : graph.node) {
+    defined.insert(node.output.begin(), node.output.end());
+  }
+  std::vector<std::string> free;
+  std::unordered_set<std::string> listed;
+  auto use = [&](const std::string& name) {
+    if (!name.empty() && !defined.contains(name) && listed.insert(name).second) {
+      free.push_back(name);
+    }
+  };
+  for (const auto& node : graph.node) {
+    for (const auto& in : node.input) {
+      use(in);
+    }
+    // Nesting is bounded by the reader (onnx::max_nesting_depth), so is this recursion.
+    for (const auto& attribute : node.attribute) {
+      for (const auto* subgraphs : {&attribute.g, &attribute.graphs}) {
+        for (const auto& subgraph : *subgraphs) {
+          for (const auto& name : subgraph_free_names(subgraph)) {
+            use(name);
+          }
+        }
+      }
+    }
+  }
+  for (const auto& out : graph.output) {
+    use(out.name);  // a branch may return an outer value as it is
+  }
+  return free;
+}
+
 std::optional<ValueId> Graph::find(std::string_view name) const {
   const auto it = by_name_.find(std::string(name));
   return it == by_name_.end() ? std::nullopt : std::optional<ValueId>(it->second);
@@ -284,6 +323,30 @@ Graph::Graph(const onnx::ModelProto& model, std::span<const CustomOpType> custom
       }
       nodes_[i].inputs.push_back(*id);
     }
+    // Outer-scope values a subgraph reads become inputs of its node, so that ordering, pruning and
+    // lifetimes see them (docs/conformance.md#control-flow).
+    std::vector<std::string> captured;
+    for (const auto& attribute : sources[i]->attribute) {
+      for (const auto* subgraphs : {&attribute.g, &attribute.graphs}) {
+        for (const auto& subgraph : *subgraphs) {
+          for (auto& name : subgraph_free_names(subgraph)) {
+            if (std::find(captured.begin(), captured.end(), name) == captured.end()) {
+              captured.push_back(std::move(name));
+            }
+          }
+        }
+      }
+    }
+    for (const auto& name : captured) {
+      const auto id = find(name);
+      if (!id) {
+        throw EngineError(fmt::format("{}: a subgraph reads '{}', which is not a graph input, an initializer or the "
+                                      "output of any node",
+                                      nodes_[i].label(), name));
+      }
+      nodes_[i].inputs.push_back(*id);
+    }
+    nodes_[i].captured_inputs = captured.size();
   }
   // What the model declares about computed values: custom nodes are planned from it.
   for (const auto* infos : {&g.value_info, &g.output}) {

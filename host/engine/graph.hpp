@@ -42,6 +42,10 @@ struct Value {
 // The conversion config's custom_ops entries are of this type.
 using CustomOpType = toolkit::CustomOpType;
 
+// The names a subgraph reads from enclosing scopes: read by its nodes (or its nested subgraphs) and
+// defined neither by its inputs, initializers or Constant/other nodes; in first-use order, once each.
+std::vector<std::string> subgraph_free_names(const onnx::GraphProto& graph);
+
 // ONNX's default operator set: named by "" or "ai.onnx". A Graph's nodes carry "" for it.
 bool is_default_domain(std::string_view domain);
 
@@ -49,7 +53,10 @@ struct Node {
   std::string name;
   std::string op_type;
   std::string domain;
-  std::vector<ValueId> inputs;   // no_value for an omitted optional input
+  std::vector<ValueId> inputs;  // no_value for an omitted optional input
+  // The last `captured_inputs` of `inputs` are the outer-scope values the node's subgraphs (If,
+  // Loop, Scan) read by name: their names are the subgraphs' free names (subgraph_free_names).
+  std::size_t captured_inputs = 0;
   std::vector<ValueId> outputs;  // no_value for an omitted optional output
   std::vector<onnx::AttributeProto> attributes;
   const OpDefinition* op = nullptr;  // nullptr for a custom operator

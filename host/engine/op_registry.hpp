@@ -50,7 +50,22 @@ struct PreparedOp {
   // When not empty (one per output): the outputs are known while planning and no kernel runs
   // (e.g. Shape). `kernel` may then be empty.
   std::vector<Tensor> constant_outputs;
+  // The output shapes depend on input values that are not constant while planning (NonZero of a
+  // computed tensor, NonMaxSuppression, TopK with a computed k; docs/conformance.md#run-time-shapes):
+  // `outputs` are then upper bounds (a negative dimension: no bound known), `kernel` is not used,
+  // and the session prepares the node again when it runs, with every input known, and computes it
+  // as it folds constants. The nodes downstream of it are prepared at run time the same way.
+  bool shape_from_data = false;
 };
+
+// The PreparedOp of a node whose output shapes are decided by data: `bounds` are the largest
+// shapes the outputs can take (bounded by the node's input sizes).
+inline PreparedOp run_time_shaped(std::vector<TensorInfo> bounds) {
+  PreparedOp op;
+  op.outputs = std::move(bounds);
+  op.shape_from_data = true;
+  return op;
+}
 
 // What prepare sees: the node, its attributes, and the types, shapes and constant values of
 // its inputs. Every error goes through fail(), which names the node and operator.

@@ -57,6 +57,7 @@ struct Step {
   std::vector<Tensor*> outputs;
   std::size_t scratch_offset = 0;
   std::vector<Tensor*> round_to_half;  // float32 outputs rounded when storing activations as float16
+  bool at_run_time = false;            // prepared and computed when running (docs/conformance.md#run-time-shapes)
 };
 
 struct Plan {
@@ -71,7 +72,36 @@ struct Plan {
   std::byte* arena_base = nullptr;  // where the slots of arena_values point now
   std::vector<Step> steps;
   PlanStats stats;
+  // Per value id: its shape is decided while running (infos holds a bound), and whether that bound
+  // is unknown (infos holds the declared element type only).
+  std::vector<char> from_data;
+  std::vector<char> unbounded;
+  bool has_run_time_steps = false;
+  std::vector<Tensor> run_values;  // per value id: the run-time values of the current run
 };
+
+// Marks the outputs of a node prepared when running: their infos become the bounds the operator
+// gave, or, with none (or a bound whose size overflows), the declared element type and no shape.
+void defer_to_run(Plan& plan, const Graph& graph, const Node& node, std::vector<TensorInfo> bounds) {
+  for (std::size_t o = 0; o < node.outputs.size(); ++o) {
+    if (node.outputs[o] == no_value) {
+      continue;
+    }
+    const auto v = static_cast<std::size_t>(node.outputs[o]);
+    plan.from_data[v] = 1;
+    bool known = o < bounds.size() && is_supported(bounds[o].dtype) &&
+        std::all_of(bounds[o].shape.begin(), bounds[o].shape.end(), [](int64_t d) { return d >= 0; });
+    if (known) {
+      try {
+        (void)bounds[o].bytes();
+      } catch (const EngineError&) {
+        known = false;
+      }
+    }
+    plan.unbounded[v] = known ? 0 : 1;
+    plan.infos[v] = known ? bounds[o] : TensorInfo{graph.value(node.outputs[o]).dtype, {}};
+  }
+}
 
 void round_tensor_to_half(Tensor& t, ThreadPool& pool) {
   float* data = t.data<float>();
@@ -135,6 +165,42 @@ std::vector<TensorInfo> declared_custom_outputs(const Graph& graph, const Node& 
   return outputs;
 }
 
+// Small integer tensors: the shape arithmetic whose values, computed from bounds, are bounds
+// (booleans are not: a condition computed from bounds would choose one If branch).
+bool is_shape_arithmetic(std::span<const TensorInfo> infos) {
+  constexpr int64_t max_elements = 64;
+  return std::all_of(infos.begin(), infos.end(), [](const TensorInfo& info) {
+    return (info.dtype == DataType::int64 || info.dtype == DataType::int32) && info.elements() <= max_elements;
+  });
+}
+
+// Runs a node whose inputs are all known and returns its outputs as owning tensors: constant
+// folding while planning, and the nodes of run-time shapes while running.
+std::vector<Tensor> compute_now(const Node& node, PreparedOp& prepared, std::span<const Tensor* const> inputs,
+                                ThreadPool& pool) {
+  if (!prepared.constant_outputs.empty()) {
+    return std::move(prepared.constant_outputs);
+  }
+  std::vector<Tensor> outs;
+  for (std::size_t o = 0; o < node.outputs.size(); ++o) {
+    outs.emplace_back(prepared.outputs[o]);
+  }
+  std::vector<Tensor*> out_ptrs;
+  for (auto& t : outs) {
+    out_ptrs.push_back(&t);
+  }
+  AlignedBuffer scratch(prepared.scratch_bytes);
+  KernelContext kc{inputs, out_ptrs, pool, scratch.data()};
+  try {
+    prepared.kernel(kc);
+  } catch (const EngineError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw EngineError(fmt::format("{}: {}", node.label(), e.what()));
+  }
+  return outs;
+}
+
 }  // namespace
 
 struct Session::State {
@@ -159,7 +225,46 @@ struct Session::State {
   Plan& plan_for(std::span<const TensorInfo> inputs);
   std::byte* bind_arena(Plan& plan);
   std::unique_ptr<Plan> make_plan(std::span<const TensorInfo> inputs);
+  void run_now(Plan& plan, const Step& step);
 };
+
+// A node of run-time shapes (docs/conformance.md#run-time-shapes): prepared now that every input is
+// known, computed as a fold, its outputs owned by the plan until the next run.
+void Session::State::run_now(Plan& plan, const Step& step) {
+  const Node& node = *step.node;
+  std::vector<TensorInfo> infos(step.inputs.size());
+  std::vector<const TensorInfo*> in_infos;
+  for (std::size_t i = 0; i < step.inputs.size(); ++i) {
+    if (step.inputs[i] != nullptr) {
+      infos[i] = step.inputs[i]->info();
+    }
+    in_infos.push_back(step.inputs[i] == nullptr ? nullptr : &infos[i]);
+  }
+  OpContext ctx(graph, node, in_infos, step.inputs, pool.size());
+  PreparedOp prepared;
+  try {
+    prepared = node.op->prepare(ctx);
+  } catch (const NodeError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw NodeError(fmt::format("{}: {}", node_and_outputs(graph, node), e.what()));
+  }
+  if (prepared.shape_from_data || prepared.outputs.size() < node.outputs.size()) {
+    throw NodeError(fmt::format("{}: output shapes still undecided with every input known", node.label()));
+  }
+  std::vector<Tensor> outs = compute_now(node, prepared, step.inputs, pool);
+  for (std::size_t o = 0; o < node.outputs.size(); ++o) {
+    if (node.outputs[o] == no_value) {
+      continue;
+    }
+    const auto v = static_cast<std::size_t>(node.outputs[o]);
+    Tensor& value = plan.run_values[v] = std::move(outs[o]);
+    if (options.float16_activations && value.dtype() == DataType::float32) {
+      round_tensor_to_half(value, pool);
+    }
+    plan.slots[v] = Tensor::view(value.dtype(), value.shape(), value.raw());
+  }
+}
 
 void Session::State::check_inputs(std::span<const TensorInfo> inputs) const {
   const auto graph_inputs = graph.inputs();
@@ -255,24 +360,79 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
   struct Pending {
     const Node* node;
     PreparedOp prepared;
+    bool at_run_time = false;
   };
   std::vector<Pending> pending;
   const std::size_t threads = pool.size();
+  plan->from_data.resize(value_count, 0);
+  plan->unbounded.resize(value_count, 0);
+  std::vector<std::unique_ptr<Tensor>> bound_values(value_count);  // integer bounds of run-time values
   for (const Node& node : graph.nodes()) {
     std::vector<const TensorInfo*> in_infos;
     std::vector<const Tensor*> in_constants;
     bool all_constant = true;
+    bool downstream = false;  // of a value whose shape is decided while running
+    bool unbounded = false;   // ... whose bound is not known
     for (ValueId in : node.inputs) {
       if (in == no_value) {
         in_infos.push_back(nullptr);
         in_constants.push_back(nullptr);
         continue;
       }
-      in_infos.push_back(&plan->infos[static_cast<std::size_t>(in)]);
-      in_constants.push_back(plan->constants[static_cast<std::size_t>(in)]);
+      const auto v = static_cast<std::size_t>(in);
+      in_infos.push_back(&plan->infos[v]);
+      in_constants.push_back(plan->constants[v]);
       all_constant = all_constant && in_constants.back() != nullptr;
+      downstream = downstream || plan->from_data[v] != 0;
+      unbounded = unbounded || plan->unbounded[v] != 0;
     }
     OpContext ctx(graph, node, in_infos, in_constants, threads);
+    if (downstream) {
+      if (node.custom) {
+        throw NodeError(fmt::format("{}: a custom operator must not read a value whose shape is decided while "
+                                    "running (docs/conformance.md#run-time-shapes)",
+                                    node.label()));
+      }
+      // Prepared again when running; here only for the largest shapes of its outputs, from the
+      // bounds of its inputs. When that fails (a shape computed from run-time values), the
+      // outputs have no known bound.
+      std::vector<TensorInfo> bounds;
+      if (!unbounded) {
+        // Shape arithmetic on run-time values (Shape, then Gather, Min, Concat, ...) is followed
+        // on their bounds: an integer tensor computed from bounds bounds what it computes, so a
+        // k = min(300, count) or a ConstantOfShape of such a shape gets a bound too. The graph
+        // outputs are checked against their bounds when running.
+        std::vector<const Tensor*> bound_in = in_constants;
+        bool all_known = true;
+        for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+          if (node.inputs[i] != no_value && bound_in[i] == nullptr) {
+            bound_in[i] = bound_values[static_cast<std::size_t>(node.inputs[i])].get();
+            all_known = all_known && bound_in[i] != nullptr;
+          }
+        }
+        OpContext bound_ctx(graph, node, in_infos, bound_in, threads);
+        try {
+          PreparedOp prepared = node.op->prepare(bound_ctx);
+          bounds = prepared.outputs;
+          if (!prepared.shape_from_data && all_known && prepared.constant_outputs.empty() &&
+              is_shape_arithmetic(prepared.outputs)) {
+            prepared.constant_outputs = compute_now(node, prepared, bound_in, pool);
+          }
+          for (std::size_t o = 0; o < prepared.constant_outputs.size() && o < node.outputs.size(); ++o) {
+            const TensorInfo info = prepared.constant_outputs[o].info();
+            if (node.outputs[o] != no_value && is_shape_arithmetic({&info, 1})) {
+              bound_values[static_cast<std::size_t>(node.outputs[o])] =
+                  std::make_unique<Tensor>(std::move(prepared.constant_outputs[o]));
+            }
+          }
+        } catch (const std::exception&) {
+          bounds.clear();
+        }
+      }
+      defer_to_run(*plan, graph, node, std::move(bounds));
+      pending.push_back(Pending{&node, PreparedOp{}, true});
+      continue;
+    }
     PreparedOp prepared;
     try {
       if (node.custom) {
@@ -296,6 +456,11 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
       throw NodeError(fmt::format("{}: the operator infers {} outputs, the node has {}", node.label(),
                                   prepared.outputs.size(), node.outputs.size()));
     }
+    if (prepared.shape_from_data) {
+      defer_to_run(*plan, graph, node, std::move(prepared.outputs));
+      pending.push_back(Pending{&node, PreparedOp{}, true});
+      continue;
+    }
     for (std::size_t o = 0; o < node.outputs.size(); ++o) {
       if (node.outputs[o] != no_value) {
         const TensorInfo& info = prepared.outputs[o];
@@ -311,25 +476,7 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
       }
     }
     if (prepared.constant_outputs.empty() && all_constant) {
-      // Fold: run the kernel now on owning outputs.
-      std::vector<Tensor> outs;
-      for (std::size_t o = 0; o < node.outputs.size(); ++o) {
-        outs.emplace_back(prepared.outputs[o]);
-      }
-      std::vector<Tensor*> out_ptrs;
-      for (auto& t : outs) {
-        out_ptrs.push_back(&t);
-      }
-      AlignedBuffer scratch(prepared.scratch_bytes);
-      KernelContext kc{in_constants, out_ptrs, pool, scratch.data()};
-      try {
-        prepared.kernel(kc);
-      } catch (const EngineError&) {
-        throw;
-      } catch (const std::exception& e) {
-        throw EngineError(fmt::format("{}: {}", node.label(), e.what()));
-      }
-      prepared.constant_outputs = std::move(outs);
+      prepared.constant_outputs = compute_now(node, prepared, in_constants, pool);  // fold
     }
     if (!prepared.constant_outputs.empty()) {
       ++plan->stats.folded_nodes;
@@ -386,7 +533,7 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
   for (std::size_t s = 0; s < pending.size(); ++s) {
     const auto time = static_cast<int32_t>(s + 1);
     for (ValueId out : pending[s].node->outputs) {
-      if (out != no_value) {
+      if (out != no_value && !pending[s].at_run_time) {  // run-time values are allocated when running
         const auto v = static_cast<std::size_t>(out);
         add_block(plan->infos[v].bytes(), first_use[v], last_use[v], out);
       }
@@ -403,7 +550,7 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
     const TensorInfo& info = plan->infos[v];
     if (plan->constants[v] != nullptr) {
       plan->slots[v] = Tensor::view(info.dtype, info.shape, plan->constants[v]->raw());
-    } else if (info.dtype != DataType::undefined) {
+    } else if (info.dtype != DataType::undefined && plan->from_data[v] == 0) {
       plan->slots[v] = Tensor::view(info.dtype, info.shape, static_cast<void*>(nullptr));
     }
   }
@@ -426,6 +573,8 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
         step.round_to_half.push_back(t);
       }
     }
+    step.at_run_time = pending[s].at_run_time;
+    plan->has_run_time_steps = plan->has_run_time_steps || step.at_run_time;
     step.scratch_offset = pending[s].prepared.scratch_bytes != 0 ? blocks[step_scratch_block[s]].offset : 0;
     plan->steps.push_back(std::move(step));
   }
@@ -491,6 +640,18 @@ std::vector<TensorInfo> Session::output_infos() const {
     infos.push_back(plan.infos[static_cast<std::size_t>(id)]);
   }
   return infos;
+}
+
+std::vector<OutputShapeKind> Session::output_shape_kinds() const {
+  const Plan& plan = current_plan(state_->current);
+  std::vector<OutputShapeKind> kinds;
+  for (ValueId id : state_->graph.outputs()) {
+    const auto v = static_cast<std::size_t>(id);
+    kinds.push_back(plan.from_data[v] == 0       ? OutputShapeKind::planned
+                        : plan.unbounded[v] == 0 ? OutputShapeKind::bounded
+                                                 : OutputShapeKind::unbounded);
+  }
+  return kinds;
 }
 
 const PlanStats& Session::stats() const { return current_plan(state_->current).stats; }
@@ -576,15 +737,22 @@ std::vector<Tensor> Session::run(std::span<const Tensor> inputs) {
     }
   }
   s.profile.clear();
+  if (plan.has_run_time_steps) {
+    plan.run_values.assign(plan.slots.size(), Tensor());
+  }
   for (Step& step : plan.steps) {
-    KernelContext ctx{step.inputs, step.outputs, s.pool, arena + step.scratch_offset};
     const auto started = s.options.profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-    try {
-      step.kernel(ctx);
-    } catch (const EngineError&) {
-      throw;
-    } catch (const std::exception& e) {
-      throw EngineError(fmt::format("{}: {}", step.node->label(), e.what()));
+    if (step.at_run_time) {
+      s.run_now(plan, step);
+    } else {
+      KernelContext ctx{step.inputs, step.outputs, s.pool, arena + step.scratch_offset};
+      try {
+        step.kernel(ctx);
+      } catch (const EngineError&) {
+        throw;
+      } catch (const std::exception& e) {
+        throw EngineError(fmt::format("{}: {}", step.node->label(), e.what()));
+      }
     }
     for (Tensor* t : step.round_to_half) {
       round_tensor_to_half(*t, s.pool);
@@ -602,8 +770,19 @@ std::vector<Tensor> Session::run(std::span<const Tensor> inputs) {
   }
   std::vector<Tensor> outputs;
   for (ValueId id : s.graph.outputs()) {
-    outputs.push_back(plan.slots[static_cast<std::size_t>(id)].clone());
+    const auto v = static_cast<std::size_t>(id);
+    outputs.push_back(plan.slots[v].clone());
+    // A run-time shape within its bound: what rknn_query reported for allocation (docs/c-interface.md).
+    if (plan.from_data[v] != 0 && plan.unbounded[v] == 0) {
+      const auto& bound = plan.infos[v].shape;
+      const auto& shape = outputs.back().shape();
+      if (shape.size() != bound.size() || !std::equal(shape.begin(), shape.end(), bound.begin(), std::less_equal<>())) {
+        throw EngineError(fmt::format("output '{}': its run-time shape {} exceeds the bound {} planned for it",
+                                      s.graph.value(id).name, shape_string(shape), shape_string(bound)));
+      }
+    }
   }
+  plan.run_values.clear();
   return outputs;
 }
 

@@ -45,6 +45,11 @@ struct PlanStats {
   std::size_t folded_nodes = 0;        // nodes computed once while planning
 };
 
+// How a graph output's shape is known (docs/conformance.md#run-time-shapes): planned; decided by
+// data while running, within a bound (output_infos() gives the bound); or decided while running
+// with no bound known (output_infos() gives the element type and an empty shape).
+enum class OutputShapeKind { planned, bounded, unbounded };
+
 // One block of the arena: its size and the first and last step that use it.
 struct ArenaBlock {
   std::size_t bytes = 0;
@@ -77,6 +82,7 @@ public:
   // Type and shape of any value under the last prepared plan.
   TensorInfo info(std::string_view value_name) const;
   std::vector<TensorInfo> output_infos() const;
+  std::vector<OutputShapeKind> output_shape_kinds() const;
   const PlanStats& stats() const;
 
   // Inputs in the order of input_names(); returns owning output tensors in the order of output_names().

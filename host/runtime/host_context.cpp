@@ -171,6 +171,17 @@ void HostContext::plan_for_current_shapes() {
     session_->prepare(input_infos(*model_, shapes_));
     output_shapes_.clear();
     for (const TensorInfo& info : session_->output_infos()) output_shapes_.push_back(info.shape);
+    run_time_shaped_.clear();
+    const auto kinds = session_->output_shape_kinds();
+    for (uint32_t i = 0; i < kinds.size(); ++i) {
+      run_time_shaped_.push_back(kinds[i] != OutputShapeKind::planned);
+      // What OUTPUT_ATTR reports is what a program allocates: a run-time shape needs a bound.
+      if (kinds[i] == OutputShapeKind::unbounded)
+        fail(RKNN_ERR_MODEL_INVALID,
+             "output {} ('{}') has a shape decided while running with no bound the runtime could report "
+             "(docs/c-interface.md#run-time-output-shapes)",
+             i, model_->outputs()[i].name);
+    }
   } catch (const EngineError& e) {
     fail(RKNN_ERR_MODEL_INVALID, "{}", e.what());
   }
@@ -228,9 +239,13 @@ void HostContext::run(rknn_run_extend* extend) {
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
   if (model_->float16_model())
     for (Tensor& t : outputs_) round_to_float16(t);  // the NPU writes float16
+  // A shape decided while running is what CURRENT_OUTPUT_ATTR and rknn_outputs_get give from now on
+  // (docs/c-interface.md#run-time-output-shapes); the engine checked it against the bound.
+  for (uint32_t i = 0; i < outputs_.size() && i < run_time_shaped_.size(); ++i)
+    if (run_time_shaped_[i]) output_shapes_[i] = outputs_[i].shape();
   has_run_ = true;
   perf_.record(*session_, run_us, (flags_ & RKNN_FLAG_COLLECT_PERF_MASK) != 0);
-  io_.write_bound_outputs(outputs_, memory_.emulate_output_cache());
+  io_.write_bound_outputs(outputs_, run_time_shaped_, memory_.emulate_output_cache());
   // The outputs are this thread's until rknn_outputs_get, unless bound memory already holds them all.
   cycle_open_ = !io_.every_output_bound();
 }

@@ -80,10 +80,13 @@ private:
   std::atomic<uint64_t> user_{0};  // the claiming thread's token (ThreadClaim), 0 when free
   bool cycle_open_ = false;        // the claim outlives the call; only the claiming thread touches it
 
-  ShapeChoice shapes_;                                       // the current input shapes (dynamic models)
-  bool shapes_set_ = false;                                  // rknn_set_input_shapes was called
-  ContextSession session_;                                   // the engine; plans again when shapes_ change
-  std::vector<std::vector<int64_t>> output_shapes_;          // under shapes_
+  ShapeChoice shapes_;                               // the current input shapes (dynamic models)
+  bool shapes_set_ = false;                          // rknn_set_input_shapes was called
+  ContextSession session_;                           // the engine; plans again when shapes_ change
+  std::vector<std::vector<int64_t>> output_shapes_;  // under shapes_; after a run, the shapes it made
+  // Per output: its shape is decided by data while running; output_shapes_ holds the bound until a run
+  // (docs/c-interface.md#run-time-output-shapes).
+  std::vector<bool> run_time_shaped_;
   std::vector<std::vector<int64_t>> initial_output_shapes_;  // under the model's initial (largest) shapes
   std::vector<Tensor> outputs_;                              // of the last run
   bool has_run_ = false;                                     // outputs_ hold a run under shapes_

@@ -147,13 +147,26 @@ std::vector<Tensor> IoState::gather_inputs(const ShapeChoice& shapes, bool emula
   return values;
 }
 
-void IoState::write_bound_outputs(std::span<const Tensor> outputs, bool emulate_cache) const {
+void IoState::write_bound_outputs(std::span<const Tensor> outputs, const std::vector<bool>& run_time_shaped,
+                                  bool emulate_cache) const {
   for (uint32_t i = 0; i < output_bindings_.size(); ++i) {
     const auto& binding = output_bindings_[i];
     if (!binding) continue;
     const auto mem = live_mem(binding->mem, fmt::format("output {}", i));
     try {
-      encode_output(model_, i, outputs[i], binding->format, mem->device_view(emulate_cache));
+      const auto target = mem->device_view(emulate_cache);
+      if (i < run_time_shaped.size() && run_time_shaped[i]) {
+        if (outputs[i].elements() == 0) continue;  // nothing to write
+        // A shape decided while running, within the bound the memory was made for: written in
+        // the same type from the start of the memory (docs/c-interface.md#run-time-output-shapes).
+        BufferFormat actual = output_format(model_, i, outputs[i].shape(), false);
+        actual.type = binding->format.type;
+        if (actual.required_bytes() > target.size())
+          fail(RKNN_ERR_OUTPUT_INVALID, "{} does not fit the {} bytes bound", actual.describe(), target.size());
+        encode_output(model_, i, outputs[i], actual, target.first(actual.required_bytes()));
+        continue;
+      }
+      encode_output(model_, i, outputs[i], binding->format, target);
     } catch (const ApiError& e) {
       fail(e.code(),
            "output {} ('{}'), bound with rknn_set_io_mem: {} (after rknn_set_input_shapes, bind again with "
@@ -173,6 +186,17 @@ void IoState::hand_out(std::span<rknn_output> outputs, std::span<const Tensor> v
     fail(RKNN_ERR_PARAM_INVALID, "n_outputs is {}, the model has {} outputs", outputs.size(), model_.outputs().size());
   for (rknn_output& output : outputs) {
     check_index(model_, false, output.index);
+    if (values[output.index].elements() == 0) {  // a run-time shape that holds nothing: size 0
+      if (!output.is_prealloc) {
+        void* buffer = std::malloc(1);
+        if (buffer == nullptr) throw std::bad_alloc();
+        std::lock_guard lock(output_buffers_mutex_);
+        runtime_output_buffers_.push_back(buffer);
+        output.buf = buffer;
+      }
+      output.size = 0;
+      continue;
+    }
     const BufferFormat format = output_format(model_, output.index, shapes[output.index], output.want_float != 0);
     const size_t needed = format.required_bytes();
     if (output.is_prealloc) {

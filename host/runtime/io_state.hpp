@@ -39,7 +39,10 @@ public:
   // A run's inputs: bound memory read now (its NPU view when `emulate_cache`), staged ones copied.
   [[nodiscard]] std::vector<Tensor> gather_inputs(const ShapeChoice& shapes, bool emulate_cache) const;
   // A run's outputs into the memory bound to them.
-  void write_bound_outputs(std::span<const Tensor> outputs, bool emulate_cache) const;
+  // Outputs whose shape was decided while running are written from the start of their memory, in
+  // the binding's type, when they fit (docs/c-interface.md#run-time-output-shapes).
+  void write_bound_outputs(std::span<const Tensor> outputs, const std::vector<bool>& run_time_shaped,
+                           bool emulate_cache) const;
   [[nodiscard]] bool every_output_bound() const;
 
   // rknn_outputs_get: `values` (planned as `shapes`) into the caller's buffers, or into buffers

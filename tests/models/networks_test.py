@@ -11,6 +11,12 @@ converts to w8a8 and runs in int8 with the pairs' parameters; ONNX Runtime runs 
 float, so the two differ where a rounding lands on the other side of a half step, each such flip
 moving a value by a whole step of its tensor; its bounds are its manifest's (cases.mjs says why).
 
+A detector's outputs (a manifest with "detection": boxes [N, 4], scores [N], labels [N], N decided
+by its post-processing while running) are compared as a set, since float16 may order two close
+scores the other way: the same N, and every reference detection matched by one of the same label
+whose box corners and score are within the worst-element bound (boxes relative to the largest
+coordinate). The export's score threshold keeps every score away from it (export_networks.py).
+
 Prints one line per check, with the errors and times measured, and `N passed, N failed`; exits 77
 (skipped) when the networks were not fetched.
 
@@ -38,6 +44,32 @@ def errors(got, want):
     scale = float(np.max(np.abs(want)))
     diff = np.abs(got - want)
     return float(diff.max()) / scale, float(diff.mean()) / scale
+
+
+def match_detections(name, got, want, bound):
+    """Checks a detector's (boxes, scores, labels) against the reference's as a set (the docstring)."""
+    (gb, gs, gl), (wb, ws, wl) = got, want
+    if not check(f"{name}: {len(ws)} detections, as ONNX Runtime (got {len(gs)})", len(gs) == len(ws) and len(ws) > 0,
+                 f"scores {np.round(gs, 4).tolist()} against {np.round(ws, 4).tolist()}"):
+        return
+    scale = float(np.max(np.abs(wb)))
+    unmatched = list(range(len(gs)))
+    worst_box, worst_score, missing = 0.0, 0.0, []
+    for i in np.argsort(-ws, kind="stable"):
+        candidates = [j for j in unmatched if gl[j] == wl[i]]
+        if not candidates:
+            missing.append(int(i))
+            continue
+        j = min(candidates, key=lambda j: float(np.max(np.abs(gb[j] - wb[i]))))
+        box, score = float(np.max(np.abs(gb[j] - wb[i]))) / scale, abs(float(gs[j]) - float(ws[i]))
+        if box > bound or score > bound:
+            missing.append(int(i))
+            continue
+        unmatched.remove(j)
+        worst_box, worst_score = max(worst_box, box), max(worst_score, score)
+    check(f"{name}: every detection matches one of ONNX Runtime's (label, box within {bound:g} of the largest "
+          f"coordinate: worst {worst_box:.3g}, score within {bound:g}: worst {worst_score:.3g})", not missing,
+          f"reference detections without a match: {missing}")
 
 
 def main():
@@ -76,6 +108,17 @@ def main():
         if not check(f"{name}: rknnxx run ({run_s:.1f} s)", rc == 0, (err or out).strip()[-2000:]):
             continue
         mode = "w8a8 from the model's QDQ pairs" if quantization else "float16 activations"
+        if manifest.get("detection"):
+            # OUTPUT_ATTR reports the largest shape, what a board program allocates; the run gives
+            # the actual count (docs/c-interface.md#run-time-output-shapes).
+            rc, out, err, _ = run([a.rknnxx, "inspect", converted, "--json"], timeout=600)
+            dims = [o["normal"]["dims"] for o in json.loads(out)["outputs"]] if rc == 0 else None
+            check(f"{name}: OUTPUT_ATTR reports the bounds [[100, 4], [100], [100]] (detections_per_img)",
+                  dims == [[100, 4], [100], [100]], f"got {dims} {err.strip()[-500:]}")
+            got = [np.load(out_dir / f"output_{i}.npy") for i in range(3)]
+            want = [np.load(ref / t["file"]) for t in manifest["outputs"]]
+            match_detections(name, got, want, MAX_BOUND)
+            continue
         # The float16 bounds, or the case's own when wider (the QDQ model's: cases.mjs says why).
         max_bound = max(MAX_BOUND, manifest["tolerance"]["max"])
         mean_bound = max(MEAN_BOUND, manifest["tolerance"].get("mean", 0))

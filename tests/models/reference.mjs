@@ -94,6 +94,7 @@ async function runCase(ort, cache, c) {
     reference: { runtime: 'onnxruntime-node', version: ort.env.versions.node, intra_op_threads: 1,
                  execution_mode: 'sequential', graph_optimization_level: 'disabled' },
     tolerance: { ...TOLERANCE, ...c.tolerance },
+    ...(c.detection && { detection: true }),  // outputs boxes, scores, labels: compared as a set (networks_test.py)
   };
   fs.writeFileSync(path.join(tmpDir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   fs.rmSync(finalDir, { recursive: true, force: true });

@@ -2,9 +2,9 @@
 // are kept unless they overlap a kept box by more than iou_threshold, up to
 // max_output_boxes_per_class; output [selected, 3] rows (batch, class, box).
 //
-// How many boxes survive depends on the values, and the host engine plans every shape before
-// running, so the inputs must be constants: the result is computed while planning. A graph
-// that feeds NonMaxSuppression from the network is refused with that reason.
+// How many boxes survive depends on the values: with constant inputs the result is computed while
+// planning; fed by the network, while running (docs/conformance.md#run-time-shapes), bounded by
+// min(max_output_boxes_per_class, boxes) rows per batch and class.
 
 #include "../op_registry.hpp"
 #include "constant_inputs.hpp"
@@ -54,7 +54,20 @@ PreparedOp prepare_non_max_suppression(OpContext& ctx) {
   if (center_point != 0 && center_point != 1) {
     ctx.fail("attribute 'center_point_box' is {}, expected 0 or 1", center_point);
   }
-  const char* why = "the number of boxes kept decides the output shape, which the host engine plans before running";
+  const int64_t batches = boxes_shape[0], count = boxes_shape[1], classes = scores_shape[1];
+  bool all_known = true;
+  for (std::size_t i = 0; i < ctx.input_count(); ++i) {
+    all_known = all_known && (!ctx.has_input(i) || ctx.constant(i) != nullptr);
+  }
+  if (!all_known) {
+    int64_t per_class = count;
+    if (ctx.has_input(2) && ctx.constant(2) != nullptr) {
+      const auto v = constant_ints(ctx, 2, "max_output_boxes_per_class");
+      per_class = std::min(v.empty() ? 0 : std::max<int64_t>(v[0], 0), count);
+    }
+    return run_time_shaped(
+        {TensorInfo{DataType::int64, {checked_mul(checked_mul(batches, classes, "rows"), per_class, "rows"), 3}}});
+  }
   int64_t max_boxes = 0;
   if (ctx.has_input(2)) {
     const auto v = constant_ints(ctx, 2, "max_output_boxes_per_class");
@@ -74,10 +87,6 @@ PreparedOp prepare_non_max_suppression(OpContext& ctx) {
   }
   const Tensor* boxes = ctx.constant(0);
   const Tensor* scores = ctx.constant(1);
-  if (boxes == nullptr || scores == nullptr) {
-    ctx.fail("boxes and scores: each must be a constant (initializer or computed from constants): {}", why);
-  }
-  const int64_t batches = boxes_shape[0], count = boxes_shape[1], classes = scores_shape[1];
   std::vector<int64_t> selected;
   std::vector<int64_t> order;
   std::vector<Corners> kept;

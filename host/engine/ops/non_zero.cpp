@@ -1,6 +1,7 @@
 // NonZero (opsets 9 and 13): the indices [rank, count] (int64) of the non-zero elements, in
-// row-major order. The count decides the output shape, so the input must be a constant, as for
-// NonMaxSuppression and Compress (docs/conformance.md): the indices are computed while planning.
+// row-major order. The count decides the output shape: of a constant, the indices are computed
+// while planning; of a computed tensor, when running (docs/conformance.md#run-time-shapes), and the
+// bound is [rank, elements].
 
 #include "../op_registry.hpp"
 #include "constant_inputs.hpp"
@@ -12,7 +13,11 @@ namespace {
 
 PreparedOp prepare_non_zero(OpContext& ctx) {
   ctx.expect_inputs(1, 1);
-  const Tensor& x = plan_time_constant(ctx, 0, "tensor whose non-zero count decides the output shape");
+  if (ctx.constant(0) == nullptr) {
+    const TensorInfo& in = ctx.input(0);
+    return run_time_shaped({TensorInfo{DataType::int64, {static_cast<int64_t>(in.shape.size()), in.elements()}}});
+  }
+  const Tensor& x = *ctx.constant(0);
   const auto rank = static_cast<int64_t>(x.rank());
   std::vector<int64_t> positions;  // flat indices of the non-zero elements
   visit_dtype(x.dtype(), [&]<class T>() {

@@ -35,6 +35,11 @@ PreparedOp prepare_top_k(OpContext& ctx) {
   int64_t k = 0;
   if (ctx.opset() < 10) {
     k = ctx.attr_int("k", -1);
+  } else if (ctx.constant(1) == nullptr) {
+    // k computed by the network (k = min(300, count) in detectors): decided while running,
+    // bounded by the axis (docs/conformance.md#run-time-shapes).
+    std::vector<int64_t> bound = in.shape;
+    return run_time_shaped({TensorInfo{in.dtype, bound}, TensorInfo{DataType::int64, bound}});
   } else {
     const auto ks = constant_ints(ctx, 1, "k");
     if (ks.size() != 1) {

@@ -391,6 +391,13 @@ public:
     set_inputs(std::span<const InputData>(inputs));
   }
 
+  // want_float turns float16 and the quantized types into float32; other types (float32, a detector's
+  // int64 labels) come as they are (docs/c-interface.md#outputs).
+  static bool converts_to_float(const TensorInfo& info) {
+    const TensorType t = info.type();
+    return t == TensorType::float16 || t == TensorType::int8 || t == TensorType::uint8 || t == TensorType::int16;
+  }
+
   // The outputs of the last run, as float32 (dequantized) or in the model's type; released when
   // the returned object goes.
   [[nodiscard]] Outputs outputs(OutputType type = OutputType::float32) {
@@ -410,10 +417,20 @@ public:
       outs[i].index = i;
       outs[i].want_float = want_float ? 1 : 0;
       const TensorInfo& cur = s.current_outputs[i];
-      infos.push_back(want_float ? cur.with(TensorType::float32, cur.format()) : cur);
+      infos.push_back(want_float && converts_to_float(cur) ? cur.with(TensorType::float32, cur.format()) : cur);
     }
     s.check(s.require(s.api().rknn_outputs_get, "rknn_outputs_get")(s.handle, s.io.outputs, outs.data(), nullptr),
             "rknn_outputs_get");
+    // An output whose shape the run decided (a detector's boxes) comes smaller than the bound the
+    // attributes reported: its dims are the CURRENT ones after the run (docs/c-interface.md#run-time-output-shapes).
+    for (std::uint32_t i = 0; i < s.io.outputs; ++i) {
+      if (outs[i].size != infos[i].size()) {
+        const TensorInfo cur = query_attr(false, i, AttrQuery::current);
+        infos[i] = types[i] == OutputType::float32 && converts_to_float(cur)
+            ? cur.with(TensorType::float32, cur.format())
+            : cur;
+      }
+    }
     return Outputs(state_, std::move(outs), std::move(infos));
   }
 

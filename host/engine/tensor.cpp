@@ -18,6 +18,7 @@ bool is_supported(DataType type) noexcept {
   switch (type) {
     case DataType::float32:
     case DataType::float16:
+    case DataType::bfloat16:
     case DataType::float64:
     case DataType::int8:
     case DataType::uint8:
@@ -163,8 +164,8 @@ namespace {
 template <class T, class Source> void convert_into(Tensor& t, const std::vector<Source>& source) {
   T* out = t.data<T>();
   for (std::size_t i = 0; i < source.size(); ++i) {
-    if constexpr (std::is_same_v<T, half>) {
-      out[i] = half{static_cast<uint16_t>(source[i])};
+    if constexpr (is_float_bits_v<T>) {
+      out[i] = T{static_cast<uint16_t>(source[i])};
     } else {
       out[i] = static_cast<T>(source[i]);
     }

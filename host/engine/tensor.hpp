@@ -35,7 +35,7 @@ constexpr std::size_t align_up(std::size_t n, std::size_t alignment) noexcept {
 // multiple of `alignment` (memory a caller hands the engine to keep tensors in).
 void require_aligned(const void* memory, std::size_t alignment, std::string_view what);
 
-// float32, float16, float64, int8, uint8, int16, uint16, int32, uint32, int64, uint64 and bool.
+// float32, float16, bfloat16, float64, int8, uint8, int16, uint16, int32, uint32, int64, uint64 and bool.
 bool is_supported(DataType type) noexcept;
 // Bytes of one element; throws EngineError for a type outside the supported subset.
 std::size_t element_size(DataType type);
@@ -47,6 +47,9 @@ template <> struct dtype_of_t<float> {
 };
 template <> struct dtype_of_t<half> {
   static constexpr DataType value = DataType::float16;
+};
+template <> struct dtype_of_t<bfloat16> {
+  static constexpr DataType value = DataType::bfloat16;
 };
 template <> struct dtype_of_t<double> {
   static constexpr DataType value = DataType::float64;
@@ -85,6 +88,7 @@ template <class F> decltype(auto) visit_dtype(DataType type, F&& f) {
   switch (type) {
     case DataType::float32: return f.template operator()<float>();
     case DataType::float16: return f.template operator()<half>();
+    case DataType::bfloat16: return f.template operator()<bfloat16>();
     case DataType::float64: return f.template operator()<double>();
     case DataType::int8: return f.template operator()<int8_t>();
     case DataType::uint8: return f.template operator()<uint8_t>();

@@ -146,8 +146,13 @@ TEST_SUITE("engine.tensor") {
 
     p.int64_data = {1};
     CHECK(error_of([&] { tensor_from_proto(p); }).find("tensor 'w'") != std::string::npos);
-    p.data_type = DataType::bfloat16;
-    CHECK(error_of([&] { tensor_from_proto(p); }).find("bfloat16") != std::string::npos);
+    p.data_type = DataType::complex64;
+    CHECK(error_of([&] { tensor_from_proto(p); }).find("complex64") != std::string::npos);
+    p.data_type = DataType::bfloat16;  // bits in int32_data, as float16's
+    p.int32_data = {0x3fc0, 0xc100};
+    CHECK(tensor_from_proto(p).values<bfloat16>()[0].bits == 0x3fc0);
+    CHECK(bfloat16_bits_to_float(tensor_from_proto(p).values<bfloat16>()[1].bits) == -8.0f);
+    p.int32_data.clear();
     p.data_type = DataType::float32;
     p.has_external_data = true;
     CHECK(error_of([&] { tensor_from_proto(p); }).find("external data") != std::string::npos);

@@ -165,4 +165,23 @@ template <class F> std::string error_of(F&& f) {
   return "";
 }
 
+// The message of the EngineError that planning `model` throws ("" when none), for its graph inputs
+// (initializers aside) at their declared shapes.
+inline std::string planning_refusal(const onnx::ModelProto& model) {
+  return error_of([&] {
+    Session session(model, SessionOptions{.threads = 1});
+    std::vector<TensorInfo> inputs;
+    for (const auto& v : model.graph.input) {
+      const bool initializer = std::any_of(model.graph.initializer.begin(), model.graph.initializer.end(),
+                                           [&](const onnx::TensorProto& t) { return t.name == v.name; });
+      if (!initializer) {
+        TensorInfo info{v.elem_type, {}};
+        for (const auto& d : v.shape) info.shape.push_back(d.value);
+        inputs.push_back(std::move(info));
+      }
+    }
+    session.prepare(inputs);
+  });
+}
+
 }  // namespace rknnxx::host::testing

@@ -5,7 +5,8 @@
 // A test is eligible when the engine supports all its operators (the registry; Constant is
 // folded by the graph), its opset, and the element types of its inputs and outputs. Outputs
 // match within rtol 1e-3, atol 1e-7 for floats (float16, float32, float64) (NaN equals NaN), exactly for integers and bool,
-// as the ONNX backend tests compare.
+// as the ONNX backend tests compare; bfloat16 within one bfloat16 unit in the last place more (ONNX 1.12's
+// data truncates float32 to bfloat16, the engine rounds to nearest even: docs/conformance.md).
 //
 // Inputs that the test feeds at run time but a real model carries as constants (a Reshape's
 // shape, a Resize's scales, ...) become initializers, as the host engine plans shapes ahead
@@ -75,6 +76,16 @@ const std::map<std::string, std::set<std::size_t>>& plan_time_inputs() {
   return table;
 }
 
+// Tests whose model declares a graph input with a shape its own test data does not have (errata of
+// ONNX 1.12's data, docs/conformance.md): the input takes the data's shape. In the four bfloat16
+// CastLike tests the model declares 'like' [3, 4] and the data is [1]; CastLike reads only its type.
+const std::set<std::string>& declared_shape_errata() {
+  static const std::set<std::string> tests{
+      "test_castlike_BFLOAT16_to_FLOAT", "test_castlike_BFLOAT16_to_FLOAT_expanded", "test_castlike_FLOAT_to_BFLOAT16",
+      "test_castlike_FLOAT_to_BFLOAT16_expanded"};
+  return tests;
+}
+
 struct Outcome {
   bool passed = false;
   std::string reason;
@@ -114,8 +125,8 @@ std::string ineligible(const onnx::ModelProto& model) {
 }
 
 template <class T> double as_double(T v) {
-  if constexpr (std::is_same_v<T, half>) {
-    return half_bits_to_float(v.bits);
+  if constexpr (is_float_bits_v<T>) {
+    return widen(v);
   } else {
     return static_cast<double>(v);
   }
@@ -138,8 +149,12 @@ std::string compare(const Tensor& got, const Tensor& want) {
       const double x = as_double(a[i]);
       const double y = as_double(b[i]);
       bool ok = false;
-      if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, half>) {
+      if constexpr (std::is_floating_point_v<T> || is_float_bits_v<T>) {
         ok = (std::isnan(x) && std::isnan(y)) || x == y || std::abs(x - y) <= 1e-7 + 1e-3 * std::abs(y);
+        if constexpr (std::is_same_v<T, bfloat16>) {
+          // One unit in the last place of the expected value: 7 mantissa bits below its leading bit.
+          ok = ok || (std::isfinite(y) && y != 0.0 && std::abs(x - y) <= std::ldexp(1.0, std::ilogb(y) - 7));
+        }
       } else {
         ok = x == y;
       }
@@ -152,6 +167,15 @@ std::string compare(const Tensor& got, const Tensor& want) {
     diff += fmt::format(" ({} of {} elements differ)", mismatches, got.elements());
   }
   return diff;
+}
+
+// A test data tensor for a graph value of element type `type`. ONNX 1.12 stores bfloat16 test data
+// as uint16 tensors of the bit patterns (its numpy helper has no bfloat16): read those as bfloat16.
+onnx::TensorProto test_tensor(onnx::TensorProto proto, DataType type) {
+  if (type == DataType::bfloat16 && proto.data_type == DataType::uint16) {
+    proto.data_type = DataType::bfloat16;
+  }
+  return proto;
 }
 
 std::vector<fs::path> data_files(const fs::path& dir, const std::string& prefix) {
@@ -175,8 +199,8 @@ Outcome run_test(const fs::path& dir, onnx::ModelProto model, bool all_constant)
   for (const auto& t : model.graph.initializer) {
     initializers.insert(t.name);
   }
-  std::vector<const onnx::ValueInfoProto*> fed;
-  for (const auto& v : model.graph.input) {
+  std::vector<onnx::ValueInfoProto*> fed;
+  for (auto& v : model.graph.input) {
     if (!initializers.contains(v.name)) {
       fed.push_back(&v);
     }
@@ -196,8 +220,14 @@ Outcome run_test(const fs::path& dir, onnx::ModelProto model, bool all_constant)
   std::vector<Tensor> inputs;
   std::vector<onnx::TensorProto> folded;
   for (std::size_t i = 0; i < fed.size(); ++i) {
-    auto proto = onnx::read_tensor_file(input_files[i]);
+    auto proto = test_tensor(onnx::read_tensor_file(input_files[i]), fed[i]->elem_type);
     proto.name = fed[i]->name;
+    if (declared_shape_errata().contains(dir.filename().string())) {
+      fed[i]->shape.clear();
+      for (const int64_t d : proto.dims) {
+        fed[i]->shape.push_back(onnx::Dimension{.has_value = true, .value = d, .param = ""});
+      }
+    }
     if (plan_time.contains(fed[i]->name)) {
       folded.push_back(std::move(proto));
     } else {
@@ -214,7 +244,8 @@ Outcome run_test(const fs::path& dir, onnx::ModelProto model, bool all_constant)
   }
   const auto names = session.output_names();
   for (std::size_t i = 0; i < outputs.size(); ++i) {
-    const Tensor want = tensor_from_proto(onnx::read_tensor_file(output_files[i]));
+    const DataType type = i < model.graph.output.size() ? model.graph.output[i].elem_type : DataType::undefined;
+    const Tensor want = tensor_from_proto(test_tensor(onnx::read_tensor_file(output_files[i]), type));
     if (auto diff = compare(outputs[i], want); !diff.empty()) {
       return {false, fmt::format("output '{}': {}", names[i], diff)};
     }

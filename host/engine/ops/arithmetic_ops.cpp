@@ -28,8 +28,8 @@ std::vector<int64_t> variadic_shape(const OpContext& ctx) {
 enum class Variadic { min, max, sum, mean };
 
 template <Variadic kind, class T> T combine(T a, T b) {
-  if constexpr (std::is_same_v<T, half>) {
-    return half{float_to_half_bits(combine<kind>(half_bits_to_float(a.bits), half_bits_to_float(b.bits)))};
+  if constexpr (is_float_bits_v<T>) {
+    return narrow<T>(combine<kind>(widen(a), widen(b)));
   } else if constexpr (kind == Variadic::min) {
     // NaN propagates, as in numpy and ONNX Runtime.
     if constexpr (std::is_floating_point_v<T>) {
@@ -55,11 +55,11 @@ template <Variadic kind> PreparedOp prepare_variadic(OpContext& ctx) {
   for (std::size_t i = 0; i < ctx.input_count(); ++i) {
     if constexpr (kind == Variadic::min || kind == Variadic::max) {
       ctx.expect_dtype(i,
-                       {DataType::float32, DataType::float16, DataType::float64, DataType::int8, DataType::uint8,
-                        DataType::int16, DataType::uint16, DataType::int32, DataType::uint32, DataType::int64,
-                        DataType::uint64});
+                       {DataType::float32, DataType::float16, DataType::bfloat16, DataType::float64, DataType::int8,
+                        DataType::uint8, DataType::int16, DataType::uint16, DataType::int32, DataType::uint32,
+                        DataType::int64, DataType::uint64});
     } else {
-      ctx.expect_dtype(i, {DataType::float32, DataType::float16});
+      ctx.expect_dtype(i, {DataType::float32, DataType::float16, DataType::bfloat16});
     }
     same_dtype(ctx, 0, i);
   }
@@ -83,9 +83,9 @@ template <Variadic kind> PreparedOp prepare_variadic(OpContext& ctx) {
         }
         if constexpr (kind == Variadic::mean) {
           const float inverse = 1.0f / static_cast<float>(steps.size());
-          if constexpr (std::is_same_v<T, half>) {
+          if constexpr (is_float_bits_v<T>) {
             parallel_map(k.pool, out, out, k.output(0).elements(),
-                         [inverse](half v) { return half{float_to_half_bits(half_bits_to_float(v.bits) * inverse)}; });
+                         [inverse](T v) { return narrow<T>(widen(v) * inverse); });
           } else {
             parallel_map(k.pool, out, out, k.output(0).elements(), [inverse](T v) { return v * inverse; });
           }
@@ -115,15 +115,17 @@ template <class T> T integer_mod(T a, T b, bool c_fmod) {
 PreparedOp prepare_mod(OpContext& ctx) {
   ctx.expect_inputs(2, 2);
   ctx.expect_dtype(0,
-                   {DataType::float32, DataType::float16, DataType::float64, DataType::int8, DataType::uint8,
-                    DataType::int16, DataType::uint16, DataType::int32, DataType::uint32, DataType::int64,
-                    DataType::uint64});
+                   {DataType::float32, DataType::float16, DataType::bfloat16, DataType::float64, DataType::int8,
+                    DataType::uint8, DataType::int16, DataType::uint16, DataType::int32, DataType::uint32,
+                    DataType::int64, DataType::uint64});
   const DataType dtype = same_dtype(ctx, 0, 1);
   const int64_t fmod = ctx.attr_int("fmod", 0);
   if (fmod != 0 && fmod != 1) {
     ctx.fail("attribute 'fmod' is {}, expected 0 or 1", fmod);
   }
-  if (fmod == 0 && (dtype == DataType::float32 || dtype == DataType::float16 || dtype == DataType::float64)) {
+  if (fmod == 0 &&
+      (dtype == DataType::float32 || dtype == DataType::float16 || dtype == DataType::bfloat16 ||
+       dtype == DataType::float64)) {
     ctx.fail("floating-point inputs need attribute fmod=1 (C fmod); fmod=0 is for integers");
   }
   Broadcast bc = prepare_broadcast(ctx, {0, 1});
@@ -134,10 +136,8 @@ PreparedOp prepare_mod(OpContext& ctx) {
       const T* a = k.input(0).data<T>();
       const T* b = k.input(1).data<T>();
       T* out = k.output(0).data<T>();
-      if constexpr (std::is_same_v<T, half>) {
-        broadcast_binary(bc, k.pool, a, b, out, [](half x, half y) {
-          return half{float_to_half_bits(std::fmod(half_bits_to_float(x.bits), half_bits_to_float(y.bits)))};
-        });
+      if constexpr (is_float_bits_v<T>) {
+        broadcast_binary(bc, k.pool, a, b, out, [](T x, T y) { return narrow<T>(std::fmod(widen(x), widen(y))); });
       } else if constexpr (std::is_floating_point_v<T>) {
         broadcast_binary(bc, k.pool, a, b, out, [](T x, T y) { return std::fmod(x, y); });
       } else if constexpr (!std::is_same_v<T, bool>) {

@@ -1,5 +1,5 @@
 // Comparisons and logic: Greater, Less, GreaterOrEqual, LessOrEqual (any numeric element type,
-// float16 compared as float32) giving bool with numpy-style broadcasting; And, Or, Xor on bool
+// float16 and bfloat16 compared as float32) giving bool with numpy-style broadcasting; And, Or, Xor on bool
 // tensors; Not. Equal lives with Where in movement_ops.cpp.
 
 #include "elementwise.hpp"
@@ -21,8 +21,8 @@ template <Comparison kind, class T> bool compare(T a, T b) {
 template <Comparison kind> PreparedOp prepare_compare(OpContext& ctx) {
   ctx.expect_inputs(2, 2);
   ctx.expect_dtype(0,
-                   {DataType::float32, DataType::float16, DataType::int8, DataType::uint8, DataType::int16,
-                    DataType::int32, DataType::int64});
+                   {DataType::float32, DataType::float16, DataType::bfloat16, DataType::int8, DataType::uint8,
+                    DataType::int16, DataType::int32, DataType::int64});
   const DataType dtype = same_dtype(ctx, 0, 1);
   Broadcast bc = prepare_broadcast(ctx, {0, 1});
   PreparedOp op;
@@ -30,10 +30,9 @@ template <Comparison kind> PreparedOp prepare_compare(OpContext& ctx) {
   op.kernel = [bc, dtype](KernelContext& k) {
     visit_dtype(dtype, [&]<class T>() {
       bool* out = k.output(0).data<bool>();
-      if constexpr (std::is_same_v<T, half>) {
-        broadcast_binary(bc, k.pool, k.input(0).data<T>(), k.input(1).data<T>(), out, [](half a, half b) {
-          return compare<kind>(half_bits_to_float(a.bits), half_bits_to_float(b.bits));
-        });
+      if constexpr (is_float_bits_v<T>) {
+        broadcast_binary(bc, k.pool, k.input(0).data<T>(), k.input(1).data<T>(), out,
+                         [](T a, T b) { return compare<kind>(widen(a), widen(b)); });
       } else if constexpr (!std::is_same_v<T, bool>) {
         broadcast_binary(bc, k.pool, k.input(0).data<T>(), k.input(1).data<T>(), out,
                          [](T a, T b) { return compare<kind>(a, b); });

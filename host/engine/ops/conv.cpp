@@ -1,4 +1,6 @@
-// Conv and ConvTranspose (1-D and 2-D, groups, dilations, pads, auto_pad), float32.
+// Conv and ConvTranspose over any number of spatial axes (Conv's fast paths below are 1-D and
+// 2-D; three or more axes take the n-axis im2col path at the end): groups, dilations, pads,
+// auto_pad, float32.
 // Conv runs one of three paths: depthwise (one input channel per group) as a direct loop,
 // pointwise (1x1, stride 1, no pad) as a GEMM on the input itself, and everything else as
 // im2col on tiles of output positions followed by a GEMM (Eigen). A fused activation
@@ -292,8 +294,13 @@ std::vector<int64_t> kernel_shape(const OpContext& ctx) {
   return from_weights;
 }
 
+PreparedOp prepare_conv_nd(OpContext& ctx);
+
 PreparedOp prepare_conv(OpContext& ctx) {
   ctx.expect_inputs(2, 3);
+  if (ctx.input(0).shape.size() > 4) {
+    return prepare_conv_nd(ctx);  // three or more spatial axes: "Conv over three or more spatial axes" below
+  }
   const std::size_t rank = ctx.input(0).shape.size();
   check_weights(ctx, rank);
   ConvPlan p;
@@ -357,23 +364,63 @@ PreparedOp prepare_conv(OpContext& ctx) {
 }
 
 struct ConvTransposePlan {
-  WindowGeometry g;  // in_* is the input, out_* the output
+  WindowND g;  // in is the input, out the output, any number of spatial axes
   int64_t group = 1, in_per_group = 0, out_per_group = 0, out_channels = 0;
 };
 
+// col2im of one output channel: the kernel_size rows of `col` (one per kernel position, each
+// over the input positions) added to the output at position i * stride + k * dilation - pad.
+// The last axis is the inner loop, clipped to the output once per input row.
+void col2im_channel(const WindowND& g, const float* col, float* out) {
+  const std::size_t last = g.spatial() - 1;
+  const int64_t in_w = g.in[last], out_w = g.out[last], stride_w = g.stride[last];
+  const int64_t in_size = g.in_size(), in_rows = in_size / std::max<int64_t>(1, in_w);
+  std::vector<int64_t> k(g.spatial(), 0);  // kernel coordinates, the last axis fastest
+  std::vector<int64_t> i(last, 0);         // input coordinates of an input row
+  for (int64_t tap = 0; tap < g.kernel_size(); ++tap) {
+    const float* src = col + tap * in_size;
+    // Output column of input column iw: iw * stride + kw * dilation - pad.
+    const int64_t offset = k[last] * g.dilation[last] - g.pad_begin[last];
+    const int64_t iw_begin = offset >= 0 ? 0 : (-offset + stride_w - 1) / stride_w;
+    const int64_t iw_end = std::min(in_w, out_w - 1 - offset < 0 ? 0 : (out_w - 1 - offset) / stride_w + 1);
+    std::fill(i.begin(), i.end(), 0);
+    for (int64_t row = 0; row < in_rows; ++row) {
+      int64_t out_row = 0;  // the output row's index among the output rows, -1 when outside
+      for (std::size_t d = 0; d < last && out_row >= 0; ++d) {
+        const int64_t o = i[d] * g.stride[d] - g.pad_begin[d] + k[d] * g.dilation[d];
+        out_row = o >= 0 && o < g.out[d] ? out_row * g.out[d] + o : -1;
+      }
+      if (out_row >= 0) {
+        float* orow = out + out_row * out_w;
+        const float* irow = src + row * in_w;
+        for (int64_t iw = iw_begin; iw < iw_end; ++iw) {
+          orow[iw * stride_w + offset] += irow[iw];
+        }
+      }
+      for (std::size_t d = last; d-- > 0;) {
+        if (++i[d] < g.in[d]) break;
+        i[d] = 0;
+      }
+    }
+    for (std::size_t d = g.spatial(); d-- > 0;) {
+      if (++k[d] < g.kernel[d]) break;
+      k[d] = 0;
+    }
+  }
+}
+
 void run_conv_transpose(const ConvTransposePlan& p, KernelContext& k) {
-  const WindowGeometry& g = p.g;
+  const WindowND& g = p.g;
   const float* x = k.input(0).data<float>();
   const float* w = k.input(1).data<float>();
   const float* bias = k.optional_input(2) != nullptr ? k.input(2).data<float>() : nullptr;
   float* y = k.output(0).data<float>();
   auto* col = reinterpret_cast<float*>(k.scratch);
-  const int64_t kernel = g.kernel_h * g.kernel_w;
-  const int64_t rows = p.out_per_group * kernel;
-  const int64_t in_size = g.in_size();
+  const int64_t rows = p.out_per_group * g.kernel_size();
+  const int64_t in_size = g.in_size(), out_size = g.out_size();
   for (int64_t n = 0; n < g.batch; ++n) {
     for (int64_t gi = 0; gi < p.group; ++gi) {
-      // col[Mg * kh * kw, H * W] = W_g^T * X_g, W_g stored as [Cg, Mg * kh * kw].
+      // col[Mg * kernel_size, in_size] = W_g^T * X_g, W_g stored as [Cg, Mg * kernel_size].
       const float* xg = x + (n * g.channels + gi * p.in_per_group) * in_size;
       const float* wg = w + gi * p.in_per_group * rows;
       parallel_gemm(k.pool, true, false, rows, in_size, p.in_per_group, 1.0f, wg, rows, xg, in_size, 0.0f, col,
@@ -382,29 +429,9 @@ void run_conv_transpose(const ConvTransposePlan& p, KernelContext& k) {
       k.pool.parallel_for(p.out_per_group, 1, [&](int64_t begin, int64_t end) {
         for (int64_t m = begin; m < end; ++m) {
           const int64_t channel = gi * p.out_per_group + m;
-          float* out = y + (n * p.out_channels + channel) * g.out_size();
-          std::fill(out, out + g.out_size(), bias != nullptr ? bias[channel] : 0.0f);
-          for (int64_t ki = 0; ki < g.kernel_h; ++ki) {
-            for (int64_t kj = 0; kj < g.kernel_w; ++kj) {
-              const float* src = col + ((m * g.kernel_h + ki) * g.kernel_w + kj) * in_size;
-              // Output column of input column iw: iw * stride + kj * dilation - pad_left.
-              const int64_t offset = kj * g.dilation_w - g.pad_left;
-              const int64_t iw_begin = offset >= 0 ? 0 : (-offset + g.stride_w - 1) / g.stride_w;
-              const int64_t iw_end =
-                  std::min(g.in_w, g.out_w - 1 - offset < 0 ? 0 : (g.out_w - 1 - offset) / g.stride_w + 1);
-              for (int64_t ih = 0; ih < g.in_h; ++ih) {
-                const int64_t oh = ih * g.stride_h - g.pad_top + ki * g.dilation_h;
-                if (oh < 0 || oh >= g.out_h) {
-                  continue;
-                }
-                float* orow = out + oh * g.out_w;
-                const float* irow = src + ih * g.in_w;
-                for (int64_t iw = iw_begin; iw < iw_end; ++iw) {
-                  orow[iw * g.stride_w + offset] += irow[iw];
-                }
-              }
-            }
-          }
+          float* out = y + (n * p.out_channels + channel) * out_size;
+          std::fill(out, out + out_size, bias != nullptr ? bias[channel] : 0.0f);
+          col2im_channel(g, col + m * g.kernel_size() * in_size, out);
         }
       });
     }
@@ -415,8 +442,8 @@ PreparedOp prepare_conv_transpose(OpContext& ctx) {
   ctx.expect_inputs(2, 3);
   const auto& xs = ctx.input(0).shape;
   const std::size_t rank = xs.size();
-  if (rank != 3 && rank != 4) {
-    ctx.fail("input '{}' has shape {}; the host engine supports 1-D and 2-D windows (rank 3 or 4)", ctx.input_name(0),
+  if (rank < 3) {
+    ctx.fail("input '{}' has shape {}, expected N, C and at least one spatial axis", ctx.input_name(0),
              shape_string(xs));
   }
   check_weights(ctx, rank);
@@ -453,8 +480,8 @@ PreparedOp prepare_conv_transpose(OpContext& ctx) {
   const std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
   std::vector<int64_t> out(spatial);
   for (std::size_t i = 0; i < spatial; ++i) {
-    if (strides[i] <= 0 || dilations[i] <= 0) {
-      ctx.fail("strides and dilations must be positive");
+    if (strides[i] <= 0 || dilations[i] <= 0 || kernel[i] <= 0) {
+      ctx.fail("kernel sizes, strides and dilations must be positive");
     }
     const int64_t in = xs[i + 2];
     // Attributes may hold any int64: every step that could wrap is checked.
@@ -484,8 +511,9 @@ PreparedOp prepare_conv_transpose(OpContext& ctx) {
       ctx.fail("the output size along axis {} would be {}", i + 2, out[i]);
     }
   }
-  p.g = window_from(xs, kernel, strides, dilations, pads, out);
-  const WindowGeometry& g = p.g;
+  p.g = window_nd_from(xs, kernel, strides, dilations, pads, out);
+  (void)element_count(p.g.output_shape(p.out_channels));  // the output, counted without wrapping
+  const WindowND& g = p.g;
   if (ctx.has_input(2)) {
     ctx.expect_dtype(2, {DataType::float32});
     if (ctx.input(2).shape != std::vector<int64_t>{p.out_channels}) {
@@ -495,10 +523,155 @@ PreparedOp prepare_conv_transpose(OpContext& ctx) {
   }
   PreparedOp op;
   op.outputs = {TensorInfo{DataType::float32, g.output_shape(p.out_channels)}};
-  op.scratch_bytes = static_cast<std::size_t>(
-      checked_mul(checked_mul(p.out_per_group * g.kernel_h * g.kernel_w, g.in_size(), "the scratch size"),
-                  sizeof(float), "the scratch size"));
+  op.scratch_bytes = static_cast<std::size_t>(checked_mul(
+      checked_mul(checked_mul(p.out_per_group, g.kernel_size(), "the scratch size"), g.in_size(), "the scratch size"),
+      sizeof(float), "the scratch size"));
   op.kernel = [p](KernelContext& k) { run_conv_transpose(p, k); };
+  return op;
+}
+
+// ---- Conv over three or more spatial axes ----
+// im2col over n axes on tiles of whole output rows (the last axis), then a GEMM, as the 2-D
+// im2col path does; bias and a fused activation applied to each finished tile.
+
+struct ConvNDPlan {
+  WindowND g;
+  int64_t out_channels = 0, group = 1, in_per_group = 0, out_per_group = 0;
+  int64_t patch = 0;      // Cg * kernel_size
+  int64_t tile_rows = 1;  // output rows per task
+  std::size_t scratch_floats_per_thread = 0;
+  bool has_activation = false;
+  float act_min = 0.0f, act_max = 0.0f;
+};
+
+// col[patch, rows * out_w] for output rows [first_row, first_row + rows) of one image and group.
+void im2col_nd(const ConvNDPlan& p, const float* x, int64_t first_row, int64_t rows, float* col) {
+  const WindowND& g = p.g;
+  const std::size_t last = g.spatial() - 1;
+  const int64_t in_w = g.in[last], out_w = g.out[last], len = rows * out_w;
+  const int64_t in_size = g.in_size(), in_rows = in_size / std::max<int64_t>(1, in_w);
+  std::vector<int64_t> k(g.spatial(), 0), o(last, 0);
+  for (int64_t c = 0; c < p.in_per_group; ++c) {
+    const float* plane = x + c * in_size;
+    std::fill(k.begin(), k.end(), 0);
+    for (int64_t tap = 0; tap < g.kernel_size(); ++tap) {
+      float* dst = col + (c * g.kernel_size() + tap) * len;
+      const int64_t w_offset = k[last] * g.dilation[last] - g.pad_begin[last];
+      const ValidRange valid = valid_outputs(w_offset, g.stride[last], in_w, out_w);
+      // The outer output coordinates of first_row.
+      for (int64_t r = first_row, d = static_cast<int64_t>(last); d-- > 0;) {
+        o[static_cast<std::size_t>(d)] = r % g.out[static_cast<std::size_t>(d)];
+        r /= g.out[static_cast<std::size_t>(d)];
+      }
+      for (int64_t row = 0; row < rows; ++row) {
+        float* out = dst + row * out_w;
+        int64_t in_row = 0;  // the input row's index among the input rows, -1 when in the padding
+        for (std::size_t d = 0; d < last && in_row >= 0; ++d) {
+          const int64_t i = o[d] * g.stride[d] - g.pad_begin[d] + k[d] * g.dilation[d];
+          in_row = i >= 0 && i < g.in[d] ? in_row * g.in[d] + i : -1;
+        }
+        if (in_row < 0 || in_row >= in_rows) {
+          std::fill(out, out + out_w, 0.0f);
+        } else {
+          const float* src = plane + in_row * in_w;
+          std::fill(out, out + valid.begin, 0.0f);
+          for (int64_t ow = valid.begin; ow < valid.end; ++ow) out[ow] = src[ow * g.stride[last] + w_offset];
+          std::fill(out + valid.end, out + out_w, 0.0f);
+        }
+        for (std::size_t d = last; d-- > 0;) {
+          if (++o[d] < g.out[d]) break;
+          o[d] = 0;
+        }
+      }
+      for (std::size_t d = g.spatial(); d-- > 0;) {
+        if (++k[d] < g.kernel[d]) break;
+        k[d] = 0;
+      }
+    }
+  }
+}
+
+void run_conv_nd(const ConvNDPlan& p, KernelContext& k) {
+  const WindowND& g = p.g;
+  const float* x = k.input(0).data<float>();
+  const float* w = k.input(1).data<float>();
+  const float* bias = k.optional_input(2) != nullptr ? k.input(2).data<float>() : nullptr;
+  float* y = k.output(0).data<float>();
+  const int64_t out_w = g.out[g.spatial() - 1];
+  const int64_t positions = g.out_size(), out_rows = positions / std::max<int64_t>(1, out_w);
+  const int64_t tiles = (out_rows + p.tile_rows - 1) / p.tile_rows;
+  const int64_t in_image = g.channels * g.in_size(), out_image = p.out_channels * positions;
+  auto* scratch = reinterpret_cast<float*>(k.scratch);
+  k.pool.parallel_for(g.batch * p.group * tiles, 1, [&](int64_t begin, int64_t end, std::size_t worker) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t n = t / (p.group * tiles);
+      const int64_t gi = (t / tiles) % p.group;
+      const int64_t first_row = (t % tiles) * p.tile_rows;
+      const int64_t rows = std::min(p.tile_rows, out_rows - first_row);
+      const int64_t len = rows * out_w;
+      float* col = scratch + worker * p.scratch_floats_per_thread;
+      im2col_nd(p, x + n * in_image + gi * p.in_per_group * g.in_size(), first_row, rows, col);
+      float* yg = y + n * out_image + gi * p.out_per_group * positions + first_row * out_w;
+      gemm(false, false, p.out_per_group, len, p.patch, 1.0f, w + gi * p.out_per_group * p.patch, p.patch, col, len,
+           0.0f, yg, positions);
+      for (int64_t m = 0; m < p.out_per_group; ++m) {
+        float* row = yg + m * positions;
+        const float b = bias != nullptr ? bias[gi * p.out_per_group + m] : 0.0f;
+        for (int64_t i = 0; i < len; ++i) {
+          const float v = row[i] + b;
+          row[i] = p.has_activation ? std::min(std::max(v, p.act_min), p.act_max) : v;
+        }
+      }
+    }
+  });
+}
+
+PreparedOp prepare_conv_nd(OpContext& ctx) {
+  const std::size_t rank = ctx.input(0).shape.size();
+  check_weights(ctx, rank);
+  ConvNDPlan p;
+  p.g = forward_window_nd(ctx, kernel_shape(ctx), false);
+  const auto& w = ctx.input(1).shape;
+  p.group = ctx.attr_int("group", 1);
+  p.out_channels = w[0];
+  if (p.group <= 0 || p.g.channels % p.group != 0 || p.out_channels % p.group != 0) {
+    ctx.fail("group {} does not divide the {} input and {} output channels", p.group, p.g.channels, p.out_channels);
+  }
+  p.in_per_group = p.g.channels / p.group;
+  p.out_per_group = p.out_channels / p.group;
+  if (w[1] != p.in_per_group) {
+    ctx.fail("weights '{}' {} expect {} input channels per group, input '{}' {} has {} with group {}",
+             ctx.input_name(1), shape_string(w), w[1], ctx.input_name(0), shape_string(ctx.input(0).shape),
+             p.in_per_group, p.group);
+  }
+  if (ctx.has_input(2)) {
+    ctx.expect_dtype(2, {DataType::float32});
+    if (ctx.input(2).shape != std::vector<int64_t>{p.out_channels}) {
+      ctx.fail("bias '{}' has shape {}, expected [{}]", ctx.input_name(2), shape_string(ctx.input(2).shape),
+               p.out_channels);
+    }
+  }
+  if (ctx.attribute(fused_min_attribute) != nullptr) {
+    p.has_activation = true;
+    p.act_min = ctx.attr_float(fused_min_attribute, std::numeric_limits<float>::lowest());
+    p.act_max = ctx.attr_float(fused_max_attribute, std::numeric_limits<float>::max());
+  }
+  const WindowND& g = p.g;
+  p.patch = checked_mul(p.in_per_group, g.kernel_size(), "the patch size");
+  const int64_t out_w = std::max<int64_t>(1, g.out[g.spatial() - 1]);
+  // Tiles of whole output rows, about 2^17 floats of columns each (as the 2-D path's tiles).
+  const int64_t row_floats = checked_mul(p.patch, out_w, "the im2col tile");
+  p.tile_rows = std::max<int64_t>(1, (int64_t{1} << 17) / std::max<int64_t>(1, row_floats));
+  p.tile_rows = std::min(p.tile_rows, std::max<int64_t>(1, g.out_size() / out_w));
+  p.scratch_floats_per_thread =
+      static_cast<std::size_t>(checked_mul(row_floats, p.tile_rows, "the im2col tile") + 15) / 16 * 16;
+  const auto threads = static_cast<int64_t>(ctx.threads());
+  PreparedOp op;
+  op.outputs = {TensorInfo{DataType::float32, g.output_shape(p.out_channels)}};
+  op.scratch_bytes = static_cast<std::size_t>(
+      checked_mul(checked_mul(static_cast<int64_t>(p.scratch_floats_per_thread), threads, "the scratch size"),
+                  sizeof(float), "the scratch size"));
+  op.kernel = [p](KernelContext& k) { run_conv_nd(p, k); };
   return op;
 }
 

@@ -1,5 +1,5 @@
-// Elementwise operators: the arithmetic binaries with numpy-style broadcasting (float32 and
-// the integer types ONNX allows), PRelu, and the float32 activations.
+// Elementwise operators: the arithmetic binaries with numpy-style broadcasting (float32, float16,
+// bfloat16 and the integer types ONNX allows), PRelu, and the float32 activations.
 
 #include "elementwise.hpp"
 
@@ -38,15 +38,20 @@ template <Arithmetic kind, class T> T arithmetic(T a, T b) {
 
 template <Arithmetic kind> PreparedOp prepare_arithmetic(OpContext& ctx) {
   ctx.expect_inputs(2, 2);
-  ctx.expect_dtype(
-      0, {DataType::float32, DataType::int8, DataType::uint8, DataType::int16, DataType::int32, DataType::int64});
+  ctx.expect_dtype(0,
+                   {DataType::float32, DataType::float16, DataType::bfloat16, DataType::int8, DataType::uint8,
+                    DataType::int16, DataType::int32, DataType::int64});
   const DataType dtype = same_dtype(ctx, 0, 1);
   Broadcast bc = prepare_broadcast(ctx, {0, 1});
   PreparedOp op;
   op.outputs = {TensorInfo{dtype, bc.shape()}};
   op.kernel = [bc, dtype](KernelContext& k) {
     visit_dtype(dtype, [&]<class T>() {
-      if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+      if constexpr (is_float_bits_v<T>) {
+        // Computed in float32 and rounded once (docs/conformance.md "bfloat16"), as ONNX Runtime does.
+        broadcast_binary(bc, k.pool, k.input(0).data<T>(), k.input(1).data<T>(), k.output(0).data<T>(),
+                         [](T a, T b) { return narrow<T>(arithmetic<kind, float>(widen(a), widen(b))); });
+      } else if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
         broadcast_binary(bc, k.pool, k.input(0).data<T>(), k.input(1).data<T>(), k.output(0).data<T>(),
                          [](T a, T b) { return arithmetic<kind, T>(a, b); });
       }

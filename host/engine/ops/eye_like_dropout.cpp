@@ -29,8 +29,8 @@ PreparedOp prepare_eye_like(OpContext& ctx) {
     std::memset(out.raw(), 0, out.bytes());
     visit_dtype(dtype, [&]<class T>() {
       T one{};
-      if constexpr (std::is_same_v<T, half>) {
-        one = half{float_to_half_bits(1.0f)};
+      if constexpr (is_float_bits_v<T>) {
+        one = narrow<T>(1.0f);
       } else {
         one = T{1};
       }
@@ -52,8 +52,8 @@ bool holds(const Tensor* t, double value) {
     return false;
   }
   return visit_dtype(t->dtype(), [&]<class T>() {
-    if constexpr (std::is_same_v<T, half>) {
-      return half_bits_to_float(t->data<T>()[0].bits) == value;
+    if constexpr (is_float_bits_v<T>) {
+      return widen(t->data<T>()[0]) == value;
     } else {
       return static_cast<double>(t->data<T>()[0]) == value;
     }

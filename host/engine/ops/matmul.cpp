@@ -1,5 +1,7 @@
 // MatMul (numpy semantics: 1-D promotion, broadcast batch dimensions) and Gemm
-// (alpha, beta, transA, transB, C broadcast to [M, N]), float32, on Eigen's GEMM.
+// (alpha, beta, transA, transB, C broadcast to [M, N]), float32, on Eigen's GEMM. bfloat16
+// inputs are widened to float32 in the operator's scratch memory, multiplied in float32 and the
+// result rounded to bfloat16 to nearest even, as ONNX Runtime does (docs/conformance.md "bfloat16").
 
 #include "../broadcast.hpp"
 #include "../gemm.hpp"
@@ -7,14 +9,53 @@
 #include "matmul_plan.hpp"
 
 #include <algorithm>
+#include <initializer_list>
+#include <optional>
 
 namespace rknnxx::host {
 namespace {
 
-void run_matmul(const MatMulPlan& p, KernelContext& k) {
-  const float* a = k.input(0).data<float>();
-  const float* b = k.input(1).data<float>();
-  float* y = k.output(0).data<float>();
+void widen_into(ThreadPool& pool, const bfloat16* src, float* dst, int64_t n) {
+  pool.parallel_for(n, int64_t{1} << 14, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) dst[i] = widen(src[i]);
+  });
+}
+void narrow_into(ThreadPool& pool, const float* src, bfloat16* dst, int64_t n) {
+  pool.parallel_for(n, int64_t{1} << 14, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) dst[i] = narrow<bfloat16>(src[i]);
+  });
+}
+
+// Float32 views of a bfloat16 operator's inputs and output, in its scratch memory: inputs
+// widened on construction, finish() rounds the output into the output tensor.
+struct Bfloat16Operands {
+  std::vector<const float*> inputs;
+  float* output = nullptr;
+  // Scratch floats for inputs of `counts` elements and an output of `output_count`.
+  static std::size_t scratch_bytes(std::initializer_list<int64_t> counts, int64_t output_count) {
+    int64_t total = output_count;
+    for (int64_t c : counts) total = checked_add(total, c, "the bfloat16 scratch size");
+    return static_cast<std::size_t>(checked_mul(total, sizeof(float), "the bfloat16 scratch size"));
+  }
+  explicit Bfloat16Operands(KernelContext& k) {
+    auto* scratch = reinterpret_cast<float*>(k.scratch);
+    for (std::size_t i = 0; i < k.inputs.size(); ++i) {
+      if (k.inputs[i] == nullptr) {
+        inputs.push_back(nullptr);
+        continue;
+      }
+      widen_into(k.pool, k.input(i).data<bfloat16>(), scratch, k.input(i).elements());
+      inputs.push_back(scratch);
+      scratch += k.input(i).elements();
+    }
+    output = scratch;
+  }
+  void finish(KernelContext& k) const {
+    narrow_into(k.pool, output, k.output(0).data<bfloat16>(), k.output(0).elements());
+  }
+};
+
+void run_matmul(const MatMulPlan& p, KernelContext& k, const float* a, const float* b, float* y) {
   if (p.fold_batch_into_m) {
     parallel_gemm(k.pool, false, false, element_count(p.a_batch) * p.m, p.n, p.k, 1.0f, a, p.k, b, p.n, 0.0f, y, p.n);
     return;
@@ -49,22 +90,44 @@ void run_matmul(const MatMulPlan& p, KernelContext& k) {
   }
 }
 
+// float32 or bfloat16, the same for every input.
+DataType float_operands(const OpContext& ctx, std::size_t count) {
+  ctx.expect_dtype(0, {DataType::float32, DataType::bfloat16});
+  const DataType dtype = ctx.input(0).dtype;
+  for (std::size_t i = 1; i < count; ++i) {
+    if (ctx.has_input(i) && ctx.input(i).dtype != dtype) {
+      ctx.fail("input {} has element type {}, input 0 has {}", i, dtype_name(ctx.input(i).dtype), dtype_name(dtype));
+    }
+  }
+  return dtype;
+}
+
 PreparedOp prepare_matmul(OpContext& ctx) {
   ctx.expect_inputs(2, 2);
-  ctx.expect_dtype(0, {DataType::float32});
-  ctx.expect_dtype(1, {DataType::float32});
+  const DataType dtype = float_operands(ctx, 2);
   std::vector<int64_t> out;
   const MatMulPlan p = plan_matmul(ctx, 0, 1, out);
   PreparedOp op;
-  op.outputs = {TensorInfo{DataType::float32, out}};
-  op.kernel = [p](KernelContext& k) { run_matmul(p, k); };
+  op.outputs = {TensorInfo{dtype, out}};
+  if (dtype == DataType::bfloat16) {
+    op.scratch_bytes =
+        Bfloat16Operands::scratch_bytes({ctx.input(0).elements(), ctx.input(1).elements()}, element_count(out));
+    op.kernel = [p](KernelContext& k) {
+      const Bfloat16Operands f(k);
+      run_matmul(p, k, f.inputs[0], f.inputs[1], f.output);
+      f.finish(k);
+    };
+  } else {
+    op.kernel = [p](KernelContext& k) {
+      run_matmul(p, k, k.input(0).data<float>(), k.input(1).data<float>(), k.output(0).data<float>());
+    };
+  }
   return op;
 }
 
 PreparedOp prepare_gemm(OpContext& ctx) {
   ctx.expect_inputs(2, 3);
-  ctx.expect_dtype(0, {DataType::float32});
-  ctx.expect_dtype(1, {DataType::float32});
+  const DataType dtype = float_operands(ctx, 3);
   const auto& as = ctx.input(0).shape;
   const auto& bs = ctx.input(1).shape;
   if (as.size() != 2 || bs.size() != 2) {
@@ -86,7 +149,6 @@ PreparedOp prepare_gemm(OpContext& ctx) {
   bool has_c = ctx.has_input(2);
   int64_t c_rows = 1, c_cols = 1;  // C as [c_rows, c_cols], each 1 or the full size
   if (has_c) {
-    ctx.expect_dtype(2, {DataType::float32});
     const auto& cs = ctx.input(2).shape;
     const std::vector<int64_t> full{m, n};
     std::string error;
@@ -98,14 +160,22 @@ PreparedOp prepare_gemm(OpContext& ctx) {
     c_rows = cs.size() == 2 ? cs[0] : 1;
   }
   PreparedOp op;
-  op.outputs = {TensorInfo{DataType::float32, {m, n}}};
+  op.outputs = {TensorInfo{dtype, {m, n}}};
+  if (dtype == DataType::bfloat16) {
+    op.scratch_bytes = Bfloat16Operands::scratch_bytes(
+        {ctx.input(0).elements(), ctx.input(1).elements(), has_c ? ctx.input(2).elements() : 0}, m * n);
+  }
   op.kernel = [=](KernelContext& kc) {
-    const float* a = kc.input(0).data<float>();
-    const float* b = kc.input(1).data<float>();
-    float* y = kc.output(0).data<float>();
+    std::optional<Bfloat16Operands> widened;
+    if (dtype == DataType::bfloat16) {
+      widened.emplace(kc);
+    }
+    const float* a = widened ? widened->inputs[0] : kc.input(0).data<float>();
+    const float* b = widened ? widened->inputs[1] : kc.input(1).data<float>();
+    float* y = widened ? widened->output : kc.output(0).data<float>();
     float y_beta = 0.0f;
     if (has_c && beta != 0.0f) {
-      const float* c = kc.input(2).data<float>();
+      const float* c = widened ? widened->inputs[2] : kc.input(2).data<float>();
       for (int64_t i = 0; i < m; ++i) {
         const float* crow = c + (c_rows == 1 ? 0 : i * c_cols);
         for (int64_t j = 0; j < n; ++j) {
@@ -115,6 +185,9 @@ PreparedOp prepare_gemm(OpContext& ctx) {
       y_beta = 1.0f;
     }
     parallel_gemm(kc.pool, trans_a, trans_b, m, n, k, alpha, a, as[1], b, bs[1], y_beta, y, n);
+    if (widened) {
+      widened->finish(kc);
+    }
   };
   return op;
 }

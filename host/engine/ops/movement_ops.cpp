@@ -433,8 +433,8 @@ PreparedOp prepare_pad(OpContext& ctx) {
       T fill{};
       if (const Tensor* value = k.optional_input(2); value != nullptr && value->elements() > 0) {
         fill = value->data<T>()[0];
-      } else if constexpr (std::is_same_v<T, half>) {
-        fill = half{float_to_half_bits(attr_value)};
+      } else if constexpr (is_float_bits_v<T>) {
+        fill = narrow<T>(attr_value);
       } else if constexpr (std::is_same_v<T, bool>) {
         fill = attr_value != 0.0f;
       } else {
@@ -529,8 +529,8 @@ PreparedOp prepare_where(OpContext& ctx) {
 }
 
 template <class T> auto comparable(T v) {
-  if constexpr (std::is_same_v<T, half>) {
-    return half_bits_to_float(v.bits);
+  if constexpr (is_float_bits_v<T>) {
+    return widen(v);
   } else {
     return v;
   }

@@ -24,8 +24,8 @@ PreparedOp prepare_non_zero(OpContext& ctx) {
     const auto values = x.values<T>();
     for (std::size_t i = 0; i < values.size(); ++i) {
       bool non_zero = false;
-      if constexpr (std::is_same_v<T, half>) {
-        non_zero = half_bits_to_float(values[i].bits) != 0.0f;
+      if constexpr (is_float_bits_v<T>) {
+        non_zero = widen(values[i]) != 0.0f;
       } else {
         non_zero = values[i] != T{0};
       }

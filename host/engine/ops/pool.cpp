@@ -1,115 +1,180 @@
-// MaxPool, AveragePool (count_include_pad, ceil_mode), GlobalAveragePool and GlobalMaxPool, float32.
+// MaxPool, AveragePool (count_include_pad, ceil_mode), LpPool, GlobalAveragePool and
+// GlobalMaxPool over any number of spatial axes, float32 (MaxPool also int8 and uint8).
+// The windowed pools walk each output row (all spatial axes but the last fixed): the input rows
+// the windows of that row cover, clipped to the input once, then for each output column the
+// clipped columns of each of those rows. No bounds test per element.
 
 #include "../op_registry.hpp"
 #include "spatial.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <type_traits>
 
 namespace rknnxx::host {
 namespace {
 
+enum class PoolKind { max, average, lp };
+
 struct PoolPlan {
-  WindowGeometry g;
+  WindowND g;
+  PoolKind kind = PoolKind::max;
   bool count_include_pad = false;
+  bool column_major = false;  // MaxPool storage_order 1: indices with the axes reversed
+  float p = 2.0f;             // LpPool's exponent
 };
 
-// indices (optional): the flat index of each maximum in the whole input, row-major
-// (storage_order 0) or with h and w swapped (storage_order 1); the first maximum wins.
-template <class T> void max_pool_plane(const WindowGeometry& g, const T* x, T* y, int64_t* indices,
-                                       int64_t plane_offset, bool column_major) {
-  if (indices == nullptr) {
-    // The common case (no indices): the window clipped to the input once per row and column,
-    // no bounds test per element and no index bookkeeping. Same result: the first element of
-    // the clipped window starts the maximum, a later one replaces it only when greater.
-    for (int64_t oh = 0; oh < g.out_h; ++oh) {
-      const int64_t h0 = oh * g.stride_h - g.pad_top;
-      const int64_t ki_begin = h0 >= 0 ? 0 : (-h0 + g.dilation_h - 1) / g.dilation_h;
-      const int64_t ki_end = g.in_h - 1 - h0 < 0 ? 0 : std::min(g.kernel_h, (g.in_h - 1 - h0) / g.dilation_h + 1);
-      for (int64_t ow = 0; ow < g.out_w; ++ow) {
-        const int64_t w0 = ow * g.stride_w - g.pad_left;
-        const int64_t kj_begin = w0 >= 0 ? 0 : (-w0 + g.dilation_w - 1) / g.dilation_w;
-        const int64_t kj_end = g.in_w - 1 - w0 < 0 ? 0 : std::min(g.kernel_w, (g.in_w - 1 - w0) / g.dilation_w + 1);
-        T best = std::numeric_limits<T>::lowest();
-        bool first = true;
-        for (int64_t ki = ki_begin; ki < ki_end; ++ki) {
-          const T* row = x + (h0 + ki * g.dilation_h) * g.in_w + w0;
-          for (int64_t kj = kj_begin; kj < kj_end; ++kj) {
-            const T v = row[kj * g.dilation_w];
-            if (first || v > best) best = v;
-            first = false;
-          }
-        }
-        y[oh * g.out_w + ow] = best;
+// The input rows covered by the windows of one output row: offsets (row-major, and column-major
+// for MaxPool's storage_order 1) of each row's column 0, in kernel order (first row first).
+// Reused from row to row, so that walking a plane allocates nothing after its first row.
+struct RowTaps {
+  std::vector<int64_t> offset, column_major_offset;
+  std::vector<int64_t> next_offset, next_column;  // the product being built
+  int64_t padded_rows = 1;                        // AveragePool count_include_pad: rows of the window, padding included
+};
+
+// The valid kernel indices [begin, end) of a window starting at `start` along an axis of `size`.
+struct TapRange {
+  int64_t begin = 0, end = 0;
+};
+inline TapRange valid_taps(int64_t start, int64_t kernel, int64_t dilation, int64_t size) {
+  const int64_t begin = start >= 0 ? 0 : (-start + dilation - 1) / dilation;
+  const int64_t end = size - 1 - start < 0 ? 0 : std::min(kernel, (size - 1 - start) / dilation + 1);
+  return {std::min(begin, kernel), std::max(std::min(begin, kernel), end)};
+}
+
+// Fills `taps` for the output row at outer output coordinates `o` (all axes but the last).
+// row_stride[d] is the row-major stride of input axis d, column_stride[d] the column-major one.
+void row_taps(const WindowND& g, const std::vector<int64_t>& row_stride, const std::vector<int64_t>& column_stride,
+              const std::vector<int64_t>& o, RowTaps& taps) {
+  taps.offset.assign(1, 0);
+  taps.column_major_offset.assign(1, 0);
+  taps.padded_rows = 1;
+  for (std::size_t d = 0; d + 1 < g.spatial(); ++d) {
+    const int64_t start = o[d] * g.stride[d] - g.pad_begin[d];
+    const TapRange r = valid_taps(start, g.kernel[d], g.dilation[d], g.in[d]);
+    taps.padded_rows *= std::min(start + g.kernel[d], g.in[d] + g.pad_end[d]) - start;
+    // The product with the rows so far, in kernel order (axis d varies slower than later axes).
+    taps.next_offset.clear();
+    taps.next_column.clear();
+    for (std::size_t i = 0; i < taps.offset.size(); ++i) {
+      for (int64_t k = r.begin; k < r.end; ++k) {
+        const int64_t at = start + k * g.dilation[d];
+        taps.next_offset.push_back(taps.offset[i] + at * row_stride[d]);
+        taps.next_column.push_back(taps.column_major_offset[i] + at * column_stride[d]);
       }
     }
-    return;
+    std::swap(taps.offset, taps.next_offset);
+    std::swap(taps.column_major_offset, taps.next_column);
   }
-  for (int64_t oh = 0; oh < g.out_h; ++oh) {
-    const int64_t h0 = oh * g.stride_h - g.pad_top;
-    for (int64_t ow = 0; ow < g.out_w; ++ow) {
-      const int64_t w0 = ow * g.stride_w - g.pad_left;
-      T best = std::numeric_limits<T>::lowest();
-      int64_t best_h = -1, best_w = -1;
-      for (int64_t ki = 0; ki < g.kernel_h; ++ki) {
-        const int64_t ih = h0 + ki * g.dilation_h;
-        if (ih < 0 || ih >= g.in_h) {
+}
+
+// One plane (one image and channel): input x, output y, optional MaxPool indices with the
+// plane's offset in the whole input.
+// The kind is a template parameter so that each pool's inner loop is compiled on its own.
+template <PoolKind kind, class T>
+void pool_plane(const PoolPlan& p, const T* x, T* y, int64_t* indices, int64_t plane_offset, RowTaps& taps) {
+  const WindowND& g = p.g;
+  const std::size_t last = g.spatial() - 1;
+  const int64_t in_w = g.in[last], out_w = g.out[last], kernel_w = g.kernel[last];
+  const int64_t stride_w = g.stride[last], dilation_w = g.dilation[last], pad_w = g.pad_begin[last];
+  std::vector<int64_t> row_stride(g.spatial(), 1), column_stride(g.spatial(), 1);
+  for (std::size_t d = last; d-- > 0;) row_stride[d] = row_stride[d + 1] * g.in[d + 1];
+  for (std::size_t d = 1; d <= last; ++d) column_stride[d] = column_stride[d - 1] * g.in[d - 1];
+  const int64_t column_stride_w = column_stride[last];
+  const int64_t rows = g.out_size() / std::max<int64_t>(1, out_w);
+  std::vector<int64_t> o(last, 0);  // outer output coordinates of the current row
+  for (int64_t row = 0; row < rows; ++row) {
+    row_taps(g, row_stride, column_stride, o, taps);
+    const auto n_rows = static_cast<int64_t>(taps.offset.size());
+    T* out = y + row * out_w;
+    for (int64_t ow = 0; ow < out_w; ++ow) {
+      const int64_t w0 = ow * stride_w - pad_w;
+      const TapRange c = valid_taps(w0, kernel_w, dilation_w, in_w);
+      if constexpr (std::is_same_v<T, float>) {
+        if constexpr (kind != PoolKind::max) {
+          float sum = 0.0f;
+          for (int64_t r = 0; r < n_rows; ++r) {
+            const float* src = x + taps.offset[static_cast<std::size_t>(r)];
+            const int64_t begin = w0 + c.begin * dilation_w, end = w0 + c.end * dilation_w;
+            if constexpr (kind == PoolKind::average) {
+              for (int64_t iw = begin; iw < end; ++iw) sum += src[iw];  // no dilations (refused while planning)
+            } else if (p.p == 2.0f) {
+              for (int64_t iw = begin; iw < end; iw += dilation_w) sum += src[iw] * src[iw];
+            } else if (p.p == 1.0f) {
+              for (int64_t iw = begin; iw < end; iw += dilation_w) sum += std::fabs(src[iw]);
+            } else {
+              for (int64_t iw = begin; iw < end; iw += dilation_w) sum += std::pow(std::fabs(src[iw]), p.p);
+            }
+          }
+          if constexpr (kind == PoolKind::lp) {
+            out[ow] = p.p == 2.0f ? std::sqrt(sum) : p.p == 1.0f ? sum : std::pow(sum, 1.0f / p.p);
+            continue;
+          }
+          // As ONNX Runtime and PyTorch: the padded window ends at the end padding, not beyond it.
+          const int64_t count = p.count_include_pad
+              ? taps.padded_rows * (std::min(w0 + kernel_w, in_w + g.pad_end[last]) - w0)
+              : n_rows * (c.end - c.begin);
+          out[ow] = count > 0 ? sum / static_cast<float>(count) : 0.0f;
           continue;
         }
-        const T* row = x + ih * g.in_w;
-        for (int64_t kj = 0; kj < g.kernel_w; ++kj) {
-          const int64_t iw = w0 + kj * g.dilation_w;
-          if (iw >= 0 && iw < g.in_w && (best_h < 0 || row[iw] > best)) {
-            best = row[iw];
-            best_h = ih;
-            best_w = iw;
+      }
+      if constexpr (kind == PoolKind::max) {
+        // MaxPool: the first maximum in kernel order wins (a later element replaces it only when greater).
+        if (indices == nullptr) {
+          // Only the value: no position to keep, so the compare compiles to a select (a max), not a branch.
+          T best = std::numeric_limits<T>::lowest();
+          bool first = true;
+          for (int64_t r = 0; r < n_rows; ++r) {
+            const T* src = x + taps.offset[static_cast<std::size_t>(r)];
+            for (int64_t iw = w0 + c.begin * dilation_w, end = w0 + c.end * dilation_w; iw < end; iw += dilation_w) {
+              const T v = src[iw];
+              if (first || v > best) best = v;
+              first = false;
+            }
+          }
+          out[ow] = best;
+          continue;
+        }
+        T best = std::numeric_limits<T>::lowest();
+        int64_t best_row = -1, best_w = -1;
+        for (int64_t r = 0; r < n_rows; ++r) {
+          const T* src = x + taps.offset[static_cast<std::size_t>(r)];
+          for (int64_t kj = c.begin; kj < c.end; ++kj) {
+            const int64_t iw = w0 + kj * dilation_w;
+            if (best_row < 0 || src[iw] > best) {
+              best = src[iw];
+              best_row = r;
+              best_w = iw;
+            }
           }
         }
-      }
-      y[oh * g.out_w + ow] = best;
-      if (indices != nullptr) {
-        indices[oh * g.out_w + ow] =
-            plane_offset + (column_major ? best_w * g.in_h + best_h : best_h * g.in_w + best_w);
-      }
-    }
-  }
-}
-
-void average_pool_plane(const PoolPlan& p, const float* x, float* y) {
-  const WindowGeometry& g = p.g;
-  for (int64_t oh = 0; oh < g.out_h; ++oh) {
-    const int64_t h0 = oh * g.stride_h - g.pad_top;
-    // As ONNX Runtime and PyTorch: the padded window ends at the end padding, not beyond it.
-    const int64_t h1 = std::min(h0 + g.kernel_h, g.in_h + g.pad_bottom);
-    const int64_t hs = std::max<int64_t>(h0, 0);
-    const int64_t he = std::min(h1, g.in_h);
-    for (int64_t ow = 0; ow < g.out_w; ++ow) {
-      const int64_t w0 = ow * g.stride_w - g.pad_left;
-      const int64_t w1 = std::min(w0 + g.kernel_w, g.in_w + g.pad_right);
-      const int64_t ws = std::max<int64_t>(w0, 0);
-      const int64_t we = std::min(w1, g.in_w);
-      float sum = 0.0f;
-      for (int64_t ih = hs; ih < he; ++ih) {
-        for (int64_t iw = ws; iw < we; ++iw) {
-          sum += x[ih * g.in_w + iw];
+        out[ow] = best;
+        if (indices != nullptr) {
+          const auto r = static_cast<std::size_t>(std::max<int64_t>(best_row, 0));
+          indices[row * out_w + ow] = best_row < 0 ? -1
+                                                   : plane_offset +
+                  (p.column_major ? taps.column_major_offset[r] + best_w * column_stride_w : taps.offset[r] + best_w);
         }
       }
-      const int64_t count = p.count_include_pad ? (h1 - h0) * (w1 - w0) : (he - hs) * (we - ws);
-      y[oh * g.out_w + ow] = count > 0 ? sum / static_cast<float>(count) : 0.0f;
+    }
+    for (std::size_t d = last; d-- > 0;) {  // the next output row
+      if (++o[d] < g.out[d]) break;
+      o[d] = 0;
     }
   }
 }
 
-template <bool is_max> PreparedOp prepare_pool(OpContext& ctx) {
+template <PoolKind kind> PreparedOp prepare_pool(OpContext& ctx) {
   ctx.expect_inputs(1, 1);
-  if (is_max) {
+  if (kind == PoolKind::max) {
     ctx.expect_dtype(0, {DataType::float32, DataType::int8, DataType::uint8});
   } else {
     ctx.expect_dtype(0, {DataType::float32});
   }
   const DataType dtype = ctx.input(0).dtype;
-  if (!is_max && ctx.attribute("dilations") != nullptr) {
+  if (kind == PoolKind::average && ctx.attribute("dilations") != nullptr) {
     for (int64_t d : ctx.attr_ints("dilations")) {
       if (d != 1) {
         ctx.fail("dilations are not supported for AveragePool");
@@ -121,30 +186,37 @@ template <bool is_max> PreparedOp prepare_pool(OpContext& ctx) {
     ctx.fail("attribute 'kernel_shape' is required");
   }
   PoolPlan p;
-  p.g = forward_window(ctx, kernel, ctx.attr_int("ceil_mode", 0) != 0);
+  p.kind = kind;
+  p.g = forward_window_nd(ctx, kernel, ctx.attr_int("ceil_mode", 0) != 0);
   p.count_include_pad = ctx.attr_int("count_include_pad", 0) != 0;
-  const bool column_major = ctx.attr_int("storage_order", 0) != 0;
+  p.column_major = ctx.attr_int("storage_order", 0) != 0;
+  if (kind == PoolKind::lp) {
+    // An int from opset 2 on; LpPool-1 had a float.
+    const onnx::AttributeProto* given = ctx.attribute("p");
+    const bool as_float = given != nullptr && given->type == onnx::AttributeProto::Type::float_;
+    p.p = as_float ? given->f : static_cast<float>(ctx.attr_int("p", 2));
+    if (!(p.p > 0.0f) || p.p > 1e6f) {
+      ctx.fail("attribute 'p' is {}, expected a positive exponent", p.p);
+    }
+  }
   PreparedOp op;
   op.outputs = {TensorInfo{dtype, p.g.output_shape(p.g.channels)}};
-  if (is_max && ctx.output_count() > 1) {
+  if (kind == PoolKind::max && ctx.output_count() > 1) {
     op.outputs.push_back(TensorInfo{DataType::int64, p.g.output_shape(p.g.channels)});
   }
-  op.kernel = [=](KernelContext& k) {
-    const WindowGeometry& g = p.g;
+  op.kernel = [p, dtype](KernelContext& k) {
+    const WindowND& g = p.g;
+    const int64_t in_size = g.in_size(), out_size = g.out_size();
     visit_dtype(dtype, [&]<class T>() {
-      if constexpr (std::is_same_v<T, float> || (is_max && (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>))) {
+      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>) {
         const T* x = k.input(0).data<T>();
         T* y = k.output(0).data<T>();
         int64_t* indices = k.outputs.size() > 1 && k.outputs[1] != nullptr ? k.output(1).data<int64_t>() : nullptr;
         k.pool.parallel_for(g.batch * g.channels, 1, [&](int64_t begin, int64_t end) {
+          RowTaps taps;
           for (int64_t c = begin; c < end; ++c) {
-            if constexpr (is_max) {
-              max_pool_plane<T>(g, x + c * g.in_size(), y + c * g.out_size(),
-                                indices != nullptr ? indices + c * g.out_size() : nullptr, c * g.in_size(),
-                                column_major);
-            } else {
-              average_pool_plane(p, x + c * g.in_size(), y + c * g.out_size());
-            }
+            pool_plane<kind, T>(p, x + c * in_size, y + c * out_size,
+                                indices != nullptr ? indices + c * out_size : nullptr, c * in_size, taps);
           }
         });
       }
@@ -193,8 +265,9 @@ template <bool is_max> PreparedOp prepare_global_pool(OpContext& ctx) {
   return op;
 }
 
-const OpRegistrar max_pool_op{"MaxPool", prepare_pool<true>};
-const OpRegistrar average_pool_op{"AveragePool", prepare_pool<false>};
+const OpRegistrar max_pool_op{"MaxPool", prepare_pool<PoolKind::max>};
+const OpRegistrar average_pool_op{"AveragePool", prepare_pool<PoolKind::average>};
+const OpRegistrar lp_pool_op{"LpPool", prepare_pool<PoolKind::lp>};
 const OpRegistrar global_average_pool_op{"GlobalAveragePool", prepare_global_pool<false>};
 const OpRegistrar global_max_pool_op{"GlobalMaxPool", prepare_global_pool<true>};
 

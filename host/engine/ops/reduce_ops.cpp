@@ -191,7 +191,7 @@ template <bool max> PreparedOp prepare_arg(OpContext& ctx) {
   op.outputs = {TensorInfo{DataType::int64, shape}};
   op.kernel = [=, dtype = in.dtype](KernelContext& k) {
     visit_dtype(dtype, [&]<class T>() {
-      if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bool>) {
+      if constexpr (is_float_bits_v<T> || std::is_same_v<T, bool>) {
         return;  // refused while planning
       } else {
         const T* src = k.input(0).data<T>();

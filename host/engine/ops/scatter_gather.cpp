@@ -40,7 +40,7 @@ enum class Reduction { none, add, mul, max, min };
 Reduction reduction_of(const OpContext& ctx, DataType dtype) {
   const std::string r = ctx.attr_string("reduction", "none");
   if (r == "none") return Reduction::none;
-  if (dtype == DataType::boolean || dtype == DataType::float16) {
+  if (dtype == DataType::boolean || dtype == DataType::float16 || dtype == DataType::bfloat16) {
     ctx.fail("reduction '{}' is not supported for element type {}", r, dtype_name(dtype));
   }
   if (r == "add") return Reduction::add;
@@ -233,7 +233,7 @@ PreparedOp prepare_one_hot(OpContext& ctx) {
   ctx.expect_inputs(3, 3);
   const TensorInfo indices = ctx.input(0);
   visit_dtype(indices.dtype, [&]<class T>() {
-    if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, half>) {
+    if constexpr (std::is_same_v<T, bool> || is_float_bits_v<T>) {
       ctx.fail("indices of element type {} are not supported", dtype_name(indices.dtype));
     }
   });
@@ -242,8 +242,8 @@ PreparedOp prepare_one_hot(OpContext& ctx) {
     ctx.fail("depth must hold one value, given shape {}", shape_string(depth_tensor.shape()));
   }
   const int64_t depth = visit_dtype(depth_tensor.dtype(), [&]<class T>() -> int64_t {
-    if constexpr (std::is_same_v<T, half>) {
-      return static_cast<int64_t>(half_bits_to_float(depth_tensor.data<T>()[0].bits));
+    if constexpr (is_float_bits_v<T>) {
+      return static_cast<int64_t>(widen(depth_tensor.data<T>()[0]));
     } else {
       return static_cast<int64_t>(depth_tensor.data<T>()[0]);
     }
@@ -270,7 +270,7 @@ PreparedOp prepare_one_hot(OpContext& ctx) {
     const std::byte* on = off + size;
     std::byte* dst = k.output(0).raw();
     visit_dtype(index_type, [&]<class T>() {
-      if constexpr (!std::is_same_v<T, bool> && !std::is_same_v<T, half>) {
+      if constexpr (!std::is_same_v<T, bool> && !is_float_bits_v<T>) {
         const T* idx = k.input(0).data<T>();
         for (int64_t o = 0; o < outer; ++o) {
           for (int64_t d = 0; d < depth; ++d) {

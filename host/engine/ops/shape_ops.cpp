@@ -244,41 +244,42 @@ PreparedOp prepare_expand(OpContext& ctx) {
 // ---- Cast ----
 
 template <class T> float to_float(T v) {
-  if constexpr (std::is_same_v<T, half>) {
-    return half_bits_to_float(v.bits);
+  if constexpr (is_float_bits_v<T>) {
+    return widen(v);
   } else {
     return static_cast<float>(v);
   }
 }
 
-// float64 keeps its precision; float16 and float32 widen to float.
+// float64 keeps its precision; float16, bfloat16 and float32 widen to float.
 template <class T> using widened_float = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
 // Float to integer truncates toward zero as C does; values out of range (and NaN) saturate
-// instead of being undefined behaviour (ONNX leaves them unspecified).
+// instead of being undefined behaviour (ONNX leaves them unspecified). To float16 and bfloat16
+// rounds to nearest even (docs/conformance.md "bfloat16").
 template <class To, class From> To cast_value(From v) {
   if constexpr (std::is_same_v<To, From>) {
     return v;
   } else if constexpr (std::is_same_v<To, bool>) {
-    if constexpr (std::is_same_v<From, half>) {
-      return half_bits_to_float(v.bits) != 0.0f;
+    if constexpr (is_float_bits_v<From>) {
+      return widen(v) != 0.0f;
     } else {
       return v != From{0};
     }
-  } else if constexpr (std::is_same_v<To, half>) {
-    return half{float_to_half_bits(to_float(v))};
+  } else if constexpr (is_float_bits_v<To>) {
+    return narrow<To>(to_float(v));
   } else if constexpr (std::is_same_v<To, float>) {
     return to_float(v);
   } else if constexpr (std::is_same_v<To, double>) {
-    if constexpr (std::is_same_v<From, half>) {
+    if constexpr (is_float_bits_v<From>) {
       return static_cast<double>(to_float(v));
     } else {
       return static_cast<double>(v);
     }
-  } else if constexpr (std::is_floating_point_v<From> || std::is_same_v<From, half>) {
+  } else if constexpr (std::is_floating_point_v<From> || is_float_bits_v<From>) {
     using F = widened_float<From>;
     F f{};
-    if constexpr (std::is_same_v<From, half>) {
+    if constexpr (is_float_bits_v<From>) {
       f = to_float(v);
     } else {
       f = static_cast<F>(v);
@@ -356,7 +357,7 @@ PreparedOp prepare_range(OpContext& ctx) {
     plan_time_constant(ctx, i, "bound or step that decides the output length");
   }
   return visit_dtype(dtype, [&]<class T>() -> PreparedOp {
-    if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bool>) {
+    if constexpr (is_float_bits_v<T> || std::is_same_v<T, bool>) {
       ctx.fail("element type {} is not supported for Range", dtype_name(dtype));
     } else {
       const T start = ctx.constant(0)->data<T>()[0];

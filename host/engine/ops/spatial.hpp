@@ -1,7 +1,8 @@
 #pragma once
 // Window geometry shared by Conv, ConvTranspose and the pooling operators: kernel size,
-// strides, dilations and pads (explicit or auto_pad) of a 1-D or 2-D window over NC[H]W data.
-// 1-D is handled as 2-D with height 1.
+// strides, dilations and pads (explicit or auto_pad) of a window over N C D1..Dn data.
+// WindowND holds any number of spatial axes (the pools and ConvTranspose run on it);
+// WindowGeometry is its 1-D or 2-D form for the Conv kernels (1-D as 2-D with height 1).
 
 #include "../op_registry.hpp"
 
@@ -31,6 +32,47 @@ struct WindowGeometry {
     return {batch, out_channels, out_h, out_w};
   }
 };
+
+// A window over n spatial axes: per-axis input size, kernel, stride, dilation, pads and output size.
+struct WindowND {
+  int64_t batch = 0, channels = 0;
+  std::vector<int64_t> in, kernel, stride, dilation, pad_begin, pad_end, out;
+
+  std::size_t spatial() const noexcept { return in.size(); }
+  // Products of sizes the engine already counted without wrapping (tensor shapes, kernel_size
+  // checked when the geometry was built).
+  static int64_t product(const std::vector<int64_t>& v) noexcept {
+    int64_t n = 1;
+    for (int64_t d : v) n *= d;
+    return n;
+  }
+  int64_t in_size() const noexcept { return product(in); }
+  int64_t out_size() const noexcept { return product(out); }
+  int64_t kernel_size() const noexcept { return product(kernel); }
+  std::vector<int64_t> output_shape(int64_t out_channels) const {
+    std::vector<int64_t> shape{batch, out_channels};
+    shape.insert(shape.end(), out.begin(), out.end());
+    return shape;
+  }
+};
+
+inline WindowND window_nd_from(const std::vector<int64_t>& shape, const std::vector<int64_t>& kernel,
+                               const std::vector<int64_t>& strides, const std::vector<int64_t>& dilations,
+                               const std::vector<int64_t>& pads, const std::vector<int64_t>& out) {
+  const std::size_t spatial = shape.size() - 2;
+  WindowND g;
+  g.batch = shape[0];
+  g.channels = shape[1];
+  g.in.assign(shape.begin() + 2, shape.end());
+  g.kernel = kernel;
+  g.stride = strides;
+  g.dilation = dilations;
+  g.pad_begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(spatial));
+  g.pad_end.assign(pads.begin() + static_cast<std::ptrdiff_t>(spatial), pads.end());
+  g.out = out;
+  (void)element_count(kernel);  // the kernel size, counted without wrapping
+  return g;
+}
 
 // The geometry of a window over input `shape` [N, C, (H,) W] with per-axis kernel, strides,
 // dilations, pads (begins then ends) and output sizes.
@@ -65,10 +107,11 @@ inline WindowGeometry window_from(const std::vector<int64_t>& shape, const std::
 // Reads the window attributes of a forward window (Conv and pools) over input 0, whose kernel
 // size is `kernel` (from the weights or kernel_shape), and computes the output size.
 // ceil_mode rounds the output size up, dropping a last window that would start in the padding.
-inline WindowGeometry forward_window(const OpContext& ctx, std::vector<int64_t> kernel, bool ceil_mode) {
+// Any number of spatial axes (input rank 3 or more).
+inline WindowND forward_window_nd(const OpContext& ctx, std::vector<int64_t> kernel, bool ceil_mode) {
   const TensorInfo& x = ctx.input(0);
-  if (x.shape.size() != 3 && x.shape.size() != 4) {
-    ctx.fail("input '{}' has shape {}; the host engine supports 1-D and 2-D windows (rank 3 or 4)", ctx.input_name(0),
+  if (x.shape.size() < 3) {
+    ctx.fail("input '{}' has shape {}, expected N, C and at least one spatial axis", ctx.input_name(0),
              shape_string(x.shape));
   }
   const std::size_t spatial = x.shape.size() - 2;
@@ -123,7 +166,20 @@ inline WindowGeometry forward_window(const OpContext& ctx, std::vector<int64_t> 
   std::vector<int64_t> counted{x.shape[0], x.shape[1]};
   counted.insert(counted.end(), out.begin(), out.end());
   (void)element_count(counted);  // the output positions, counted without wrapping before kernels size their work
-  return window_from(x.shape, kernel, strides, dilations, pads, out);
+  return window_nd_from(x.shape, kernel, strides, dilations, pads, out);
+}
+
+// The 1-D or 2-D form (input rank 3 or 4) for the Conv kernels.
+inline WindowGeometry forward_window(const OpContext& ctx, std::vector<int64_t> kernel, bool ceil_mode) {
+  const TensorInfo& x = ctx.input(0);
+  if (x.shape.size() != 3 && x.shape.size() != 4) {
+    ctx.fail("input '{}' has shape {}; the host engine supports 1-D and 2-D windows (rank 3 or 4)", ctx.input_name(0),
+             shape_string(x.shape));
+  }
+  const WindowND nd = forward_window_nd(ctx, std::move(kernel), ceil_mode);
+  std::vector<int64_t> pads = nd.pad_begin;
+  pads.insert(pads.end(), nd.pad_end.begin(), nd.pad_end.end());
+  return window_from(x.shape, nd.kernel, nd.stride, nd.dilation, pads, nd.out);
 }
 
 // The range [begin, end) of output positions o whose input index o * stride + offset lies in

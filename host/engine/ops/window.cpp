@@ -38,14 +38,14 @@ template <const CosineSum& window> PreparedOp prepare_window(OpContext& ctx) {
   const double period = static_cast<double>(periodic ? size : size - 1);
   Tensor out(dtype, {size});
   visit_dtype(dtype, [&]<class T>() {
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, half>) {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || is_float_bits_v<T>) {
       T* w = out.data<T>();
       for (int64_t n = 0; n < size; ++n) {
         // A one-point symmetric window has period 0: its single point is the peak (x = pi), 1, as numpy gives.
         const double x = period > 0 ? 2.0 * std::numbers::pi * static_cast<double>(n) / period : std::numbers::pi;
         const double v = window.a0 - window.a1 * std::cos(x) + window.a2 * std::cos(2.0 * x);
-        if constexpr (std::is_same_v<T, half>) {
-          w[n] = half{float_to_half_bits(static_cast<float>(v))};
+        if constexpr (is_float_bits_v<T>) {
+          w[n] = narrow<T>(static_cast<float>(v));
         } else {
           w[n] = static_cast<T>(v);
         }

@@ -26,19 +26,24 @@ constexpr std::string_view fused_max_attribute = "rknnxx.fused_max";
 
 enum class ConvPath { depthwise, pointwise, im2col };
 
-struct ConvPlan {
-  WindowGeometry g;
+// What every Conv checks and keeps whatever its window's rank: the groups, and the activation
+// the fusion pass folded into it.
+struct ConvChannels {
   int64_t out_channels = 0;
   int64_t group = 1;
   int64_t in_per_group = 0;   // Cg
   int64_t out_per_group = 0;  // Mg
-  int64_t patch = 0;          // Kg = Cg * kh * kw
-  int64_t tile = 0;           // output positions per task (pointwise and im2col)
-  std::size_t scratch_floats_per_thread = 0;
-  ConvPath path = ConvPath::im2col;
   bool has_activation = false;
   float act_min = 0.0f;
   float act_max = 0.0f;
+};
+
+struct ConvPlan : ConvChannels {
+  WindowGeometry g;
+  int64_t patch = 0;  // Kg = Cg * kh * kw
+  int64_t tile = 0;   // output positions per task (pointwise and im2col)
+  std::size_t scratch_floats_per_thread = 0;
+  ConvPath path = ConvPath::im2col;
 };
 
 void apply_bias_activation(const ConvPlan& p, float* y, int64_t ld, int64_t rows, int64_t cols, const float* bias) {
@@ -294,24 +299,16 @@ std::vector<int64_t> kernel_shape(const OpContext& ctx) {
   return from_weights;
 }
 
-PreparedOp prepare_conv_nd(OpContext& ctx);
-
-PreparedOp prepare_conv(OpContext& ctx) {
-  ctx.expect_inputs(2, 3);
-  if (ctx.input(0).shape.size() > 4) {
-    return prepare_conv_nd(ctx);  // three or more spatial axes: "Conv over three or more spatial axes" below
-  }
-  const std::size_t rank = ctx.input(0).shape.size();
-  check_weights(ctx, rank);
-  ConvPlan p;
-  p.g = forward_window(ctx, kernel_shape(ctx), false);
+// The groups against the weights' and the bias's shapes, and the fused activation's bounds.
+ConvChannels conv_channels(OpContext& ctx, int64_t channels) {
+  ConvChannels p;
   const auto& w = ctx.input(1).shape;
   p.group = ctx.attr_int("group", 1);
   p.out_channels = w[0];
-  if (p.group <= 0 || p.g.channels % p.group != 0 || p.out_channels % p.group != 0) {
-    ctx.fail("group {} does not divide the {} input and {} output channels", p.group, p.g.channels, p.out_channels);
+  if (p.group <= 0 || channels % p.group != 0 || p.out_channels % p.group != 0) {
+    ctx.fail("group {} does not divide the {} input and {} output channels", p.group, channels, p.out_channels);
   }
-  p.in_per_group = p.g.channels / p.group;
+  p.in_per_group = channels / p.group;
   p.out_per_group = p.out_channels / p.group;
   if (w[1] != p.in_per_group) {
     ctx.fail("weights '{}' {} expect {} input channels per group, input '{}' {} has {} with group {}",
@@ -330,6 +327,21 @@ PreparedOp prepare_conv(OpContext& ctx) {
     p.act_min = ctx.attr_float(fused_min_attribute, std::numeric_limits<float>::lowest());
     p.act_max = ctx.attr_float(fused_max_attribute, std::numeric_limits<float>::max());
   }
+  return p;
+}
+
+PreparedOp prepare_conv_nd(OpContext& ctx);
+
+PreparedOp prepare_conv(OpContext& ctx) {
+  ctx.expect_inputs(2, 3);
+  if (ctx.input(0).shape.size() > 4) {
+    return prepare_conv_nd(ctx);  // three or more spatial axes: "Conv over three or more spatial axes" below
+  }
+  const std::size_t rank = ctx.input(0).shape.size();
+  check_weights(ctx, rank);
+  ConvPlan p;
+  p.g = forward_window(ctx, kernel_shape(ctx), false);
+  static_cast<ConvChannels&>(p) = conv_channels(ctx, p.g.channels);
   const WindowGeometry& g = p.g;
   PreparedOp op;
   op.outputs = {TensorInfo{DataType::float32, g.output_shape(p.out_channels)}};
@@ -534,14 +546,11 @@ PreparedOp prepare_conv_transpose(OpContext& ctx) {
 // im2col over n axes on tiles of whole output rows (the last axis), then a GEMM, as the 2-D
 // im2col path does; bias and a fused activation applied to each finished tile.
 
-struct ConvNDPlan {
+struct ConvNDPlan : ConvChannels {
   WindowND g;
-  int64_t out_channels = 0, group = 1, in_per_group = 0, out_per_group = 0;
   int64_t patch = 0;      // Cg * kernel_size
   int64_t tile_rows = 1;  // output rows per task
   std::size_t scratch_floats_per_thread = 0;
-  bool has_activation = false;
-  float act_min = 0.0f, act_max = 0.0f;
 };
 
 // col[patch, rows * out_w] for output rows [first_row, first_row + rows) of one image and group.
@@ -631,31 +640,7 @@ PreparedOp prepare_conv_nd(OpContext& ctx) {
   check_weights(ctx, rank);
   ConvNDPlan p;
   p.g = forward_window_nd(ctx, kernel_shape(ctx), false);
-  const auto& w = ctx.input(1).shape;
-  p.group = ctx.attr_int("group", 1);
-  p.out_channels = w[0];
-  if (p.group <= 0 || p.g.channels % p.group != 0 || p.out_channels % p.group != 0) {
-    ctx.fail("group {} does not divide the {} input and {} output channels", p.group, p.g.channels, p.out_channels);
-  }
-  p.in_per_group = p.g.channels / p.group;
-  p.out_per_group = p.out_channels / p.group;
-  if (w[1] != p.in_per_group) {
-    ctx.fail("weights '{}' {} expect {} input channels per group, input '{}' {} has {} with group {}",
-             ctx.input_name(1), shape_string(w), w[1], ctx.input_name(0), shape_string(ctx.input(0).shape),
-             p.in_per_group, p.group);
-  }
-  if (ctx.has_input(2)) {
-    ctx.expect_dtype(2, {DataType::float32});
-    if (ctx.input(2).shape != std::vector<int64_t>{p.out_channels}) {
-      ctx.fail("bias '{}' has shape {}, expected [{}]", ctx.input_name(2), shape_string(ctx.input(2).shape),
-               p.out_channels);
-    }
-  }
-  if (ctx.attribute(fused_min_attribute) != nullptr) {
-    p.has_activation = true;
-    p.act_min = ctx.attr_float(fused_min_attribute, std::numeric_limits<float>::lowest());
-    p.act_max = ctx.attr_float(fused_max_attribute, std::numeric_limits<float>::max());
-  }
+  static_cast<ConvChannels&>(p) = conv_channels(ctx, p.g.channels);
   const WindowND& g = p.g;
   p.patch = checked_mul(p.in_per_group, g.kernel_size(), "the patch size");
   const int64_t out_w = std::max<int64_t>(1, g.out[g.spatial() - 1]);

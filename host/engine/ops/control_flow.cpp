@@ -73,6 +73,28 @@ std::vector<Tensor> input_views(std::span<const Tensor* const> inputs, std::size
   return views;
 }
 
+// One iteration of a Loop or Scan body on `inputs` followed by the captured outer values; the
+// body's session is planned by the first iteration.
+std::vector<Tensor> run_iteration(const OpContext& ctx, std::shared_ptr<Session>& session, const onnx::GraphProto& body,
+                                  std::vector<Tensor> inputs, std::span<const Tensor* const> captured,
+                                  int64_t iteration) {
+  for (Tensor& v : input_views(captured, 0)) {
+    inputs.push_back(std::move(v));
+  }
+  if (!session) {
+    std::vector<TensorInfo> infos;
+    for (const Tensor& t : inputs) {
+      infos.push_back(t.info());
+    }
+    session = subgraph_session(ctx, body, infos);
+  }
+  try {
+    return session->run(inputs);
+  } catch (const std::exception& e) {
+    ctx.fail("iteration {}: {}", iteration, e.what());
+  }
+}
+
 // A session's output infos, an unknown bound written as shape {-1} (PreparedOp::shape_from_data).
 std::vector<TensorInfo> bounds_of(const Session& session) {
   std::vector<TensorInfo> infos = session.output_infos();
@@ -227,22 +249,7 @@ PreparedOp prepare_loop(OpContext& ctx) {
     for (const Tensor& v : values) {
       inputs.push_back(Tensor::view(v.dtype(), v.shape(), v.raw()));
     }
-    for (Tensor& v : input_views(captured, 0)) {
-      inputs.push_back(std::move(v));
-    }
-    if (!session) {
-      std::vector<TensorInfo> infos;
-      for (const Tensor& t : inputs) {
-        infos.push_back(t.info());
-      }
-      session = subgraph_session(ctx, body, infos);
-    }
-    std::vector<Tensor> results;
-    try {
-      results = session->run(inputs);
-    } catch (const std::exception& e) {
-      ctx.fail("iteration {}: {}", trip, e.what());
-    }
+    std::vector<Tensor> results = run_iteration(ctx, session, body, std::move(inputs), captured, trip);
     if (results[0].dtype() != DataType::boolean || results[0].elements() != 1) {
       ctx.fail("iteration {}: the body's condition output is {}, expected one bool", trip,
                info_string(results[0].info()));
@@ -385,22 +392,7 @@ PreparedOp prepare_scan(OpContext& ctx) {
     for (const Tensor& e : elements) {
       inputs.push_back(Tensor::view(e.dtype(), e.shape(), e.raw()));
     }
-    for (Tensor& v : input_views(captured, 0)) {
-      inputs.push_back(std::move(v));
-    }
-    if (!session) {
-      std::vector<TensorInfo> infos;
-      for (const Tensor& t : inputs) {
-        infos.push_back(t.info());
-      }
-      session = subgraph_session(ctx, body, infos);
-    }
-    std::vector<Tensor> results;
-    try {
-      results = session->run(inputs);
-    } catch (const std::exception& e) {
-      ctx.fail("iteration {}: {}", step, e.what());
-    }
+    std::vector<Tensor> results = run_iteration(ctx, session, body, std::move(inputs), captured, step);
     for (std::size_t v = 0; v < states; ++v) {
       values[v] = std::move(results[v]);
     }

@@ -13,14 +13,6 @@ using namespace rknnxx::host::testing;
 
 namespace {
 
-onnx::AttributeProto float_list(std::string name, std::vector<float> values) {
-  onnx::AttributeProto a;
-  a.name = std::move(name);
-  a.type = onnx::AttributeProto::Type::floats;
-  a.floats = std::move(values);
-  return a;
-}
-
 std::string refusal(const onnx::ModelProto& model) {
   return error_of([&] { Graph g(model); });
 }
@@ -84,7 +76,7 @@ TEST_SUITE("engine.older_opsets") {
     ModelBuilder b(7);
     b.input("x", DataType::float32, {1, 1, 2, 2})
         .output("y")
-        .node("Upsample", {"x"}, {"y"}, {float_list("scales", {1, 1, 2, 1})}, "up");
+        .node("Upsample", {"x"}, {"y"}, {attr_floats("scales", {1, 1, 2, 1})}, "up");
     const Tensor y = run_one(b.model(), {Tensor::from<float>({1, 1, 2, 2}, {1, 2, 3, 4})});
     REQUIRE(y.shape() == std::vector<int64_t>{1, 1, 4, 2});
     CHECK(std::vector<float>(y.values<float>().begin(), y.values<float>().end()) ==

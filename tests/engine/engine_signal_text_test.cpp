@@ -12,14 +12,6 @@ using namespace rknnxx::host::testing;
 
 namespace {
 
-onnx::AttributeProto attr_floats(std::string name, std::vector<float> values) {
-  onnx::AttributeProto a;
-  a.name = std::move(name);
-  a.type = onnx::AttributeProto::Type::floats;
-  a.floats = std::move(values);
-  return a;
-}
-
 onnx::ModelProto stft_model(std::vector<int64_t> signal, int64_t step, int64_t window, bool onesided) {
   ModelBuilder m(17);
   m.input("x", DataType::float32, std::move(signal))

@@ -47,6 +47,14 @@ inline onnx::AttributeProto attr(std::string name, std::vector<int64_t> values) 
   a.ints = std::move(values);
   return a;
 }
+// A list of floats; named apart from attr() so that a braced list never picks the wrong one.
+inline onnx::AttributeProto attr_floats(std::string name, std::vector<float> values) {
+  onnx::AttributeProto a;
+  a.name = std::move(name);
+  a.type = onnx::AttributeProto::Type::floats;
+  a.floats = std::move(values);
+  return a;
+}
 
 inline onnx::TensorProto to_proto(const std::string& name, const Tensor& t) {
   onnx::TensorProto p;

@@ -10,9 +10,9 @@
 
 #include "../op_registry.hpp"
 #include "constant_inputs.hpp"
+#include "fourier.hpp"
 
-#include <cmath>
-#include <numbers>
+#include <utility>
 #include <vector>
 
 namespace rknnxx::host {
@@ -58,13 +58,7 @@ PreparedOp prepare_dft(OpContext& ctx) {
   const int64_t inner = element_count(std::span(in.shape).subspan(static_cast<std::size_t>(axis) + 1)) /
       std::max<int64_t>(1, in.shape.back());      // complex elements per signal step
   const int64_t used = std::min(signal, length);  // input points that enter the sum
-  std::vector<double> twiddle(static_cast<std::size_t>(2 * length));
-  const double sign = inverse ? 1.0 : -1.0;
-  for (int64_t t = 0; t < length; ++t) {
-    const double angle = sign * 2.0 * std::numbers::pi * static_cast<double>(t) / static_cast<double>(length);
-    twiddle[static_cast<std::size_t>(2 * t)] = std::cos(angle);
-    twiddle[static_cast<std::size_t>(2 * t + 1)] = std::sin(angle);
-  }
+  std::vector<double> twiddle = twiddle_table(length, inverse ? 1.0 : -1.0);
   PreparedOp op;
   op.outputs = {TensorInfo{in.dtype, shape}};
   op.kernel = [=, twiddle = std::move(twiddle)](KernelContext& k) {
@@ -73,34 +67,23 @@ PreparedOp prepare_dft(OpContext& ctx) {
       T* y = k.output(0).data<T>();
       const int64_t parts = complex_input ? 2 : 1;
       const double scale = inverse ? 1.0 / static_cast<double>(length) : 1.0;
-      k.pool.parallel_for(outer * inner * frequencies, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, used)),
-                          [&](int64_t begin, int64_t end) {
-                            for (int64_t task = begin; task < end; ++task) {
-                              const int64_t f = task % frequencies;
-                              const int64_t line = task / frequencies;
-                              const int64_t o = line / inner;
-                              const int64_t i = line % inner;
-                              double re = 0.0;
-                              double im = 0.0;
-                              int64_t phase = 0;  // f * t mod length, kept without overflow
-                              for (int64_t t = 0; t < used; ++t) {
-                                const T* v = x + ((o * signal + t) * inner + i) * parts;
-                                const double a = static_cast<double>(v[0]);
-                                const double b = complex_input ? static_cast<double>(v[1]) : 0.0;
-                                const double c = twiddle[static_cast<std::size_t>(2 * phase)];
-                                const double s = twiddle[static_cast<std::size_t>(2 * phase + 1)];
-                                re += a * c - b * s;
-                                im += a * s + b * c;
-                                phase += f;
-                                if (phase >= length) {
-                                  phase -= length;
-                                }
-                              }
-                              T* out = y + ((o * frequencies + f) * inner + i) * 2;
-                              out[0] = static_cast<T>(re * scale);
-                              out[1] = static_cast<T>(im * scale);
-                            }
-                          });
+      k.pool.parallel_for(
+          outer * inner * frequencies, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, used)),
+          [&](int64_t begin, int64_t end) {
+            for (int64_t task = begin; task < end; ++task) {
+              const int64_t f = task % frequencies;
+              const int64_t line = task / frequencies;
+              const int64_t o = line / inner;
+              const int64_t i = line % inner;
+              const auto [re, im] = frequency_sum(twiddle, length, f, used, [&](int64_t t) {
+                const T* v = x + ((o * signal + t) * inner + i) * parts;
+                return std::pair{static_cast<double>(v[0]), complex_input ? static_cast<double>(v[1]) : 0.0};
+              });
+              T* out = y + ((o * frequencies + f) * inner + i) * 2;
+              out[0] = static_cast<T>(re * scale);
+              out[1] = static_cast<T>(im * scale);
+            }
+          });
     };
     if (in.dtype == DataType::float64) {
       run.template operator()<double>();

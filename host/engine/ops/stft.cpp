@@ -13,6 +13,7 @@
 
 #include "../op_registry.hpp"
 #include "constant_inputs.hpp"
+#include "fourier.hpp"
 
 #include <cmath>
 #include <numbers>
@@ -76,12 +77,7 @@ PreparedOp prepare_stft(OpContext& ctx) {
   const int64_t frames = (signal - length) / step + 1;
   const int64_t bins = onesided ? length / 2 + 1 : length;
   const int64_t batch = in.shape[0];
-  std::vector<double> twiddle(static_cast<std::size_t>(2 * length));
-  for (int64_t t = 0; t < length; ++t) {
-    const double angle = -2.0 * std::numbers::pi * static_cast<double>(t) / static_cast<double>(length);
-    twiddle[static_cast<std::size_t>(2 * t)] = std::cos(angle);
-    twiddle[static_cast<std::size_t>(2 * t + 1)] = std::sin(angle);
-  }
+  std::vector<double> twiddle = twiddle_table(length, -1.0);
   PreparedOp op;
   op.outputs = {TensorInfo{in.dtype, {batch, frames, bins, 2}}};
   (void)element_count(op.outputs[0].shape);  // counted without wrapping before the kernel sizes its work
@@ -97,21 +93,11 @@ PreparedOp prepare_stft(OpContext& ctx) {
           const int64_t frame = task / bins;  // batch * frames + frame index
           const int64_t b = frame / frames;
           const T* v = x + (b * signal + (frame % frames) * step) * parts;
-          double re = 0.0, im = 0.0;
-          int64_t phase = 0;  // f * t mod length, kept without overflow
-          for (int64_t t = 0; t < length; ++t) {
+          const auto [re, im] = frequency_sum(twiddle, length, f, length, [&](int64_t t) {
             const double w = window != nullptr ? static_cast<double>(window[t]) : 1.0;
-            const double a = static_cast<double>(v[t * parts]) * w;
-            const double c = complex_input ? static_cast<double>(v[t * parts + 1]) * w : 0.0;
-            const double tc = twiddle[static_cast<std::size_t>(2 * phase)];
-            const double ts = twiddle[static_cast<std::size_t>(2 * phase + 1)];
-            re += a * tc - c * ts;
-            im += a * ts + c * tc;
-            phase += f;
-            if (phase >= length) {
-              phase -= length;
-            }
-          }
+            return std::pair{static_cast<double>(v[t * parts]) * w,
+                             complex_input ? static_cast<double>(v[t * parts + 1]) * w : 0.0};
+          });
           y[task * 2] = static_cast<T>(re);
           y[task * 2 + 1] = static_cast<T>(im);
         }

@@ -25,9 +25,8 @@ inline std::vector<double> twiddle_table(int64_t length, double sign) {
 // Frequency f of a signal of `count` points, sample(t) giving point t as {real, imaginary}: the sum
 // of the points times twiddle[f t mod length], the index kept below length without a product that
 // could overflow. Returns {real, imaginary}.
-template <class Sample>
-std::pair<double, double> frequency_sum(const std::vector<double>& twiddle, int64_t length, int64_t f, int64_t count,
-                                        Sample&& sample) {
+template <class Sample> std::pair<double, double> frequency_sum(const std::vector<double>& twiddle, int64_t length,
+                                                                int64_t f, int64_t count, Sample&& sample) {
   double re = 0.0, im = 0.0;
   int64_t phase = 0;
   for (int64_t t = 0; t < count; ++t) {

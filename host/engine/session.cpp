@@ -210,6 +210,7 @@ struct Session::State {
   std::vector<std::unique_ptr<Plan>> plans;  // most recently used last
   Plan* current = nullptr;
   std::vector<StepTime> profile;  // of the last run, when options.profile
+  std::vector<Tensor> outputs;    // of the last run: views (Session::run_views) or copies it keeps
   StepObserver observer;          // Session::set_step_observer
   CustomOpRunner custom_runner;   // Session::set_custom_op_runner
 
@@ -709,7 +710,16 @@ std::byte* Session::State::bind_arena(Plan& plan) {
 }
 
 std::vector<Tensor> Session::run(std::span<const Tensor> inputs) {
+  std::vector<Tensor> outputs;
+  for (const Tensor& view : run_views(inputs)) {
+    outputs.push_back(view.clone());
+  }
+  return outputs;
+}
+
+std::span<const Tensor> Session::run_views(std::span<const Tensor> inputs) {
   State& s = *state_;
+  s.outputs.clear();  // views into the previous run's values, and copies the session kept
   std::vector<TensorInfo> infos;
   infos.reserve(inputs.size());
   for (const Tensor& t : inputs) {
@@ -768,22 +778,30 @@ std::vector<Tensor> Session::run(std::span<const Tensor> inputs) {
                            took.count()});
     }
   }
-  std::vector<Tensor> outputs;
   for (ValueId id : s.graph.outputs()) {
     const auto v = static_cast<std::size_t>(id);
-    outputs.push_back(plan.slots[v].clone());
+    const Tensor& slot = plan.slots[v];
+    // Computed into the arena or into a run-time value (kept until the next run): a view. Anything
+    // else (an input passed through, a constant) may change or go before the caller reads it.
+    const bool in_arena = std::any_of(plan.arena_values.begin(), plan.arena_values.end(),
+                                      [id](const auto& block) { return block.first == id; });
+    const bool run_value =
+        plan.has_run_time_steps && plan.run_values[v].raw() != nullptr && plan.run_values[v].raw() == slot.raw();
+    const bool copied_input = std::any_of(plan.input_copies.begin(), plan.input_copies.end(),
+                                          [id](const auto& copy) { return copy.first == id; });
+    s.outputs.push_back((in_arena || run_value) && !copied_input ? Tensor::view(slot.dtype(), slot.shape(), slot.raw())
+                                                                 : slot.clone());
     // A run-time shape within its bound: what rknn_query reported for allocation (docs/c-interface.md).
     if (plan.from_data[v] != 0 && plan.unbounded[v] == 0) {
       const auto& bound = plan.infos[v].shape;
-      const auto& shape = outputs.back().shape();
+      const auto& shape = s.outputs.back().shape();
       if (shape.size() != bound.size() || !std::equal(shape.begin(), shape.end(), bound.begin(), std::less_equal<>())) {
         throw EngineError(fmt::format("output '{}': its run-time shape {} exceeds the bound {} planned for it",
                                       s.graph.value(id).name, shape_string(shape), shape_string(bound)));
       }
     }
   }
-  plan.run_values.clear();
-  return outputs;
+  return s.outputs;
 }
 
 }  // namespace rknnxx::host

@@ -87,6 +87,10 @@ public:
 
   // Inputs in the order of input_names(); returns owning output tensors in the order of output_names().
   std::vector<Tensor> run(std::span<const Tensor> inputs);
+  // The same run, without copying the outputs: views of them where the kernels wrote them (the
+  // arena, or a value shaped while running), valid until the next run or prepare. An output the
+  // run did not compute there (an input passed through, a constant) is a copy the session keeps.
+  std::span<const Tensor> run_views(std::span<const Tensor> inputs);
   // Per-step times of the last run when SessionOptions::profile is set; empty otherwise.
   std::span<const StepTime> last_profile() const noexcept;
 

@@ -495,6 +495,12 @@ QuantizedSession::QuantizedSession(QuantizedSession&&) noexcept = default;
 QuantizedSession& QuantizedSession::operator=(QuantizedSession&&) noexcept = default;
 
 std::vector<Tensor> QuantizedSession::run(std::span<const Tensor> inputs) {
+  std::vector<Tensor> outputs;
+  for (const Tensor& view : run_views(inputs)) outputs.push_back(view.clone());
+  return outputs;
+}
+
+std::span<const Tensor> QuantizedSession::run_views(std::span<const Tensor> inputs) {
   State& s = *state_;
   std::vector<Tensor> rounded;
   rounded.reserve(inputs.size());
@@ -503,7 +509,7 @@ std::vector<Tensor> QuantizedSession::run(std::span<const Tensor> inputs) {
     if (i < s.by_input.size() && s.by_input[i] && rounded.back().dtype() == DataType::float32)
       fake_quantize(rounded.back().values<float>(), *s.by_input[i]);
   }
-  return s.session->run(rounded);
+  return s.session->run_views(rounded);
 }
 
 void QuantizedSession::set_step_observer(Session::StepObserver after_rounding) {

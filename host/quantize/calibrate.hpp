@@ -136,6 +136,8 @@ public:
   QuantizedSession& operator=(QuantizedSession&&) noexcept;
 
   std::vector<Tensor> run(std::span<const Tensor> inputs);
+  // Session::run_views through the rounding of inputs.
+  std::span<const Tensor> run_views(std::span<const Tensor> inputs);
   // Called after every step once its outputs are rounded to their parameters (the engine's own
   // observer does the rounding): it sees what the int8 tensors hold and may rewrite them, as the
   // accuracy analysis does. An empty function removes it.

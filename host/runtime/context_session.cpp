@@ -11,6 +11,10 @@ std::vector<Tensor> ContextSession::run(std::span<const Tensor> inputs) {
   return quantized_ ? quantized_->run(inputs) : plain_->run(inputs);
 }
 
+std::span<const Tensor> ContextSession::run_views(std::span<const Tensor> inputs) {
+  return quantized_ ? quantized_->run_views(inputs) : plain_->run_views(inputs);
+}
+
 size_t ContextSession::board_weight_bytes() const {
   size_t bytes = session_->weight_bytes();
   if (!quantized_) return bytes;

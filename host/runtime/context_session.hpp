@@ -22,6 +22,8 @@ public:
   Session* operator->() const noexcept { return session_; }
   Session& operator*() const noexcept { return *session_; }
   [[nodiscard]] std::vector<Tensor> run(std::span<const Tensor> inputs);
+  // Session::run_views: the outputs where the engine wrote them, until the next run.
+  [[nodiscard]] std::span<const Tensor> run_views(std::span<const Tensor> inputs);
   // The weights as the board holds them: int8 (1 byte an element) or int4 (half a byte) where
   // quantized, as the engine keeps them elsewhere.
   [[nodiscard]] size_t board_weight_bytes() const;

@@ -231,7 +231,11 @@ void HostContext::run(rknn_run_extend* extend) {
   custom_ops_->require_registered(session_->graph());
   const auto start = std::chrono::steady_clock::now();
   try {
-    outputs_ = session_.run(inputs);
+    // The outputs stay where the engine wrote them until rknn_outputs_get encodes them from there
+    // (and the internal memory they may live in stays held as long).
+    const auto views = session_.run_views(inputs);
+    outputs_.assign(views.begin(), views.end());
+    outputs_memory_ = internal;
   } catch (const EngineError& e) {
     fail(RKNN_ERR_FAIL, "{}", e.what());
   }

@@ -88,7 +88,8 @@ private:
   // (docs/c-interface.md#run-time-output-shapes).
   std::vector<bool> run_time_shaped_;
   std::vector<std::vector<int64_t>> initial_output_shapes_;  // under the model's initial (largest) shapes
-  std::vector<Tensor> outputs_;                              // of the last run
+  std::vector<Tensor> outputs_;                              // of the last run: views into its arena
+  std::shared_ptr<HostMem> outputs_memory_;                  // the internal memory outputs_ may view
   bool has_run_ = false;                                     // outputs_ hold a run under shapes_
   IoState io_;
   MemoryPlan memory_;

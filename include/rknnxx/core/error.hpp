@@ -6,10 +6,13 @@
 #include <rknnxx/abi/c_api.h>
 #include <rknnxx/abi/c_custom_op.h>
 
-#include <rknnxx/core/fmt_core.hpp>
+#include <rknnxx/core/message.hpp>
 
 #include <cstdint>
+#include <algorithm>
+#include <concepts>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -95,19 +98,11 @@ namespace detail {
 class RknnCategory final : public std::error_category {
 public:
   [[nodiscard]] const char* name() const noexcept override { return "rknn"; }
-  [[nodiscard]] std::string message(int code) const override {
-    const auto e = static_cast<Errc>(code);
-    const auto n = errc_name(e);
-    if (n == "RKNN_ERR_UNKNOWN") return fmt::format("unknown rknn return code {}", code);
-    return fmt::format("{} ({})", n, errc_description(e));
-  }
+  [[nodiscard]] std::string message(int code) const override;
 };
 }  // namespace detail
 
-[[nodiscard]] inline const std::error_category& rknn_category() noexcept {
-  static const detail::RknnCategory category;
-  return category;
-}
+[[nodiscard]] const std::error_category& rknn_category() noexcept;
 
 [[nodiscard]] inline std::error_code make_error_code(Errc e) noexcept { return {static_cast<int>(e), rknn_category()}; }
 
@@ -129,9 +124,7 @@ struct TensorId {
 //   rknn_set_io_mem(input 0 "images"): expected NHWC, given NC1HWC2: RKNN_ERR_PARAM_INVALID (invalid parameter)
 class Error : public std::system_error {
 public:
-  Error(std::error_code code, std::string call, std::string message, TensorId tensor = {})
-      : std::system_error(code, compose(code, call, message, tensor)), call_(std::move(call)),
-        message_(std::move(message)), tensor_(std::move(tensor)) {}
+  Error(std::error_code code, std::string call, std::string message, TensorId tensor = {});
   Error(Errc code, std::string call, std::string message, TensorId tensor = {})
       : Error(make_error_code(code), std::move(call), std::move(message), std::move(tensor)) {}
 
@@ -142,18 +135,7 @@ public:
 
 private:
   static std::string compose(const std::error_code&, std::string_view call, std::string_view message,
-                             const TensorId& t) {
-    std::string s(call);
-    if (!t.empty()) {
-      s += '(';
-      s += t.io == Io::input ? "input" : t.io == Io::output ? "output" : "tensor";
-      if (t.index) s += fmt::format(" {}", *t.index);
-      if (!t.name.empty()) s += fmt::format(" \"{}\"", t.name);
-      s += ')';
-    }
-    if (!message.empty()) s += fmt::format("{}{}", s.empty() ? "" : ": ", message);
-    return s;  // std::system_error appends ": " and the code's message
-  }
+                             const TensorId& t);
 
   std::string call_;
   std::string message_;
@@ -166,19 +148,25 @@ private:
 }
 
 // Turns a runtime return code into an exception naming the call (and the tensor, when known).
-inline void check(int rc, std::string_view call, TensorId tensor = {}) {
-  if (rc < 0) throw Error(static_cast<Errc>(rc), std::string(call), {}, std::move(tensor));
-}
+void check(int rc, std::string_view call, TensorId tensor = {});
 
 namespace detail {
+// Formats the message and throws Error(param_invalid) naming `call`.
+[[noreturn]] void throw_invalid(std::string_view call, std::string_view format, std::span<const MessageArg> args);
+
 // The one way the compile-time vocabulary reports bad input. It is deliberately not constexpr:
 // reached during constant evaluation it stops compilation, and compilers quote the calling line,
 // message included; reached at run time it throws rknnxx::Error with the values filled in.
 // Keep the format string on the line of the call: that line is what the diagnostic quotes (and
 // what tests/compile_fail matches).
-template <class... Args>
-[[noreturn]] void fail(std::string_view call, fmt::format_string<Args...> message, Args&&... args) {
-  throw Error(Errc::param_invalid, std::string(call), fmt::format(message, std::forward<Args>(args)...));
+template <class... Args> [[noreturn]] void
+fail(std::string_view call, std::type_identity_t<MessageFormat<sizeof...(Args)>> message, const Args&... args) {
+  if constexpr (sizeof...(Args) == 0) {
+    throw_invalid(call, message.text(), {});
+  } else {
+    const MessageArg values[] = {MessageArg(args)...};
+    throw_invalid(call, message.text(), values);
+  }
 }
 
 // a * b, refusing to wrap: element counts and spans are products of up to 16 32-bit extents.
@@ -189,3 +177,7 @@ constexpr std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, std::strin
 }  // namespace detail
 
 }  // namespace rknnxx
+
+#ifndef RKNNXX_SEPARATE_COMPILATION
+#include <rknnxx/core/impl/error.hpp>
+#endif

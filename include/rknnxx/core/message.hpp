@@ -1,0 +1,102 @@
+#pragma once
+// Messages of errors and diagnostics, formatted with {fmt}'s syntax by one function that is
+// compiled once (docs/separate-compilation.md): a header that words a message pays for neither
+// <fmt/format.h> nor a formatting template per call.
+//
+//   detail::message("{} bytes at offset {}", size, offset)   // std::string
+//
+// Arguments are integers, floating-point numbers, bool and text; anything else is turned into
+// text first (name_of, dims_text). The number of placeholders is checked at compile time.
+
+#include <algorithm>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+namespace rknnxx::detail {
+
+// One value of a message, taken as it is given and formatted by one compiled function, so that
+// a message costs the translation unit that writes it no formatting template of its own.
+class MessageArg {
+public:
+  enum class Kind : std::uint8_t { boolean, signed_integer, unsigned_integer, floating, text };
+
+  template <std::integral T>
+    requires(!std::same_as<T, bool> && !std::same_as<T, char>)
+  constexpr MessageArg(T v) noexcept {
+    if constexpr (std::is_signed_v<T>) kind_ = Kind::signed_integer, i_ = v;
+    else kind_ = Kind::unsigned_integer, u_ = v;
+  }
+  constexpr MessageArg(bool v) noexcept : kind_(Kind::boolean), u_(v) {}
+  template <std::floating_point T> constexpr MessageArg(T v) noexcept : kind_(Kind::floating), f_(v) {}
+  constexpr MessageArg(std::string_view v) noexcept : kind_(Kind::text), s_(v) {}
+  constexpr MessageArg(const char* v) noexcept : MessageArg(std::string_view(v)) {}
+  MessageArg(const std::string& v) noexcept : MessageArg(std::string_view(v)) {}
+
+  [[nodiscard]] constexpr Kind kind() const noexcept { return kind_; }
+  [[nodiscard]] constexpr std::int64_t signed_value() const noexcept { return i_; }
+  [[nodiscard]] constexpr std::uint64_t unsigned_value() const noexcept { return u_; }
+  [[nodiscard]] constexpr double floating_value() const noexcept { return f_; }
+  [[nodiscard]] constexpr std::string_view text() const noexcept { return s_; }
+
+private:
+  Kind kind_;
+  std::int64_t i_ = 0;
+  std::uint64_t u_ = 0;
+  double f_ = 0;
+  std::string_view s_;
+};
+
+// A message's format string ({fmt} syntax), checked at compile time against the number of
+// arguments given with it: a placeholder without an argument, or an argument without one, does not
+// compile.
+void message_placeholders_do_not_match_the_arguments();  // never defined: named by the diagnostic
+
+template <std::size_t N> class MessageFormat {
+public:
+  template <class S>
+    requires std::convertible_to<const S&, std::string_view>
+  consteval MessageFormat(const S& s) : text_(s) {
+    std::size_t placeholders = 0, highest_index = 0;
+    bool indexed = false;
+    for (std::size_t i = 0; i < text_.size(); ++i) {
+      if (text_[i] == '{' && i + 1 < text_.size() && text_[i + 1] == '{') ++i;
+      else if (text_[i] == '}' && i + 1 < text_.size() && text_[i + 1] == '}') ++i;
+      else if (text_[i] == '{') {
+        ++placeholders;
+        if (i + 1 < text_.size() && text_[i + 1] >= '0' && text_[i + 1] <= '9') {
+          indexed = true;
+          highest_index = std::max<std::size_t>(highest_index, static_cast<std::size_t>(text_[i + 1] - '0') + 1);
+        }
+      }
+    }
+    if ((indexed ? highest_index : placeholders) != N) message_placeholders_do_not_match_the_arguments();
+  }
+  [[nodiscard]] constexpr std::string_view text() const noexcept { return text_; }
+
+private:
+  std::string_view text_;
+};
+
+// The message `format` makes of `args`.
+[[nodiscard]] std::string vmessage(std::string_view format, std::span<const MessageArg> args);
+
+template <class... Args>
+[[nodiscard]] std::string message(std::type_identity_t<MessageFormat<sizeof...(Args)>> format, const Args&... args) {
+  if constexpr (sizeof...(Args) == 0) {
+    return vmessage(format.text(), {});
+  } else {
+    const MessageArg values[] = {MessageArg(args)...};
+    return vmessage(format.text(), values);
+  }
+}
+
+}  // namespace rknnxx::detail
+
+#ifndef RKNNXX_SEPARATE_COMPILATION
+#include <rknnxx/core/impl/message.hpp>
+#endif

@@ -4,6 +4,7 @@
 //
 //   custom_op MODEL.hrknn          (tests/host_c/make_custom_op_model.py and custom_op.json make one)
 #include <rknnxx/rknn.hpp>
+#include <rknnxx/runtime/custom_op.hpp>
 
 #include <cstdio>
 #include <exception>

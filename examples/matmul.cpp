@@ -5,6 +5,7 @@
 //   RKNNXX_RUNTIME=host ./matmul        # on a PC; on a board the vendor runtime is found first
 
 #include <rknnxx/rknn.hpp>
+#include <rknnxx/runtime/matmul.hpp>
 
 #include <cmath>
 #include <cstdio>

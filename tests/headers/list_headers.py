@@ -3,5 +3,6 @@
 import pathlib, sys
 root = pathlib.Path(sys.argv[1])
 for p in sorted(root.rglob('*.h*')):
-    if p.suffix in ('.h', '.hpp'):
+    # impl/src.hpp is the one translation unit of separate compilation, not a header to include
+    if p.suffix in ('.h', '.hpp') and p.relative_to(root).as_posix() != 'rknnxx/impl/src.hpp':
         print(p.relative_to(root).as_posix())

@@ -2,6 +2,7 @@
 // with the model of tests/host_c/make_custom_op_model.py (x -> rknnxx.test.ScaleShift -> y -> Relu -> z,
 // y = alpha * x + beta[c]) converted by the build ($RKNNXX_CUSTOM_OP_MODEL).
 #include <rknnxx/rknn.hpp>
+#include <rknnxx/runtime/custom_op.hpp>
 
 #include <doctest/doctest.h>
 

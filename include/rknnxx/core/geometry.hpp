@@ -32,7 +32,7 @@
 #include <rknnxx/core/layout.hpp>
 #include <rknnxx/core/platform.hpp>
 
-#include <rknnxx/core/fmt_core.hpp>
+#include <rknnxx/core/message.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -172,7 +172,7 @@ template <Platform P, TensorElement T, Layout L>
   std::string out;
   const auto differ = [&out](std::string_view field, const auto& computed, const auto& reported) {
     if (computed == reported) return;
-    out += fmt::format("{}{}: computed {}, reported {}", out.empty() ? "" : "; ", field, computed, reported);
+    out += detail::message("{}{}: computed {}, reported {}", out.empty() ? "" : "; ", field, computed, reported);
   };
   differ("fmt", name_of(g.format), name_of(static_cast<TensorFormat>(attr.fmt)));
   differ("type", name_of(g.type), name_of(static_cast<TensorType>(attr.type)));

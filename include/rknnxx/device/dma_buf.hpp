@@ -271,7 +271,7 @@ public:
     if (!mapping.maps(fd(), 0)) fail(call, "the mapping was not made from this {} (fd {})", kind_name(Kind), fd());
   }
 
-  [[nodiscard]] static std::string describe(int fd) { return fmt::format("{} fd {}", kind_name(Kind), fd); }
+  [[nodiscard]] static std::string describe(int fd) { return rknnxx::detail::message("{} fd {}", kind_name(Kind), fd); }
 
 private:
   [[noreturn]] static void fail_negative_fd(int fd) { fail("adopt", "{} is not a file descriptor", fd); }
@@ -279,8 +279,10 @@ private:
     if (!valid()) fail(call, "the {} owns no file descriptor (moved from, released or reset)", kind_name(Kind));
   }
   template <class... Args>
-  [[noreturn]] static void fail(std::string_view call, fmt::format_string<Args...> message, Args&&... args) {
-    rknnxx::detail::fail(call, message, std::forward<Args>(args)...);
+  [[noreturn]] static void fail(std::string_view call,
+                                std::type_identity_t<rknnxx::detail::MessageFormat<sizeof...(Args)>> message,
+                                const Args&... args) {
+    rknnxx::detail::fail(call, message, args...);
   }
 
   UniqueFd fd_;
@@ -312,7 +314,7 @@ public:
         name.find('\0') != std::string_view::npos)
       rknnxx::detail::fail("DmaHeap::open", "\"{}\" is not a heap name (a file name under {})", name, directory);
     DmaHeap heap;
-    heap.path_ = fmt::format("{}/{}", directory, name);
+    heap.path_ = rknnxx::detail::message("{}/{}", directory, name);
     heap.fd_ = open_node(sys, heap.path_, O_RDONLY);
     return heap;
   }

@@ -124,7 +124,7 @@ inline std::optional<std::uint32_t> optional_action(const NpuNodeHandle& node, s
   const Request& r = node.misc() ? requests::rknpu_misc_action : requests::rknpu_action;
   const int rc = retrying([&] { return node.sys().ioctl(node.fd.get(), r.number, &a); });
   if (rc == -EINVAL) return std::nullopt;
-  if (rc < 0) throw device_error(-rc, fmt::format("ioctl {}", r.name), node.path);
+  if (rc < 0) throw device_error(-rc, rknnxx::detail::message("ioctl {}", r.name), node.path);
   return a.value;
 }
 
@@ -346,7 +346,7 @@ public:
       sys.close(fd);
       search.nodes.push_back({misc, NpuDriver::rknpu_misc});
     } else if (fd != -ENOENT) {
-      search.skipped.push_back(fmt::format("{}: {}", misc, detail::errno_text(-fd)));
+      search.skipped.push_back(rknnxx::detail::message("{}: {}", misc, detail::errno_text(-fd)));
     }
     probe_directory(sys, accel_directory, "accel", "rocket", NpuDriver::rocket, search);
     return search;
@@ -356,9 +356,9 @@ public:
   [[nodiscard]] static NpuDevice open(Syscalls& sys = linux_syscalls()) {
     auto search = find(sys);
     if (search.nodes.empty()) {
-      std::string why = fmt::format("no rknpu or rocket node among {}/renderD*, {}, {}/accel*", dri_directory,
-                                    misc_node, accel_directory);
-      for (const auto& s : search.skipped) why += fmt::format("; {}", s);
+      std::string why = rknnxx::detail::message("no rknpu or rocket node among {}/renderD*, {}, {}/accel*",
+                                                dri_directory, misc_node, accel_directory);
+      for (const auto& s : search.skipped) why += rknnxx::detail::message("; {}", s);
       throw Error(Errc::device_unavailable, "NpuDevice::open", why);
     }
     return open(search.nodes.front(), sys);
@@ -394,14 +394,14 @@ public:
     if (node_->driver != NpuDriver::rknpu_misc) {
       detail::DrmIdentity id;
       const int rc = detail::query_drm_identity(node_->sys(), fd(), &id);
-      if (rc < 0) throw device_error(-rc, fmt::format("ioctl {}", requests::drm_version.name), node_->path);
-      info.driver_version = fmt::format("{}.{}.{}", id.major, id.minor, id.patch);
+      if (rc < 0) throw device_error(-rc, rknnxx::detail::message("ioctl {}", requests::drm_version.name), node_->path);
+      info.driver_version = rknnxx::detail::message("{}.{}.{}", id.major, id.minor, id.patch);
       if (node_->driver == NpuDriver::rocket) return info;
     }
     info.driver_version_code = optional_action(abi::rknpu_get_drv_version);
     if (info.driver_version_code) {
       const auto c = *info.driver_version_code;
-      info.driver_version = fmt::format("{}.{}.{}", c / 10000, c / 100 % 100, c % 100);
+      info.driver_version = rknnxx::detail::message("{}.{}.{}", c / 10000, c / 100 % 100, c % 100);
     }
     info.hw_version = optional_action(abi::rknpu_get_hw_version);
     if (const auto iommu = optional_action(abi::rknpu_get_iommu_en)) info.iommu_enabled = *iommu != 0;
@@ -466,7 +466,7 @@ private:
     const int rc = sys.list_directory(dir.c_str(), &names);
     if (rc == -ENOENT) return;
     if (rc < 0) {
-      search.skipped.push_back(fmt::format("{}: {}", dir, detail::errno_text(-rc)));
+      search.skipped.push_back(rknnxx::detail::message("{}: {}", dir, detail::errno_text(-rc)));
       return;
     }
     std::vector<std::pair<unsigned, std::string>> numbered;
@@ -474,19 +474,20 @@ private:
       if (const auto k = detail::node_number(n, prefix)) numbered.emplace_back(*k, std::move(n));
     std::sort(numbered.begin(), numbered.end());
     for (const auto& [k, name] : numbered) {
-      const std::string path = fmt::format("{}/{}", dir, name);
+      const std::string path = rknnxx::detail::message("{}/{}", dir, name);
       const int fd = detail::retrying([&] { return sys.open(path.c_str(), O_RDWR | O_CLOEXEC); });
       if (fd < 0) {
-        search.skipped.push_back(fmt::format("{}: {}", path, detail::errno_text(-fd)));
+        search.skipped.push_back(rknnxx::detail::message("{}: {}", path, detail::errno_text(-fd)));
         continue;
       }
       detail::DrmIdentity id;
       const int q = detail::query_drm_identity(sys, fd, &id);
       sys.close(fd);
       if (q < 0)
-        search.skipped.push_back(fmt::format("{}: {} {}", path, requests::drm_version.name, detail::errno_text(-q)));
+        search.skipped.push_back(
+            rknnxx::detail::message("{}: {} {}", path, requests::drm_version.name, detail::errno_text(-q)));
       else if (id.name == wanted) search.nodes.push_back({path, driver});
-      else search.skipped.push_back(fmt::format("{}: driver \"{}\"", path, id.name));
+      else search.skipped.push_back(rknnxx::detail::message("{}: driver \"{}\"", path, id.name));
     }
   }
 

@@ -185,7 +185,7 @@ private:
 // Issues an ioctl, retrying EINTR and EAGAIN; throws naming the request and the node (or fd).
 inline void checked_ioctl(Syscalls& sys, int fd, const Request& request, void* arg, std::string_view node) {
   const int rc = detail::retrying([&] { return sys.ioctl(fd, request.number, arg); });
-  if (rc < 0) throw device_error(-rc, fmt::format("ioctl {}", request.name), node);
+  if (rc < 0) throw device_error(-rc, rknnxx::detail::message("ioctl {}", request.name), node);
 }
 
 // Opens a node (O_CLOEXEC added), retrying EINTR; throws naming the node.

@@ -55,18 +55,11 @@ struct MemLife;         // mem.hpp
 // A token that names the calling thread: the address of a thread-local object, distinct for every
 // live thread. (std::thread::id would do as well, but costs every application's translation unit
 // <thread>, a third of the standard headers' parse time in the umbrella.)
-inline const void* this_thread_token() noexcept {
-  static thread_local const char token = 0;
-  return &token;
-}
+const void* this_thread_token() noexcept;
 
 // An Error's message followed by what the runtime logged about the failure of `call`, when it
 // can tell (Runtime::last_error): "model file m.onnx (runtime ...): the runtime says: ...".
-inline std::string with_runtime_message(std::string message, const Runtime& runtime, std::string_view call) {
-  const std::string said = runtime.last_error(call);
-  if (!said.empty()) message += fmt::format("{}the runtime says: {}", message.empty() ? "" : ": ", said);
-  return message;
-}
+std::string with_runtime_message(std::string message, const Runtime& runtime, std::string_view call);
 
 struct ContextState {
   std::shared_ptr<const Runtime> runtime;
@@ -104,59 +97,29 @@ struct ContextState {
 
   // The thread rule: one thread uses a context at a time. The first call claims it; a call from
   // another thread before the owner calls Context::release_thread() is refused (debug builds).
-  void enter([[maybe_unused]] std::string_view call) {
-#if RKNNXX_THREAD_CHECKS
-    const void* const me = this_thread_token();
-    const void* current = owner.load(std::memory_order_acquire);
-    if (current == me) return;
-    if (current == nullptr && owner.compare_exchange_strong(current, me)) return;
-    throw Error(Errc::ctx_invalid, std::string(call),
-                "the context belongs to another thread: a Context is used by one thread at a time (call "
-                "release_thread() on the owning thread to hand it over, or give each thread its own Context, e.g. "
-                "with dup())");
-#endif
-  }
+  void enter([[maybe_unused]] std::string_view call);
 
-  void check_alive(std::string_view call, std::string_view what) const {
-    if (released)
-      throw Error(
-          Errc::ctx_invalid, std::string(call),
-          fmt::format("{} outlived its Context's ownership: Context::release() handed the handle to C code", what));
-    if (!alive)
-      throw Error(Errc::ctx_invalid, std::string(call),
-                  fmt::format("{} outlived its Context: the context was destroyed, and its memory with it", what));
-  }
+  void check_alive(std::string_view call, std::string_view what) const;
 
   // A runtime return code to an Error naming the call, the tensor, the runtime and what the
   // runtime said about it.
-  void check(int rc, std::string_view call, TensorId tensor = {}, std::string_view message = {}) const {
-    if (rc < 0) fail(static_cast<Errc>(rc), call, message, std::move(tensor));
-  }
-  [[noreturn]] void fail(Errc code, std::string_view call, std::string_view message, TensorId tensor = {}) const {
-    throw Error(code, std::string(call),
-                with_runtime_message(message.empty() ? fmt::format("runtime {}", runtime->path())
-                                                     : fmt::format("{} (runtime {})", message, runtime->path()),
-                                     *runtime, call),
-                std::move(tensor));
-  }
+  void check(int rc, std::string_view call, TensorId tensor = {}, std::string_view message = {}) const;
+  [[noreturn]] void fail(Errc code, std::string_view call, std::string_view message, TensorId tensor = {}) const;
 
   template <class F> F require(F f, std::string_view call) const {
     if (f == nullptr)
       throw Error(Errc::fail, std::string(call),
-                  fmt::format("the runtime {} does not provide {}", runtime->path(), call));
+                  detail::message("the runtime {} does not provide {}", runtime->path(), call));
     return f;
   }
 
-  void forget_outputs(const std::vector<rknn_output>& given) noexcept {
-    outputs.erase(std::remove_if(outputs.begin(), outputs.end(),
-                                 [&](const rknn_output& o) {
-                                   return std::any_of(given.begin(), given.end(),
-                                                      [&](const rknn_output& g) { return g.buf == o.buf; });
-                                 }),
-                  outputs.end());
-  }
+  void forget_outputs(const std::vector<rknn_output>& given) noexcept;
 
   void forget_mem(rknn_tensor_mem* m) noexcept { mems.erase(std::remove(mems.begin(), mems.end(), m), mems.end()); }
 };
 
 }  // namespace rknnxx::detail
+
+#ifndef RKNNXX_SEPARATE_COMPILATION
+#include <rknnxx/runtime/impl/context_state.hpp>
+#endif

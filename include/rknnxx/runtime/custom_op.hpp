@@ -21,7 +21,7 @@
 #include <rknnxx/abi/c_custom_op.h>
 #include <rknnxx/core/element_type.hpp>
 #include <rknnxx/core/error.hpp>
-#include <rknnxx/core/fmt_core.hpp>
+#include <rknnxx/core/message.hpp>
 
 #include <algorithm>
 #include <array>
@@ -48,13 +48,9 @@ class CustomTensor {
 public:
   explicit CustomTensor(const rknn_custom_op_tensor& tensor) noexcept : t_(&tensor) {}
 
-  [[nodiscard]] std::string_view name() const noexcept {
-    return {t_->attr.name, ::strnlen(t_->attr.name, RKNN_MAX_NAME_LEN)};
-  }
+  [[nodiscard]] std::string_view name() const noexcept;
   [[nodiscard]] TensorType type() const noexcept { return static_cast<TensorType>(t_->attr.type); }
-  [[nodiscard]] std::span<const std::uint32_t> dims() const noexcept {
-    return {t_->attr.dims, std::min<std::uint32_t>(t_->attr.n_dims, RKNN_MAX_DIMS)};
-  }
+  [[nodiscard]] std::span<const std::uint32_t> dims() const noexcept;
   [[nodiscard]] std::size_t elements() const noexcept { return t_->attr.n_elems; }
   [[nodiscard]] std::size_t bytes() const noexcept { return t_->attr.size; }
   [[nodiscard]] const rknn_custom_op_tensor& native() const noexcept { return *t_; }
@@ -67,7 +63,7 @@ private:
   template <class T> std::span<T> typed() const {
     if (tensor_type_of<T> != type())
       throw Error(Errc::param_invalid, "rknnxx::CustomTensor::data",
-                  fmt::format("tensor '{}' holds {}, not {}", name(), name_of(type()), name_of(tensor_type_of<T>)));
+                  detail::message("tensor '{}' holds {}, not {}", name(), name_of(type()), name_of(tensor_type_of<T>)));
     auto* base = static_cast<std::byte*>(t_->mem.virt_addr) + t_->mem.offset;
     return {reinterpret_cast<T*>(base), elements()};
   }
@@ -88,8 +84,8 @@ public:
     if (a.n_elems == 0 || a.data == nullptr) return {};
     if (static_cast<TensorType>(a.dtype) != tensor_type_of<T>)
       throw Error(Errc::param_invalid, "rknnxx::CustomOpAttrs::values",
-                  fmt::format("attribute '{}' holds {}, not {}", name, name_of(static_cast<TensorType>(a.dtype)),
-                              name_of(tensor_type_of<T>)));
+                  detail::message("attribute '{}' holds {}, not {}", name, name_of(static_cast<TensorType>(a.dtype)),
+                                  name_of(tensor_type_of<T>)));
     std::vector<T> out(a.n_elems);
     std::memcpy(out.data(), a.data, out.size() * sizeof(T));
     return out;
@@ -100,23 +96,10 @@ public:
     return v.empty() ? std::nullopt : std::optional<T>(v.front());
   }
   // A STRING attribute, or nullopt when the node lacks it.
-  [[nodiscard]] std::optional<std::string> string(std::string_view name) const {
-    auto bytes = values<std::uint8_t>(name);
-    if (bytes.empty()) return std::nullopt;
-    return std::string(bytes.begin(), bytes.end());
-  }
+  [[nodiscard]] std::optional<std::string> string(std::string_view name) const;
 
 private:
-  rknn_custom_op_attr lookup(std::string_view name) const {
-    rknn_custom_op_attr a{};
-    if (get_ == nullptr) throw Error(Errc::fail, "rknn_custom_op_get_op_attr", "the runtime does not provide it");
-    if (name.size() >= RKNN_MAX_NAME_LEN)
-      throw Error(Errc::param_invalid, "rknn_custom_op_get_op_attr",
-                  fmt::format("an attribute name of {} bytes exceeds {}", name.size(), RKNN_MAX_NAME_LEN - 1));
-    const std::string terminated(name);
-    get_(op_ctx_, terminated.c_str(), &a);
-    return a;
-  }
+  rknn_custom_op_attr lookup(std::string_view name) const;
 
   GetAttr get_;
   rknn_custom_op_context* op_ctx_;
@@ -144,8 +127,8 @@ public:
     if (op_type_.empty()) throw Error(Errc::param_invalid, "rknnxx::CustomOp", "the op type is empty");
     if (op_type_.size() >= RKNN_MAX_NAME_LEN || op_type_.find('\0') != std::string::npos)
       throw Error(Errc::param_invalid, "rknnxx::CustomOp",
-                  fmt::format("the op type must be under {} bytes without NUL, given {} bytes", RKNN_MAX_NAME_LEN,
-                              op_type_.size()));
+                  detail::message("the op type must be under {} bytes without NUL, given {} bytes", RKNN_MAX_NAME_LEN,
+                                  op_type_.size()));
   }
 
   [[nodiscard]] const std::string& op_type() const noexcept { return op_type_; }
@@ -184,46 +167,19 @@ inline std::mutex custom_op_slot_mutex;
 class CustomOpBinding {
 public:
   CustomOpBinding(CustomOp op, CustomOpAttrs::GetAttr get_attr);
-  ~CustomOpBinding() {
-    const std::lock_guard lock(custom_op_slot_mutex);
-    custom_op_slot_table[slot_].store(nullptr, std::memory_order_release);
-  }
+  ~CustomOpBinding();
   CustomOpBinding(const CustomOpBinding&) = delete;
   CustomOpBinding& operator=(const CustomOpBinding&) = delete;
 
   [[nodiscard]] const rknn_custom_op& abi() const noexcept { return abi_; }
   // The message of the last exception compute threw (cleared when read): what a failed run reports.
-  [[nodiscard]] std::string take_error() {
-    const std::lock_guard lock(error_mutex_);
-    return std::exchange(error_, {});
-  }
+  [[nodiscard]] std::string take_error();
 
   int compute(rknn_custom_op_context* op_ctx, rknn_custom_op_tensor* inputs, std::uint32_t n_inputs,
-              rknn_custom_op_tensor* outputs, std::uint32_t n_outputs) noexcept {
-    try {
-      std::vector<CustomTensor> in;
-      std::vector<CustomTensor> out;
-      in.reserve(n_inputs);
-      out.reserve(n_outputs);
-      for (std::uint32_t i = 0; i < n_inputs; ++i) in.emplace_back(inputs[i]);
-      for (std::uint32_t i = 0; i < n_outputs; ++i) out.emplace_back(outputs[i]);
-      op_.compute()(in, out, CustomOpAttrs(get_attr_, op_ctx));
-      return RKNN_SUCC;
-    } catch (const std::exception& e) {
-      remember(fmt::format("custom operator {}: {}", op_.op_type(), e.what()));
-    } catch (...) {
-      remember(fmt::format("custom operator {}: an exception that is not a std::exception", op_.op_type()));
-    }
-    return RKNN_ERR_FAIL;
-  }
+              rknn_custom_op_tensor* outputs, std::uint32_t n_outputs) noexcept;
 
 private:
-  void remember(std::string message) noexcept {
-    try {
-      const std::lock_guard lock(error_mutex_);
-      error_ = std::move(message);
-    } catch (...) {}
-  }
+  void remember(std::string message) noexcept;
 
   CustomOp op_;
   CustomOpAttrs::GetAttr get_attr_;
@@ -244,26 +200,9 @@ template <std::size_t... I> constexpr auto custom_op_trampolines(std::index_sequ
   return std::array{&custom_op_trampoline<I>...};
 }
 
-inline CustomOpBinding::CustomOpBinding(CustomOp op, CustomOpAttrs::GetAttr get_attr)
-    : op_(std::move(op)), get_attr_(get_attr) {
-  static constexpr auto trampolines = custom_op_trampolines(std::make_index_sequence<custom_op_slots>{});
-  {
-    const std::lock_guard lock(custom_op_slot_mutex);
-    std::size_t free = custom_op_slots;
-    for (std::size_t i = 0; i < custom_op_slots && free == custom_op_slots; ++i)
-      if (custom_op_slot_table[i].load(std::memory_order_relaxed) == nullptr) free = i;
-    if (free == custom_op_slots)
-      throw Error(Errc::fail, "rknn_register_custom_ops",
-                  fmt::format("{} C++ custom operators are registered already, the most a process can hold at once",
-                              custom_op_slots));
-    slot_ = free;
-    custom_op_slot_table[slot_].store(this, std::memory_order_release);
-  }
-  abi_.version = 1;
-  abi_.target = RKNN_TARGET_TYPE_CPU;
-  std::memcpy(abi_.op_type, op_.op_type().data(), op_.op_type().size());  // CustomOp checked it fits
-  abi_.compute = trampolines[slot_];
-}
-
 }  // namespace detail
 }  // namespace rknnxx
+
+#ifndef RKNNXX_SEPARATE_COMPILATION
+#include <rknnxx/runtime/impl/custom_op.hpp>
+#endif

@@ -83,10 +83,7 @@ public:
   // Nothing bound yet: bind_input / bind_output choose.
   explicit IoBinding(ContextRef ctx) : ctx_(std::move(ctx)) { ctx_.use("rknnxx::IoBinding"); }
   // Every input and every output, with one choice for each side.
-  IoBinding(ContextRef ctx, BindAs inputs, BindAs outputs) : IoBinding(std::move(ctx)) {
-    for (std::uint32_t i = 0; i < ctx_.num_inputs(); ++i) bind_input(i, inputs);
-    for (std::uint32_t o = 0; o < ctx_.num_outputs(); ++o) bind_output(o, outputs);
-  }
+  IoBinding(ContextRef ctx, BindAs inputs, BindAs outputs);
   // A temporary Context would be destroyed at the end of the statement, and the binding with it.
   explicit IoBinding(Context&&) = delete;
   IoBinding(Context&&, BindAs, BindAs) = delete;
@@ -95,15 +92,7 @@ public:
   // this object's bindings: the runtime keeps using that memory, so a run on their tensors is
   // refused until they are bound again (the destructor does the same).
   IoBinding(IoBinding&&) noexcept = default;
-  IoBinding& operator=(IoBinding&& o) noexcept {
-    if (this != &o) {
-      slots_.clear();
-      ctx_ = std::move(o.ctx_);
-      slots_ = std::move(o.slots_);
-      generation_ = std::exchange(o.generation_, 0);
-    }
-    return *this;
-  }
+  IoBinding& operator=(IoBinding&& o) noexcept;
   IoBinding(const IoBinding&) = delete;
   IoBinding& operator=(const IoBinding&) = delete;
   ~IoBinding() = default;
@@ -116,20 +105,10 @@ public:
   void bind_output(TensorRef t, Mem& mem, BindAs as = {}) { bind(false, ctx_.output_index(t), as, &mem); }
 
   // Switches the context's shapes and rebinds every tensor with the attributes of the new shape.
-  ShapeChange set_input_shapes(std::size_t group) {
-    ShapeChange change = ctx_.set_input_shapes(group);
-    rebind();
-    return change;
-  }
-  ShapeChange set_input_shapes(std::span<const Dims> dims, DimsOrder order = DimsOrder::runtime) {
-    ShapeChange change = ctx_.set_input_shapes(dims, order);
-    rebind();
-    return change;
-  }
+  ShapeChange set_input_shapes(std::size_t group);
+  ShapeChange set_input_shapes(std::span<const Dims> dims, DimsOrder order = DimsOrder::runtime);
   // Brings every binding up to date after Context::set_input_shapes was called directly.
-  void rebind() {
-    for (Slot& slot : slots_) attach(slot);
-  }
+  void rebind();
   [[nodiscard]] bool stale() const { return generation_ != ctx_.shape_generation(); }
 
   // Copies (and converts) a view into a bound input: layout, w_stride rows, type, quantization.
@@ -149,31 +128,20 @@ public:
   template <TensorElement T> [[nodiscard]] BoundSpan<T> output(TensorRef output) {
     Slot& slot = fresh(false, ctx_.output_index(output), "rknnxx::IoBinding::output");
     if (slot.info.type() != tensor_type_of<T>)
-      throw Error(
-          Errc::output_invalid, "rknnxx::IoBinding::output",
-          fmt::format("asked for {}, the output is bound as {}", name_of(tensor_type_of<T>), name_of(slot.info.type())),
-          slot.info.id());
+      throw Error(Errc::output_invalid, "rknnxx::IoBinding::output",
+                  detail::message("asked for {}, the output is bound as {}", name_of(tensor_type_of<T>),
+                                  name_of(slot.info.type())),
+                  slot.info.id());
     return BoundSpan<T>(slot.mem.read(), slot.info, slot.info.n_elems());
   }
 
-  void run() {
-    for (const Slot& slot : slots_) (void)fresh_slot(slot, "rknn_run");
-    ctx_.run();
-  }
+  void run();
 
   // The attribute a tensor is bound with now, and its memory.
-  [[nodiscard]] const TensorInfo& bound_input(TensorRef t) const {
-    return find(true, ctx_.input_index(t), "rknnxx::IoBinding::bound_input").info;
-  }
-  [[nodiscard]] const TensorInfo& bound_output(TensorRef t) const {
-    return find(false, ctx_.output_index(t), "rknnxx::IoBinding::bound_output").info;
-  }
-  [[nodiscard]] Mem& input_memory(TensorRef t) {
-    return find(true, ctx_.input_index(t), "rknnxx::IoBinding::input_memory").mem;
-  }
-  [[nodiscard]] Mem& output_memory(TensorRef t) {
-    return find(false, ctx_.output_index(t), "rknnxx::IoBinding::output_memory").mem;
-  }
+  [[nodiscard]] const TensorInfo& bound_input(TensorRef t) const;
+  [[nodiscard]] const TensorInfo& bound_output(TensorRef t) const;
+  [[nodiscard]] Mem& input_memory(TensorRef t);
+  [[nodiscard]] Mem& output_memory(TensorRef t);
 
 private:
   struct Slot {
@@ -186,110 +154,26 @@ private:
     bool app_owned = false;  // mem is a view of memory the application owns
   };
 
-  TensorInfo attr_for(const Slot& slot, bool current) const {
-    const AttrQuery q = slot.as.native ? (current ? AttrQuery::current_native : AttrQuery::native)
-                                       : (current ? AttrQuery::current : AttrQuery::normal);
-    TensorInfo info = slot.input ? ctx_.input_info(slot.index, q) : ctx_.output_info(slot.index, q);
-    if (slot.as.element_type || slot.as.format)
-      info = info.with(slot.as.element_type.value_or(info.type()), slot.as.format.value_or(info.format()));
-    return info;
-  }
+  TensorInfo attr_for(const Slot& slot, bool current) const;
 
   // (Re)binds one tensor. The new slot is bound before the old one goes, so that a refused bind
   // (memory too small, another context's) leaves the old binding in place.
-  void bind(bool input, std::uint32_t index, BindAs as, Mem* app_mem) {
-    auto& s = ctx_.use("rknn_set_io_mem");
-    const TensorInfo& named = (input ? s.current_inputs : s.current_outputs).at(index);
-    Slot slot{input, index, as, {}, {}, fmt::format("{} {} \"{}\"", input ? "input" : "output", index, named.name()),
-              false};
-    if (app_mem != nullptr) {
-      (void)ctx_.own(*app_mem, input ? "rknnxx::IoBinding::bind_input" : "rknnxx::IoBinding::bind_output");
-      slot.mem = app_mem->view();
-      slot.app_owned = true;
-      // The largest shape of the set first, so that every later shape switch rebinds it.
-      slot.info = attr_for(slot, false);
-      require_fits(slot, slot.info.alloc_size(), " (the largest shape of the model's shape set)");
-    }
-    attach(slot);
-    for (Slot& old : slots_)
-      if (old.input == input && old.index == index) {
-        old = std::move(slot);
-        return;
-      }
-    slots_.push_back(std::move(slot));
-  }
+  void bind(bool input, std::uint32_t index, BindAs as, Mem* app_mem);
 
-  void require_fits(const Slot& slot, std::uint64_t need, std::string_view which) const {
-    const std::uint32_t given = slot.mem.size();
-    if (given < need)
-      throw Error(Errc::param_invalid, "rknn_set_io_mem",
-                  fmt::format("the application's memory bound to {} holds {} bytes; the tensor needs {} bytes{}",
-                              slot.label, given, need, which),
-                  slot.info.id());
-  }
+  void require_fits(const Slot& slot, std::uint64_t need, std::string_view which) const;
 
   // (Re)binds a slot with the current attributes. Memory the binding owns is allocated once at
   // the largest size: the attributes queried before any shape switch describe the model's
   // largest shape (docs/c-interface.md); where a later shape needs more (multi-input models), the
   // buffer grows. The application's memory must hold the current size.
-  void attach(Slot& slot) {
-    auto& s = ctx_.use("rknn_set_io_mem");
-    const bool shapes_chosen = s.group.has_value();
-    if (slot.app_owned) require_alive(slot, "rknn_set_io_mem");
-    slot.info = attr_for(slot, shapes_chosen);
-    std::uint64_t need = slot.info.alloc_size();
-    if (slot.app_owned) {
-      require_fits(slot, need, shapes_chosen ? fmt::format(" (shape group {})", *s.group) : std::string());
-    } else if (!slot.mem) {
-      if (shapes_chosen) need = std::max<std::uint64_t>(need, attr_for(slot, false).alloc_size());
-      slot.mem = ctx_.create_mem(need);
-    } else if (slot.mem.size() < need) {
-      slot.mem = ctx_.create_mem(need);
-    }
-    ctx_.set_io_mem(slot.mem, slot.info);
-    auto entry = std::find_if(s.bound.begin(), s.bound.end(), [&](const auto& b) { return b.label == slot.label; });
-    if (entry == s.bound.end()) entry = s.bound.insert(s.bound.end(), {slot.label, {}, false});
-    entry->life = slot.mem.life();
-    entry->app_owned = slot.app_owned;
-    s.has_bindings = true;
-    s.bound_generation = s.generation;
-    generation_ = s.generation;
-  }
+  void attach(Slot& slot);
 
-  void require_alive(const Slot& slot, std::string_view call) const {
-    if (slot.mem.destroyed())
-      throw Error(Errc::param_invalid, std::string(call),
-                  fmt::format("the application's memory bound to {} was destroyed (or released to C code) by its Mem; "
-                              "bind new memory to it",
-                              slot.label),
-                  slot.info.id());
-  }
+  void require_alive(const Slot& slot, std::string_view call) const;
 
-  Slot& find(bool input, std::uint32_t index, std::string_view call) {
-    for (Slot& slot : slots_)
-      if (slot.input == input && slot.index == index) return slot;
-    throw Error(Errc::param_invalid, std::string(call),
-                fmt::format("{} {} is not bound: bind it with bind_{} first", input ? "input" : "output", index,
-                            input ? "input" : "output"));
-  }
-  const Slot& find(bool input, std::uint32_t index, std::string_view call) const {
-    return const_cast<IoBinding*>(this)->find(input, index, call);
-  }
-  const Slot& fresh_slot(const Slot& slot, std::string_view call) const {
-    if (slot.app_owned) require_alive(slot, call);
-    if (generation_ != ctx_.shape_generation())
-      throw Error(Errc::param_invalid, std::string(call),
-                  fmt::format("stale binding of {}: the input shapes changed after it was bound (bound for shape "
-                              "generation {}, the context is at {}); switch shapes with IoBinding::set_input_shapes "
-                              "or call rebind()",
-                              slot.label, generation_, ctx_.shape_generation()));
-    return slot;
-  }
-  Slot& fresh(bool input, std::uint32_t index, std::string_view call) {
-    Slot& slot = find(input, index, call);
-    (void)fresh_slot(slot, call);
-    return slot;
-  }
+  Slot& find(bool input, std::uint32_t index, std::string_view call);
+  const Slot& find(bool input, std::uint32_t index, std::string_view call) const;
+  const Slot& fresh_slot(const Slot& slot, std::string_view call) const;
+  Slot& fresh(bool input, std::uint32_t index, std::string_view call);
 
   ContextRef ctx_;
   std::vector<Slot> slots_;
@@ -297,3 +181,7 @@ private:
 };
 
 }  // namespace rknnxx
+
+#ifndef RKNNXX_SEPARATE_COMPILATION
+#include <rknnxx/runtime/impl/io_binding.hpp>
+#endif

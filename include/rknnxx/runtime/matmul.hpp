@@ -136,7 +136,7 @@ public:
     }
     auto& s = state("rknn_create_mem");
     rknn_tensor_mem* m = s.api().rknn_create_mem(s.handle, size);
-    if (m == nullptr) s.fail(Errc::malloc_fail, "rknn_create_mem", fmt::format("{} bytes", size));
+    if (m == nullptr) s.fail(Errc::malloc_fail, "rknn_create_mem", detail::message("{} bytes", size));
     s.mems.push_back(m);
     return detail::MemFactory::make(state_, m);
   }
@@ -157,10 +157,10 @@ public:
     const std::uint64_t need = bytes_for(tensor_type_of<BElement>, detail::checked_mul(sh.k, sh.n, "K x N"));
     if (normal.size() < need)
       throw Error(Errc::param_invalid, "rknn_B_normal_layout_to_native_layout",
-                  fmt::format("B [K={}, N={}] needs {} bytes, {} given", sh.k, sh.n, need, normal.size()));
+                  detail::message("B [K={}, N={}] needs {} bytes, {} given", sh.k, sh.n, need, normal.size()));
     if (b.size() < attr(Operand::b).size)
       throw Error(Errc::param_invalid, "rknn_B_normal_layout_to_native_layout",
-                  fmt::format("the memory for B has {} bytes, native B needs {}", b.size(), attr(Operand::b).size));
+                  detail::message("the memory for B has {} bytes, native B needs {}", b.size(), attr(Operand::b).size));
     rknn_matmul_info info;
     std::memset(&info, 0, sizeof info);
     info.M = static_cast<std::int32_t>(sh.m);
@@ -187,8 +187,8 @@ public:
         return;
       }
     throw Error(Errc::param_invalid, "rknn_matmul_set_dynamic_shape",
-                fmt::format("shape (M={}, K={}, N={}) is not one of the {} shapes of this MatMul", shape.m, shape.k,
-                            shape.n, shapes_.size()));
+                detail::message("shape (M={}, K={}, N={}) is not one of the {} shapes of this MatMul", shape.m, shape.k,
+                                shape.n, shapes_.size()));
   }
 
   // Quantization parameters of one integer operand (docs/matmul.md for the counts).
@@ -269,10 +269,10 @@ private:
         if (!same)
           throw Error(
               Errc::fail, "rknn_matmul_create",
-              fmt::format("the runtime's {} for shape (M={}, K={}, N={}) is {} bytes in {} dims, {} computes {} "
-                          "bytes in {} dims: the runtime is not for {}",
-                          got->name, shapes_[i].m, shapes_[i].k, shapes_[i].n, got->size, got->n_dims, platform.name,
-                          want->size, want->n_dims, platform.name));
+              detail::message("the runtime's {} for shape (M={}, K={}, N={}) is {} bytes in {} dims, {} computes {} "
+                              "bytes in {} dims: the runtime is not for {}",
+                              got->name, shapes_[i].m, shapes_[i].k, shapes_[i].n, got->size, got->n_dims,
+                              platform.name, want->size, want->n_dims, platform.name));
       }
     }
   }

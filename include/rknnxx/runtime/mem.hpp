@@ -165,19 +165,8 @@ private:
 class Mem {
 public:
   Mem() noexcept = default;
-  Mem(Mem&& o) noexcept
-      : state_(std::move(o.state_)), life_(std::move(o.life_)), mem_(std::exchange(o.mem_, nullptr)),
-        owns_(std::exchange(o.owns_, true)) {}
-  Mem& operator=(Mem&& o) noexcept {
-    if (this != &o) {
-      reset();
-      state_ = std::move(o.state_);
-      life_ = std::move(o.life_);
-      mem_ = std::exchange(o.mem_, nullptr);
-      owns_ = std::exchange(o.owns_, true);
-    }
-    return *this;
-  }
+  Mem(Mem&& o) noexcept;
+  Mem& operator=(Mem&& o) noexcept;
   Mem(const Mem&) = delete;
   Mem& operator=(const Mem&) = delete;
   ~Mem() { reset(); }
@@ -185,17 +174,7 @@ public:
   // Memory made without a context (rknn_create_mem2 with RKNN_MEM_FLAG_ALLOC_NO_CONTEXT), e.g.
   // for a zero-copy model buffer (Context::from_model_memory).
   [[nodiscard]] static Mem allocate_without_context(std::uint64_t size, MemAlloc flags = MemAlloc::default_flags,
-                                                    std::shared_ptr<const Runtime> runtime = Runtime::load()) {
-    auto state = std::make_shared<detail::ContextState>();
-    state->runtime = std::move(runtime);
-    state->unbound = true;
-    auto* create = state->require(state->api().rknn_create_mem2, "rknn_create_mem2");
-    rknn_tensor_mem* m = create(0, size, static_cast<std::uint64_t>(flags) | RKNN_MEM_FLAG_ALLOC_NO_CONTEXT);
-    if (m == nullptr)
-      throw Error(Errc::malloc_fail, "rknn_create_mem2", fmt::format("{} bytes without a context", size));
-    state->mems.push_back(m);
-    return Mem(std::move(state), m);
-  }
+                                                    std::shared_ptr<const Runtime> runtime = Runtime::load());
 
   // True while the Mem holds memory (false when empty: default-made, moved from, reset or
   // released; a view an IoBinding holds of memory the application owns stays true after that
@@ -210,57 +189,21 @@ public:
   [[nodiscard]] rknn_tensor_mem* native_handle() const { return checked("rknnxx::Mem::native_handle"); }
 
   // Scoped CPU access with the cache maintenance done for the caller.
-  [[nodiscard]] MemAccess<CpuAccess::read> read() const {
-    auto* m = checked("rknnxx::Mem::read");
-    return {state_, life_->hook, m};
-  }
-  [[nodiscard]] MemAccess<CpuAccess::write> write() {
-    auto* m = checked("rknnxx::Mem::write");
-    return {state_, life_->hook, m};
-  }
-  [[nodiscard]] MemAccess<CpuAccess::read_write> read_write() {
-    auto* m = checked("rknnxx::Mem::read_write");
-    return {state_, life_->hook, m};
-  }
+  [[nodiscard]] MemAccess<CpuAccess::read> read() const;
+  [[nodiscard]] MemAccess<CpuAccess::write> write();
+  [[nodiscard]] MemAccess<CpuAccess::read_write> read_write();
 
   // Installs what runs around the runtime's sync on every later access window (see the top of
   // this file), for every view of this memory (an IoBinding's included); an empty hook removes it.
-  void set_cpu_access_hook(CpuAccessHook hook) {
-    (void)checked("rknnxx::Mem::set_cpu_access_hook");
-    life_->hook = hook.begin || hook.end ? std::make_shared<const CpuAccessHook>(std::move(hook)) : nullptr;
-  }
+  void set_cpu_access_hook(CpuAccessHook hook);
 
   // Destroys the memory now (rknn_destroy_mem); the Mem becomes empty. On a view of memory the
   // application owns, only the view goes.
-  void reset() {
-    if (mem_ == nullptr) return;
-    auto* m = std::exchange(mem_, nullptr);
-    if (owns_) {
-      life_->alive = false;
-      if (state_->alive) {
-        state_->forget_mem(m);
-        (void)state_->api().rknn_destroy_mem(state_->handle, m);
-      }
-    }
-    state_.reset();
-    life_.reset();
-    owns_ = true;
-  }
+  void reset();
   // Gives up ownership: the caller destroys the memory (rknn_destroy_mem with the context that
   // made it, before that context goes). The Mem becomes empty; an IoBinding still holding it
   // refuses to use it from now on.
-  [[nodiscard]] rknn_tensor_mem* release() {
-    auto* m = checked("rknnxx::Mem::release");
-    if (!owns_)
-      throw Error(Errc::param_invalid, "rknnxx::Mem::release",
-                  "this Mem is an IoBinding's view of memory the application owns: release the application's Mem");
-    life_->alive = false;
-    state_->forget_mem(m);
-    mem_ = nullptr;
-    state_.reset();
-    life_.reset();
-    return m;
-  }
+  [[nodiscard]] rknn_tensor_mem* release();
 
 private:
   friend class detail::ContextOps;
@@ -272,27 +215,12 @@ private:
   // A non-owning view of the same memory (IoBinding's hold on memory the application owns):
   // destroying the view leaves the memory alone; using it after the owner destroyed the memory
   // throws.
-  [[nodiscard]] Mem view() const {
-    Mem v;
-    v.state_ = state_;
-    v.life_ = life_;
-    v.mem_ = checked("rknnxx::Mem::view");
-    v.owns_ = false;
-    return v;
-  }
+  [[nodiscard]] Mem view() const;
   [[nodiscard]] bool owns() const noexcept { return owns_; }
   [[nodiscard]] bool destroyed() const noexcept { return mem_ != nullptr && !life_->alive; }
   [[nodiscard]] const std::shared_ptr<detail::MemLife>& life() const noexcept { return life_; }
 
-  rknn_tensor_mem* checked(std::string_view call) const {
-    if (mem_ == nullptr)
-      throw Error(Errc::param_invalid, std::string(call), "the Mem is empty (moved from, reset or released)");
-    state_->check_alive(call, "the memory");
-    if (!life_->alive)
-      throw Error(Errc::param_invalid, std::string(call),
-                  "the memory was destroyed (or released to C code) by the Mem that owns it");
-    return mem_;
-  }
+  rknn_tensor_mem* checked(std::string_view call) const;
   [[nodiscard]] const std::shared_ptr<detail::ContextState>& state() const noexcept { return state_; }
 
   std::shared_ptr<detail::ContextState> state_;
@@ -302,3 +230,7 @@ private:
 };
 
 }  // namespace rknnxx
+
+#ifndef RKNNXX_SEPARATE_COMPILATION
+#include <rknnxx/runtime/impl/mem.hpp>
+#endif

@@ -39,9 +39,10 @@ public:
   // The values as T, which must be the delivered type.
   template <TensorElement T> [[nodiscard]] std::span<const T> as() const {
     if (tensor_type_of<T> != info_.type())
-      throw Error(Errc::output_invalid, "rknnxx::OutputData::as",
-                  fmt::format("asked for {}, the output holds {}", name_of(tensor_type_of<T>), name_of(info_.type())),
-                  info_.id());
+      throw Error(
+          Errc::output_invalid, "rknnxx::OutputData::as",
+          detail::message("asked for {}, the output holds {}", name_of(tensor_type_of<T>), name_of(info_.type())),
+          info_.id());
     return {reinterpret_cast<const T*>(bytes_.data()), bytes_.size() / sizeof(T)};
   }
   // The values as a typed view in layout L (an Error if the output has another layout).
@@ -59,15 +60,7 @@ class Outputs {
 public:
   Outputs(Outputs&& o) noexcept
       : state_(std::move(o.state_)), outputs_(std::move(o.outputs_)), infos_(std::move(o.infos_)) {}
-  Outputs& operator=(Outputs&& o) noexcept {
-    if (this != &o) {
-      reset();
-      state_ = std::move(o.state_);
-      outputs_ = std::move(o.outputs_);
-      infos_ = std::move(o.infos_);
-    }
-    return *this;
-  }
+  Outputs& operator=(Outputs&& o) noexcept;
   Outputs(const Outputs&) = delete;
   Outputs& operator=(const Outputs&) = delete;
   ~Outputs() { reset(); }
@@ -76,47 +69,18 @@ public:
   // An OutputData points into the buffers this object owns, so it is taken only from an Outputs
   // that outlives it: `ctx.outputs()[0].as<float>()` would release the buffers at the end of the
   // statement and leave the span dangling, and does not compile (keep the Outputs in a variable).
-  [[nodiscard]] OutputData operator[](std::size_t i) const& {
-    check("rknnxx::Outputs::operator[]");
-    if (i >= outputs_.size())
-      throw Error(Errc::param_invalid, "rknnxx::Outputs::operator[]",
-                  fmt::format("output {} is out of range: the model has {} outputs", i, outputs_.size()));
-    const auto& o = outputs_[i];
-    return {infos_[i], {static_cast<const std::byte*>(o.buf), o.size}};
-  }
-  [[nodiscard]] OutputData operator[](std::string_view name) const& {
-    for (std::size_t i = 0; i < infos_.size(); ++i)
-      if (infos_[i].name() == name) return (*this)[i];
-    std::string names;
-    for (const auto& info : infos_) names += fmt::format("{}\"{}\"", names.empty() ? "" : ", ", info.name());
-    throw Error(Errc::param_invalid, "rknnxx::Outputs::operator[]",
-                fmt::format("no output is named \"{}\"; the outputs are {}", name, names));
-  }
+  [[nodiscard]] OutputData operator[](std::size_t i) const&;
+  [[nodiscard]] OutputData operator[](std::string_view name) const&;
   OutputData operator[](std::size_t) const&& = delete;
   OutputData operator[](std::string_view) const&& = delete;
 
   // Gives the buffers back to the runtime now (rknn_outputs_release); idempotent.
-  void reset() noexcept {
-    if (!state_) return;
-    if (state_->alive && !outputs_.empty() && state_->api().rknn_outputs_release != nullptr) {
-      state_->forget_outputs(outputs_);
-      (void)state_->api().rknn_outputs_release(state_->handle, static_cast<std::uint32_t>(outputs_.size()),
-                                               outputs_.data());
-    }
-    outputs_.clear();
-    state_.reset();
-  }
+  void reset() noexcept;
 
 private:
   friend class detail::ContextOps;
-  Outputs(std::shared_ptr<detail::ContextState> state, std::vector<rknn_output> outputs, std::vector<TensorInfo> infos)
-      : state_(std::move(state)), outputs_(std::move(outputs)), infos_(std::move(infos)) {
-    state_->outputs.insert(state_->outputs.end(), outputs_.begin(), outputs_.end());
-  }
-  void check(std::string_view call) const {
-    if (!state_) throw Error(Errc::output_invalid, std::string(call), "the outputs were reset or moved from");
-    state_->check_alive(call, "the outputs");
-  }
+  Outputs(std::shared_ptr<detail::ContextState> state, std::vector<rknn_output> outputs, std::vector<TensorInfo> infos);
+  void check(std::string_view call) const;
 
   std::shared_ptr<detail::ContextState> state_;
   std::vector<rknn_output> outputs_;
@@ -124,3 +88,7 @@ private:
 };
 
 }  // namespace rknnxx
+
+#ifndef RKNNXX_SEPARATE_COMPILATION
+#include <rknnxx/runtime/impl/outputs.hpp>
+#endif

@@ -79,20 +79,21 @@ template <class Spec, class Tensor>
 void check_tensor(std::vector<std::string>& diffs, const TensorInfo& real, bool input) {
   using T = typename Tensor::element_type;
   using L = typename Tensor::layout_type;
-  const auto what = fmt::format("{} {}", input ? "input" : "output", real.index());
+  const auto what = detail::message("{} {}", input ? "input" : "output", real.index());
   if (!Tensor::name.empty() && Tensor::name != real.name())
-    diffs.push_back(fmt::format("{}: described as \"{}\", the model names it \"{}\"", what, Tensor::name, real.name()));
+    diffs.push_back(
+        detail::message("{}: described as \"{}\", the model names it \"{}\"", what, Tensor::name, real.name()));
   const TensorType given = tensor_type_of<T>;
   if (input ? !input_accepts(real.type(), given) : (given != TensorType::float32 && given != real.type()))
-    diffs.push_back(fmt::format("{} \"{}\": described as {}, the model's {} tensor {} {}", what, real.name(),
-                                name_of(given), name_of(real.type()), input ? "does not take" : "cannot be read as",
-                                name_of(given)));
+    diffs.push_back(detail::message("{} \"{}\": described as {}, the model's {} tensor {} {}", what, real.name(),
+                                    name_of(given), name_of(real.type()), input ? "does not take" : "cannot be read as",
+                                    name_of(given)));
   const bool four = real.dims().rank() == 4;
   const bool layout_ok = four ? (L::format == TensorFormat::nhwc || L::format == TensorFormat::nchw)
                               : L::format == TensorFormat::undefined;
   if (!layout_ok)
-    diffs.push_back(fmt::format("{} \"{}\": described as {}, the model's tensor is {}-D ({} {})", what, real.name(),
-                                L::name, real.dims().rank(), name_of(real.format()), dims_text(real.dims())));
+    diffs.push_back(detail::message("{} \"{}\": described as {}, the model's tensor is {}-D ({} {})", what, real.name(),
+                                    L::name, real.dims().rank(), name_of(real.format()), dims_text(real.dims())));
 }
 }  // namespace detail
 
@@ -134,8 +135,8 @@ public:
       std::string list;
       for (const auto& d : diffs) list += "\n  - " + d;
       throw Error(Errc::model_invalid, "rknnxx::TypedContext",
-                  fmt::format("the model does not match its description ({} difference{}):{}", diffs.size(),
-                              diffs.size() == 1 ? "" : "s", list));
+                  detail::message("the model does not match its description ({} difference{}):{}", diffs.size(),
+                                  diffs.size() == 1 ? "" : "s", list));
     }
   }
 
@@ -143,9 +144,11 @@ public:
   [[nodiscard]] static std::vector<std::string> differences(const Context& ctx) {
     std::vector<std::string> diffs;
     if (ctx.num_inputs() != Spec::num_inputs)
-      diffs.push_back(fmt::format("described with {} inputs, the model has {}", Spec::num_inputs, ctx.num_inputs()));
+      diffs.push_back(
+          detail::message("described with {} inputs, the model has {}", Spec::num_inputs, ctx.num_inputs()));
     if (ctx.num_outputs() != Spec::num_outputs)
-      diffs.push_back(fmt::format("described with {} outputs, the model has {}", Spec::num_outputs, ctx.num_outputs()));
+      diffs.push_back(
+          detail::message("described with {} outputs, the model has {}", Spec::num_outputs, ctx.num_outputs()));
     if (!diffs.empty()) return diffs;
     const auto in = ctx.input_infos();
     const auto out = ctx.output_infos();
@@ -163,15 +166,15 @@ public:
           std::string s;
           for (std::size_t g = 0; g < set.num_shapes(); ++g)
             for (std::size_t i = 0; i < set.num_inputs(); ++i)
-              s += fmt::format("{}{}", s.empty() ? "" : (i ? ", " : "; "), dims_text(set.shape(g, i)));
+              s += detail::message("{}{}", s.empty() ? "" : (i ? ", " : "; "), dims_text(set.shape(g, i)));
           return s;
         };
-        diffs.push_back(
-            fmt::format("shape set: described as {}, the model has {}", text(Spec::shapes), text(*ctx.shape_set())));
+        diffs.push_back(detail::message("shape set: described as {}, the model has {}", text(Spec::shapes),
+                                        text(*ctx.shape_set())));
       }
     } else if (ctx.shape_set()) {
-      diffs.push_back(
-          fmt::format("described with static shapes, the model has a set of {} shapes", ctx.shape_set()->num_shapes()));
+      diffs.push_back(detail::message("described with static shapes, the model has a set of {} shapes",
+                                      ctx.shape_set()->num_shapes()));
     }
     return diffs;
   }

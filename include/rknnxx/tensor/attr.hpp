@@ -13,7 +13,6 @@
 #include <rknnxx/core/layout.hpp>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
@@ -32,11 +31,13 @@ namespace detail {
 // to nearest, ties to even, as ONNX QuantizeLinear specifies, numpy.round (the vendor's toolkit)
 // does and the NPU's ARM CPU does in its default FP mode. std::round (ties away from zero) with
 // ties moved to the even neighbour, rather than std::nearbyint, so that the result does not
-// depend on the caller's current FP rounding mode.
+// depend on the caller's current FP rounding mode. The math here and in this header is the
+// compilers' builtins (g++ and clang), not <cmath>: its special functions alone cost a translation
+// unit a tenth of the umbrella's compile time (docs/separate-compilation.md#compile-cost).
 [[nodiscard]] inline double round_half_even(double x) noexcept {
-  const double r = std::round(x);
+  const double r = __builtin_round(x);
   // A tie went away from zero; if that made it odd, the even neighbour is one step back (|r| < 2^53 here).
-  if (std::abs(x - r) == 0.5 && (static_cast<std::int64_t>(r) & 1) != 0) return r - std::copysign(1.0, x);
+  if (__builtin_fabs(x - r) == 0.5 && (static_cast<std::int64_t>(r) & 1) != 0) return r - __builtin_copysign(1.0, x);
   return r;
 }
 
@@ -57,13 +58,14 @@ struct Quantization {
   }
   // x = q * 2^-fraction_length; exact for the int8 fl of rknn_tensor_attr.
   [[nodiscard]] static Quantization dynamic_fixed_point(int fraction_length) noexcept {
-    return {true, std::ldexp(1.0f, -fraction_length), 0};
+    return {true, __builtin_ldexpf(1.0f, -fraction_length), 0};
   }
   // fl when this is dynamic fixed point (zero point 0, scale exactly 2^-fl); nullopt otherwise.
   [[nodiscard]] std::optional<int> fraction_length() const noexcept {
-    if (!affine || zero_point != 0 || !std::isfinite(scale) || !(scale > 0.0f)) return std::nullopt;
+    if (!affine || zero_point != 0 || !__builtin_isfinite(scale) || !(scale > 0.0f)) return std::nullopt;
     int exponent = 0;
-    if (std::frexp(scale, &exponent) != 0.5f) return std::nullopt;  // scale = 0.5 * 2^exponent = 2^-(1 - exponent)
+    if (__builtin_frexpf(scale, &exponent) != 0.5f)
+      return std::nullopt;  // scale = 0.5 * 2^exponent = 2^-(1 - exponent)
     return 1 - exponent;
   }
   [[nodiscard]] constexpr float dequantize(double q) const noexcept {

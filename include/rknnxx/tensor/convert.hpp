@@ -23,7 +23,6 @@
 #include <rknnxx/tensor/view.hpp>
 
 #include <algorithm>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -110,7 +109,7 @@ template <class T> void store_as(std::byte* p, std::size_t i, double x) noexcept
     v = x != 0.0;
   } else if constexpr (std::is_integral_v<T>) {
     // Round to nearest, ties to even, then saturate; NaN becomes 0.
-    const double r = std::isnan(x) ? 0.0 : round_half_even(x);
+    const double r = __builtin_isnan(x) ? 0.0 : round_half_even(x);
     constexpr double lo = static_cast<double>(std::numeric_limits<T>::lowest());
     constexpr double hi = static_cast<double>(std::numeric_limits<T>::max());
     v = r <= lo ? std::numeric_limits<T>::lowest() : r >= hi ? std::numeric_limits<T>::max() : static_cast<T>(r);

@@ -5,7 +5,7 @@
 #include <rknnxx/impl/decl.hpp>
 #include <rknnxx/core/error.hpp>
 
-#include <fmt/core.h>
+#include <rknnxx/core/fmt_core.hpp>
 
 namespace rknnxx::detail {
 

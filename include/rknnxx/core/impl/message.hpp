@@ -5,6 +5,8 @@
 #include <rknnxx/core/message.hpp>
 #include <rknnxx/impl/decl.hpp>
 
+#include <rknnxx/core/fmt_core.hpp>
+
 #include <fmt/args.h>
 
 namespace rknnxx::detail {

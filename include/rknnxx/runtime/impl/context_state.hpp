@@ -2,6 +2,7 @@
 // The bodies of <rknnxx/runtime/context_state.hpp>: included by it (header-only, the default) or compiled once
 // (RKNNXX_SEPARATE_COMPILATION, docs/separate-compilation.md).
 
+#include <rknnxx/core/fmt_core.hpp>
 #include <rknnxx/impl/decl.hpp>
 #include <rknnxx/runtime/context_state.hpp>
 
@@ -20,46 +21,46 @@ RKNNXX_DECL std::string with_runtime_message(std::string message, const Runtime&
 
 RKNNXX_DECL void ContextState::enter(std::string_view call) {
 #if RKNNXX_THREAD_CHECKS
-    const void* const me = this_thread_token();
-    const void* current = owner.load(std::memory_order_acquire);
-    if (current == me) return;
-    if (current == nullptr && owner.compare_exchange_strong(current, me)) return;
-    throw Error(Errc::ctx_invalid, std::string(call),
-                "the context belongs to another thread: a Context is used by one thread at a time (call "
-                "release_thread() on the owning thread to hand it over, or give each thread its own Context, e.g. "
-                "with dup())");
+  const void* const me = this_thread_token();
+  const void* current = owner.load(std::memory_order_acquire);
+  if (current == me) return;
+  if (current == nullptr && owner.compare_exchange_strong(current, me)) return;
+  throw Error(Errc::ctx_invalid, std::string(call),
+              "the context belongs to another thread: a Context is used by one thread at a time (call "
+              "release_thread() on the owning thread to hand it over, or give each thread its own Context, e.g. "
+              "with dup())");
 #endif
-  }
+}
 
 RKNNXX_DECL void ContextState::check_alive(std::string_view call, std::string_view what) const {
-    if (released)
-      throw Error(
-          Errc::ctx_invalid, std::string(call),
-          fmt::format("{} outlived its Context's ownership: Context::release() handed the handle to C code", what));
-    if (!alive)
-      throw Error(Errc::ctx_invalid, std::string(call),
-                  fmt::format("{} outlived its Context: the context was destroyed, and its memory with it", what));
-  }
+  if (released)
+    throw Error(
+        Errc::ctx_invalid, std::string(call),
+        fmt::format("{} outlived its Context's ownership: Context::release() handed the handle to C code", what));
+  if (!alive)
+    throw Error(Errc::ctx_invalid, std::string(call),
+                fmt::format("{} outlived its Context: the context was destroyed, and its memory with it", what));
+}
 
 RKNNXX_DECL void ContextState::check(int rc, std::string_view call, TensorId tensor, std::string_view message) const {
-    if (rc < 0) fail(static_cast<Errc>(rc), call, message, std::move(tensor));
-  }
+  if (rc < 0) fail(static_cast<Errc>(rc), call, message, std::move(tensor));
+}
 
 RKNNXX_DECL void ContextState::fail(Errc code, std::string_view call, std::string_view message, TensorId tensor) const {
-    throw Error(code, std::string(call),
-                with_runtime_message(message.empty() ? fmt::format("runtime {}", runtime->path())
-                                                     : fmt::format("{} (runtime {})", message, runtime->path()),
-                                     *runtime, call),
-                std::move(tensor));
-  }
+  throw Error(code, std::string(call),
+              with_runtime_message(message.empty() ? fmt::format("runtime {}", runtime->path())
+                                                   : fmt::format("{} (runtime {})", message, runtime->path()),
+                                   *runtime, call),
+              std::move(tensor));
+}
 
 RKNNXX_DECL void ContextState::forget_outputs(const std::vector<rknn_output>& given) noexcept {
-    outputs.erase(std::remove_if(outputs.begin(), outputs.end(),
-                                 [&](const rknn_output& o) {
-                                   return std::any_of(given.begin(), given.end(),
-                                                      [&](const rknn_output& g) { return g.buf == o.buf; });
-                                 }),
-                  outputs.end());
-  }
+  outputs.erase(std::remove_if(outputs.begin(), outputs.end(),
+                               [&](const rknn_output& o) {
+                                 return std::any_of(given.begin(), given.end(),
+                                                    [&](const rknn_output& g) { return g.buf == o.buf; });
+                               }),
+                outputs.end());
+}
 
 }  // namespace rknnxx::detail

@@ -49,6 +49,9 @@ std::vector<std::string> subgraph_free_names(const onnx::GraphProto& graph);
 // ONNX's default operator set: named by "" or "ai.onnx". A Graph's nodes carry "" for it.
 bool is_default_domain(std::string_view domain);
 
+// What Graph::fuse_for_inference fuses after a Conv: one Relu or Clip, or the whole element-wise chain.
+enum class FusionScope { clamp, all };
+
 struct Node {
   std::string name;
   std::string op_type;
@@ -97,9 +100,10 @@ public:
   // memory must outlive the graph's use. Plans made before hold the old addresses.
   void place_constants(std::span<std::byte> memory, std::size_t alignment);
 
-  // Plan-independent rewrites: BatchNormalization folded into a preceding Conv, and Relu or
-  // Clip with constant bounds fused into a preceding Conv. Keeps the graph's observable results.
-  void fuse_for_inference();
+  // Plan-independent rewrites: BatchNormalization folded into a preceding Conv, then the
+  // element-wise chain after a Conv fused into it (fusion.cpp; FusionScope::clamp: one Relu or
+  // Clip only, the quantizer's view of the graph). Keeps the graph's observable results.
+  void fuse_for_inference(FusionScope scope = FusionScope::all);
 
 private:
   ValueId add_value(std::string name);

@@ -68,7 +68,7 @@ private:
 
 Graph inference_graph(const onnx::ModelProto& model) {
   Graph graph(model);
-  graph.fuse_for_inference();
+  graph.fuse_for_inference(FusionScope::clamp);  // the tables name every value the quantizer sees
   return graph;
 }
 

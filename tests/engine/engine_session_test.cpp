@@ -94,7 +94,7 @@ TEST_SUITE("engine.session") {
     const std::vector<TensorInfo> in{{DataType::float32, {4, 3, 16, 16}}};
     s.prepare(in);
     CHECK(s.info("r1") == TensorInfo{DataType::float32, {4, 8, 16, 16}});
-    CHECK(s.info("c3") == TensorInfo{DataType::float32, {4, 16, 8, 8}});
+    CHECK(s.info("s3") == TensorInfo{DataType::float32, {4, 16, 8, 8}});  // c3: fused into the Conv with Sigmoid
     CHECK(s.info("logits") == TensorInfo{DataType::float32, {4, 10}});
     CHECK(s.output_infos().front().shape == std::vector<int64_t>{4, 10});
     CHECK_THROWS_AS(s.info("nope"), EngineError);

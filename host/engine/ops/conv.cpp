@@ -3,11 +3,14 @@
 // auto_pad, float32.
 // Conv runs one of three paths: depthwise (one input channel per group) as a direct loop,
 // pointwise (1x1, stride 1, no pad) as a GEMM on the input itself, and everything else as
-// im2col on tiles of output positions followed by a GEMM (Eigen). A fused activation
-// (Relu/Clip folded in by Graph::fuse_for_inference) is applied to each finished tile.
+// im2col on tiles of output positions followed by a GEMM (Eigen). The fused element-wise chain
+// (Graph::fuse_for_inference, conv_epilogue.hpp) is applied to each finished tile (depthwise: to
+// each finished channel), while it is in cache; a lone clamp inside the depthwise stores.
 
 #include "../gemm.hpp"
 #include "../op_registry.hpp"
+#include "../broadcast.hpp"
+#include "conv_epilogue.hpp"
 #include "conv_onednn.hpp"
 #include "spatial.hpp"
 
@@ -15,14 +18,11 @@
 #include <array>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <vector>
 
 namespace rknnxx::host {
 namespace {
-
-// Names of the attributes the fusion pass sets on Conv (not ONNX attributes).
-constexpr std::string_view fused_min_attribute = "rknnxx.fused_min";
-constexpr std::string_view fused_max_attribute = "rknnxx.fused_max";
 
 enum class ConvPath { depthwise, pointwise, im2col };
 
@@ -31,12 +31,27 @@ enum class ConvPath { depthwise, pointwise, im2col };
 struct ConvChannels {
   int64_t out_channels = 0;
   int64_t group = 1;
-  int64_t in_per_group = 0;   // Cg
-  int64_t out_per_group = 0;  // Mg
-  bool has_activation = false;
+  int64_t in_per_group = 0;     // Cg
+  int64_t out_per_group = 0;    // Mg
+  bool has_activation = false;  // the epilogue is one clamp to [act_min, act_max]
   float act_min = 0.0f;
   float act_max = 0.0f;
+  Epilogue epilogue;  // the fused chain (empty: none)
+  // The residual Add's input 3 is not shaped as the Conv's output: the kernels stop before the add, which
+  // with_residual_apart (below) does through broadcasting, with the steps after it.
+  bool residual_apart = false;
 };
+
+// The fused chain on one tile of rows (output channels) x cols, after the GEMM: bias, then the steps;
+// with a residual of another shape, the steps before the add only.
+void apply_epilogue(const ConvChannels& p, float* y, int64_t ld, int64_t rows, int64_t cols, const float* bias,
+                    const float* residual) {
+  const std::size_t last = p.residual_apart ? p.epilogue.steps_before_residual() : p.epilogue.steps.size();
+  for (int64_t r = 0; r < rows; ++r) {
+    p.epilogue.apply(y + r * ld, cols, bias != nullptr ? bias[r] : 0.0f, bias != nullptr,
+                     residual != nullptr ? residual + r * ld : nullptr, 0, last);
+  }
+}
 
 struct ConvPlan : ConvChannels {
   WindowGeometry g;
@@ -45,22 +60,6 @@ struct ConvPlan : ConvChannels {
   std::size_t scratch_floats_per_thread = 0;
   ConvPath path = ConvPath::im2col;
 };
-
-void apply_bias_activation(const ConvPlan& p, float* y, int64_t ld, int64_t rows, int64_t cols, const float* bias) {
-  for (int64_t r = 0; r < rows; ++r) {
-    float* row = y + r * ld;
-    const float b = bias != nullptr ? bias[r] : 0.0f;
-    if (p.has_activation) {
-      for (int64_t i = 0; i < cols; ++i) {
-        row[i] = std::min(std::max(row[i] + b, p.act_min), p.act_max);
-      }
-    } else if (b != 0.0f) {
-      for (int64_t i = 0; i < cols; ++i) {
-        row[i] += b;
-      }
-    }
-  }
-}
 
 // col[Kg, len] for output positions [first, first + len) of one image and group.
 void im2col(const ConvPlan& p, const float* x, int64_t first, int64_t len, float* col) {
@@ -238,6 +237,7 @@ void run_conv(const ConvPlan& p, KernelContext& k) {
   const float* w = k.input(1).data<float>();
   const float* bias = k.optional_input(2) != nullptr ? k.input(2).data<float>() : nullptr;
   float* y = k.output(0).data<float>();
+  const float* residual = p.epilogue.has_residual() && !p.residual_apart ? k.input(3).data<float>() : nullptr;
   const int64_t in_image = g.channels * g.in_size();
   const int64_t out_image = p.out_channels * g.out_size();
   if (p.path == ConvPath::depthwise) {
@@ -247,8 +247,12 @@ void run_conv(const ConvPlan& p, KernelContext& k) {
         const int64_t n = t / p.out_channels;
         const int64_t m = t - n * p.out_channels;
         const int64_t c = m / p.out_per_group;
+        float* plane = y + n * out_image + m * g.out_size();
         depthwise_channel(p, x + n * in_image + c * g.in_size(), w + m * kernel, bias != nullptr ? bias[m] : 0.0f,
-                          y + n * out_image + m * g.out_size());
+                          plane);
+        if (!p.epilogue.empty() && !p.has_activation) {  // the chain, on the channel just written
+          apply_epilogue(p, plane, 0, 1, g.out_size(), nullptr, residual != nullptr ? residual + (plane - y) : nullptr);
+        }
       }
     });
     return;
@@ -273,8 +277,8 @@ void run_conv(const ConvPlan& p, KernelContext& k) {
         im2col(p, xg, first, len, col);
         gemm(false, false, p.out_per_group, len, p.patch, 1.0f, wg, p.patch, col, len, 0.0f, yg, positions);
       }
-      apply_bias_activation(p, yg, positions, p.out_per_group, len,
-                            bias != nullptr ? bias + gi * p.out_per_group : nullptr);
+      apply_epilogue(p, yg, positions, p.out_per_group, len, bias != nullptr ? bias + gi * p.out_per_group : nullptr,
+                     residual != nullptr ? residual + (yg - y) : nullptr);
     }
   });
 }
@@ -300,6 +304,35 @@ std::vector<int64_t> kernel_shape(const OpContext& ctx) {
 }
 
 // The groups against the weights' and the bias's shapes, and the fused activation's bounds.
+// The fused chain from the attributes fusion.cpp sets; checked, as any attribute.
+Epilogue fused_epilogue(const OpContext& ctx) {
+  Epilogue e;
+  if (ctx.attribute(epilogue_kinds_attribute) == nullptr) {
+    ctx.expect_inputs(2, 3);
+    return e;
+  }
+  const std::vector<int64_t> kinds = ctx.attr_ints(epilogue_kinds_attribute);
+  const std::vector<float> params = ctx.attr_floats(epilogue_params_attribute);
+  if (params.size() != kinds.size() * 2) {
+    ctx.fail("attribute '{}' has {} values, expected 2 per step of '{}' ({})", epilogue_params_attribute, params.size(),
+             epilogue_kinds_attribute, kinds.size());
+  }
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    if (kinds[i] < static_cast<int64_t>(EpilogueKind::clamp) || kinds[i] > static_cast<int64_t>(EpilogueKind::add)) {
+      ctx.fail("attribute '{}' has the unknown step {}", epilogue_kinds_attribute, kinds[i]);
+    }
+    e.steps.push_back({static_cast<EpilogueKind>(kinds[i]), params[2 * i], params[2 * i + 1]});
+  }
+  if (std::count(kinds.begin(), kinds.end(), static_cast<int64_t>(EpilogueKind::add)) > 1) {
+    ctx.fail("attribute '{}' has more than one residual Add", epilogue_kinds_attribute);
+  }
+  ctx.expect_inputs(2, e.has_residual() ? 4 : 3);
+  if (e.has_residual() && !ctx.has_input(3)) {
+    ctx.fail("attribute '{}' has a residual Add but input 3 is omitted", epilogue_kinds_attribute);
+  }
+  return e;
+}
+
 ConvChannels conv_channels(OpContext& ctx, int64_t channels) {
   ConvChannels p;
   const auto& w = ctx.input(1).shape;
@@ -322,30 +355,95 @@ ConvChannels conv_channels(OpContext& ctx, int64_t channels) {
                p.out_channels);
     }
   }
-  if (ctx.attribute(fused_min_attribute) != nullptr) {
+  p.epilogue = fused_epilogue(ctx);
+  if (p.epilogue.is_clamp()) {
     p.has_activation = true;
-    p.act_min = ctx.attr_float(fused_min_attribute, std::numeric_limits<float>::lowest());
-    p.act_max = ctx.attr_float(fused_max_attribute, std::numeric_limits<float>::max());
+    p.act_min = p.epilogue.steps[0].a;
+    p.act_max = p.epilogue.steps[0].b;
   }
   return p;
 }
 
+// A fused residual Add's input 3: float32, shaped as the output or broadcast to it.
+void check_residual(const OpContext& ctx, ConvChannels& p, const std::vector<int64_t>& out_shape) {
+  if (p.epilogue.has_residual()) {
+    // Input 3 is the residual Add's other operand: shaped as the output, or broadcast to it.
+    const TensorInfo& r = ctx.input(3);
+    if (r.dtype != DataType::float32) {
+      ctx.fail("the fused residual Add's input '{}' has element type {}, expected float32", ctx.input_name(3),
+               dtype_name(r.dtype));
+    }
+    if (r.shape != out_shape) {
+      const std::vector<std::vector<int64_t>> shapes{out_shape, r.shape};
+      std::string error;
+      (void)broadcast_shape(shapes, error);
+      if (!error.empty()) {
+        ctx.fail("the fused residual Add's input '{}' {} does not broadcast with the Conv's output shape {}",
+                 ctx.input_name(3), shape_string(r.shape), shape_string(out_shape));
+      }
+      p.residual_apart = true;
+    }
+  }
+}
+
+// A residual Add of another shape than the Conv's output (broadcast either way): the Conv, with the steps
+// before the add, into scratch memory; then the add through broadcasting into the output, which has the
+// Add's shape, and the steps after it on each run of it.
+PreparedOp with_residual_apart(const OpContext& ctx, PreparedOp op) {
+  const Epilogue epilogue = fused_epilogue(ctx);
+  const std::vector<int64_t> conv_shape = op.outputs.at(0).shape;
+  const std::vector<std::vector<int64_t>> shapes{conv_shape, ctx.input(3).shape};
+  const Broadcast bc(shapes);
+  const std::size_t inner_scratch = (op.scratch_bytes + 63) / 64 * 64;
+  const auto conv_bytes = static_cast<std::size_t>(
+      checked_mul(element_count(conv_shape), static_cast<int64_t>(sizeof(float)), "the scratch size"));
+  op.scratch_bytes = static_cast<std::size_t>(
+      checked_add(static_cast<int64_t>(inner_scratch), static_cast<int64_t>(conv_bytes), "the scratch size"));
+  op.outputs = {TensorInfo{DataType::float32, bc.shape()}};
+  op.kernel = [inner = std::move(op.kernel), epilogue, conv_shape, bc, inner_scratch](KernelContext& k) {
+    Tensor conv = Tensor::view(DataType::float32, conv_shape, static_cast<void*>(k.scratch + inner_scratch));
+    Tensor* conv_output[] = {&conv};
+    KernelContext conv_context{k.inputs, conv_output, k.pool, k.scratch};
+    inner(conv_context);
+    const float* c = conv.data<float>();
+    const float* r = k.input(3).data<float>();
+    float* y = k.output(0).data<float>();
+    const std::size_t after = epilogue.steps_before_residual() + 1;
+    bc.parallel_runs(k.pool,
+                     [&](int64_t out, std::span<const int64_t> offsets, std::span<const int64_t> steps, int64_t count) {
+                       for (int64_t j = 0; j < count; ++j)
+                         y[out + j] = c[offsets[0] + j * steps[0]] + r[offsets[1] + j * steps[1]];
+                       epilogue.apply(y + out, count, 0.0f, false, nullptr, after);
+                     });
+  };
+  return op;
+}
+
 PreparedOp prepare_conv_nd(OpContext& ctx);
 
+PreparedOp prepare_conv_2d(OpContext& ctx);
+
 PreparedOp prepare_conv(OpContext& ctx) {
-  ctx.expect_inputs(2, 3);
-  if (ctx.input(0).shape.size() > 4) {
-    return prepare_conv_nd(ctx);  // three or more spatial axes: "Conv over three or more spatial axes" below
+  ctx.expect_inputs(2, 4);  // 4: a fused residual Add (fused_epilogue checks)
+  // Three or more spatial axes: "Conv over three or more spatial axes" below.
+  PreparedOp op = ctx.input(0).shape.size() > 4 ? prepare_conv_nd(ctx) : prepare_conv_2d(ctx);
+  if (ctx.has_input(3) && ctx.input(3).shape != op.outputs.at(0).shape) {
+    return with_residual_apart(ctx, std::move(op));
   }
+  return op;
+}
+
+PreparedOp prepare_conv_2d(OpContext& ctx) {
   const std::size_t rank = ctx.input(0).shape.size();
   check_weights(ctx, rank);
   ConvPlan p;
   p.g = forward_window(ctx, kernel_shape(ctx), false);
   static_cast<ConvChannels&>(p) = conv_channels(ctx, p.g.channels);
+  check_residual(ctx, p, p.g.output_shape(p.out_channels));
   const WindowGeometry& g = p.g;
   PreparedOp op;
   op.outputs = {TensorInfo{DataType::float32, g.output_shape(p.out_channels)}};
-  if (prepare_onednn_conv(ctx, {g, p.out_channels, p.group, p.has_activation, p.act_min, p.act_max}, op)) {
+  if (prepare_onednn_conv(ctx, {g, p.out_channels, p.group, p.epilogue, !p.residual_apart}, op)) {
     return op;  // oneDNN where it measured faster (conv_onednn.cpp)
   }
   p.patch = p.in_per_group * g.kernel_h * g.kernel_w;
@@ -610,6 +708,7 @@ void run_conv_nd(const ConvNDPlan& p, KernelContext& k) {
   const int64_t positions = g.out_size(), out_rows = positions / std::max<int64_t>(1, out_w);
   const int64_t tiles = (out_rows + p.tile_rows - 1) / p.tile_rows;
   const int64_t in_image = g.channels * g.in_size(), out_image = p.out_channels * positions;
+  const float* residual = p.epilogue.has_residual() && !p.residual_apart ? k.input(3).data<float>() : nullptr;
   auto* scratch = reinterpret_cast<float*>(k.scratch);
   k.pool.parallel_for(g.batch * p.group * tiles, 1, [&](int64_t begin, int64_t end, std::size_t worker) {
     for (int64_t t = begin; t < end; ++t) {
@@ -623,14 +722,8 @@ void run_conv_nd(const ConvNDPlan& p, KernelContext& k) {
       float* yg = y + n * out_image + gi * p.out_per_group * positions + first_row * out_w;
       gemm(false, false, p.out_per_group, len, p.patch, 1.0f, w + gi * p.out_per_group * p.patch, p.patch, col, len,
            0.0f, yg, positions);
-      for (int64_t m = 0; m < p.out_per_group; ++m) {
-        float* row = yg + m * positions;
-        const float b = bias != nullptr ? bias[gi * p.out_per_group + m] : 0.0f;
-        for (int64_t i = 0; i < len; ++i) {
-          const float v = row[i] + b;
-          row[i] = p.has_activation ? std::min(std::max(v, p.act_min), p.act_max) : v;
-        }
-      }
+      apply_epilogue(p, yg, positions, p.out_per_group, len, bias != nullptr ? bias + gi * p.out_per_group : nullptr,
+                     residual != nullptr ? residual + (yg - y) : nullptr);
     }
   });
 }
@@ -641,6 +734,7 @@ PreparedOp prepare_conv_nd(OpContext& ctx) {
   ConvNDPlan p;
   p.g = forward_window_nd(ctx, kernel_shape(ctx), false);
   static_cast<ConvChannels&>(p) = conv_channels(ctx, p.g.channels);
+  check_residual(ctx, p, p.g.output_shape(p.out_channels));
   const WindowND& g = p.g;
   p.patch = checked_mul(p.in_per_group, g.kernel_size(), "the patch size");
   const int64_t out_w = std::max<int64_t>(1, g.out[g.spatial() - 1]);

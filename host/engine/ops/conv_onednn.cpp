@@ -7,8 +7,9 @@
 // pool; each worker executes its slices with OpenMP limited to one thread on that thread, so oneDNN never
 // starts an OpenMP team beside the pool (docs/runtime-extensions.md, "Threads"). Per class of shape, a
 // slice either runs oneDNN's kernels on NCHW directly ("nchw") or reorders its input to oneDNN's blocked
-// layout, runs the blocked kernel and reorders its output back ("blocked"). The fused clamp of
-// fusion.cpp is a post-op of the primitive.
+// layout, runs the blocked kernel and reorders its output back ("blocked"). The fused chain of
+// fusion.cpp (conv_epilogue.hpp) is post-ops of the primitive as far as oneDNN has them (clamp, HardSwish,
+// HardSigmoid, Sigmoid, SiLU); the rest, from a residual Add on, runs on each slice's output right after it.
 
 #include "conv_onednn.hpp"
 
@@ -127,7 +128,10 @@ struct Slice {
 struct OnednnConv {
   std::vector<Slice> slices;
   bool has_bias = false;
-  int64_t batch = 0, in_image = 0, out_image = 0;
+  Epilogue epilogue;           // the fused chain
+  std::size_t first_tail = 0;  // its steps from here on run after the primitive
+  std::size_t end_tail = 0;    // up to here
+  int64_t batch = 0, in_image = 0, out_image = 0, out_channels = 1;
   // Blocked with group 1: every slice reads the whole input, reordered once per image before the slices.
   std::optional<dnnl::reorder> shared_src_reorder;
   dnnl::memory::desc shared_user_src, shared_conv_src;
@@ -138,6 +142,8 @@ struct OnednnConv {
     const float* x = k.input(0).data<float>();
     const float* bias = has_bias ? k.input(2).data<float>() : nullptr;
     float* y = k.output(0).data<float>();
+    const float* residual =
+        epilogue.has_residual() && end_tail > epilogue.steps_before_residual() ? k.input(3).data<float>() : nullptr;
     const dnnl::engine& engine = cpu_engine();
     std::byte* shared = k.scratch;
     std::byte* workers = k.scratch + shared_src_bytes * static_cast<std::size_t>(batch);
@@ -186,6 +192,14 @@ struct OnednnConv {
           dnnl::memory to(s.user_dst, engine, user_dst);
           s.dst_reorder->execute(stream, dst, to);
         }
+        if (first_tail < end_tail) {  // the rest of the chain, on this slice's output just written
+          const int64_t channels = s.user_dst.dims()[1], plane = out_image / out_channels;
+          const float* r = residual != nullptr ? residual + (user_dst - y) : nullptr;
+          for (int64_t c = 0; c < channels; ++c) {
+            epilogue.apply(user_dst + c * plane, plane, 0.0f, false, r != nullptr ? r + c * plane : nullptr, first_tail,
+                           end_tail);
+          }
+        }
       }
       stream.wait();
     });
@@ -222,7 +236,8 @@ bool prepare_onednn_conv(const OpContext& ctx, const OnednnConvRequest& r, Prepa
     shape_class = ShapeClass::grouped;
   } else if (g.kernel_h == 1 && g.kernel_w == 1 && g.pad_top == 0 && g.pad_left == 0 && g.pad_bottom == 0 &&
              g.pad_right == 0) {
-    shape_class = !r.has_activation    ? ShapeClass::pointwise
+    const bool has_activation = !r.epilogue.empty() && r.epilogue.steps[0].kind != EpilogueKind::add;
+    shape_class = !has_activation      ? ShapeClass::pointwise
         : r.out_channels >= g.channels ? ShapeClass::pointwise_activated_expanding
                                        : ShapeClass::pointwise_activated_reducing;
   }
@@ -242,15 +257,34 @@ bool prepare_onednn_conv(const OpContext& ctx, const OnednnConvRequest& r, Prepa
   const dnnl::memory::dims pad_l{g.pad_top, g.pad_left}, pad_r{g.pad_bottom, g.pad_right};
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  if (r.has_activation) {
+  std::size_t post_op_steps = 0;  // the leading steps of the chain oneDNN takes as post-ops
+  {
     dnnl::post_ops post;
-    if (r.act_min == 0.0f && r.act_max == std::numeric_limits<float>::max()) {
-      post.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-    } else {
-      post.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, r.act_min, r.act_max);
+    for (const EpilogueStep& step : r.epilogue.steps) {
+      if (step.kind == EpilogueKind::clamp && step.a == 0.0f && step.b == std::numeric_limits<float>::max()) {
+        post.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+      } else if (step.kind == EpilogueKind::clamp) {
+        post.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, step.a, step.b);
+      } else if (step.kind == EpilogueKind::hard_swish && step.a == 1.0f / 6.0f && step.b == 0.5f) {
+        post.append_eltwise(1.0f, dnnl::algorithm::eltwise_hardswish, 0.0f, 0.0f);
+      } else if (step.kind == EpilogueKind::hard_sigmoid) {
+        post.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, step.a, step.b);
+        post.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.0f, 1.0f);
+      } else if (step.kind == EpilogueKind::sigmoid) {
+        post.append_eltwise(1.0f, dnnl::algorithm::eltwise_logistic, 0.0f, 0.0f);
+      } else if (step.kind == EpilogueKind::silu) {
+        post.append_eltwise(1.0f, dnnl::algorithm::eltwise_swish, 1.0f, 0.0f);
+      } else {
+        break;
+      }
+      ++post_op_steps;
     }
-    attr.set_post_ops(post);
+    if (post_op_steps > 0) attr.set_post_ops(post);
   }
+  impl->epilogue = r.epilogue;
+  impl->first_tail = post_op_steps;
+  impl->end_tail = r.residual_in_epilogue ? r.epilogue.steps.size() : r.epilogue.steps_before_residual();
+  impl->out_channels = r.out_channels;
   const bool grouped = r.group > 1;
   // Output channels are cut in multiples of 16 (AVX-512's block); groups so that a slice's channels are too.
   const int64_t group_step = grouped && 16 % out_per_group == 0 ? std::max<int64_t>(1, 16 / out_per_group) : 1;

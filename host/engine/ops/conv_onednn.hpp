@@ -4,6 +4,7 @@
 // returns false and conv.cpp's kernels run every Conv.
 
 #include "../op_registry.hpp"
+#include "conv_epilogue.hpp"
 #include "spatial.hpp"
 
 namespace rknnxx::host {
@@ -12,9 +13,11 @@ struct OnednnConvRequest {
   const WindowGeometry& g;
   int64_t out_channels = 0;
   int64_t group = 1;
-  bool has_activation = false;  // the fused clamp to [act_min, act_max] (fusion.cpp)
-  float act_min = 0.0f;
-  float act_max = 0.0f;
+  // The fused chain (fusion.cpp): its leading steps become oneDNN post-ops, the rest (from the first step
+  // oneDNN has no post-op for, or the residual Add on) runs on each slice's output just written. When
+  // `residual_in_epilogue` is false the chain stops before the residual Add (the caller adds it).
+  const Epilogue& epilogue;
+  bool residual_in_epilogue = true;
 };
 
 // When RKNNXX_ENGINE_CONV and the per-class rule choose oneDNN for this Conv (its weights constant) and

@@ -92,6 +92,31 @@ void pool_plane(const PoolPlan& p, const T* x, T* y, int64_t* indices, int64_t p
     for (int64_t ow = 0; ow < out_w; ++ow) {
       const int64_t w0 = ow * stride_w - pad_w;
       const TapRange c = valid_taps(w0, kernel_w, dilation_w, in_w);
+      if constexpr (kind == PoolKind::max && std::is_same_v<T, float>) {
+        // Four outputs at once where their windows lie inside the row: lane i is output ow + i, with the
+        // same taps in the same order and the same compare as the loop below, so the same value.
+        using float4 = float __attribute__((vector_size(16)));
+        using int4 = int32_t __attribute__((vector_size(16)));
+        const int64_t last_w0 = (ow + 3) * stride_w - pad_w;
+        if (indices == nullptr && n_rows > 0 && ow + 4 <= out_w && w0 >= 0 &&
+            last_w0 + (kernel_w - 1) * dilation_w < in_w) {
+          float4 best{};
+          bool first = true;
+          for (int64_t r = 0; r < n_rows; ++r) {
+            const float* src = x + taps.offset[static_cast<std::size_t>(r)] + w0;
+            for (int64_t kj = 0; kj < kernel_w; ++kj) {
+              const float* s = src + kj * dilation_w;
+              const float4 v = {s[0], s[stride_w], s[2 * stride_w], s[3 * stride_w]};
+              const int4 greater = v > best;
+              best = first ? v : (greater ? v : best);
+              first = false;
+            }
+          }
+          for (int i = 0; i < 4; ++i) out[ow + i] = best[i];
+          ow += 3;
+          continue;
+        }
+      }
       if constexpr (std::is_same_v<T, float>) {
         if constexpr (kind != PoolKind::max) {
           float sum = 0.0f;

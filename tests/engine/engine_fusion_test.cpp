@@ -1,0 +1,242 @@
+// The element-wise chains Graph::fuse_for_inference folds into a Conv (host/engine/fusion.cpp,
+// ops/conv_epilogue.hpp): each pattern on the Conv shapes of every kernel path (pointwise, im2col,
+// depthwise, grouped; meson runs this suite again on the builtin kernels and on both oneDNN layouts),
+// fused against the same graph unfused on random data, with the number of nodes left; and the cases
+// that must not fuse (an intermediate used twice, a graph output, a constant Add operand).
+
+#include "engine_test_model.hpp"
+
+#include <string>
+
+using namespace rknnxx::host;
+using namespace rknnxx::host::testing;
+
+namespace {
+
+struct ConvShape {
+  const char* name;
+  int64_t c, h, w, m, group, k, stride, pad;
+};
+
+const ConvShape conv_shapes[] = {
+    {"1x1", 16, 7, 9, 24, 1, 1, 1, 0},
+    {"3x3", 6, 9, 8, 16, 1, 3, 1, 1},
+    {"3x3 strided", 8, 11, 11, 16, 1, 3, 2, 1},
+    {"depthwise 3x3", 16, 10, 10, 16, 16, 3, 1, 1},
+    {"depthwise 5x5/2", 16, 13, 13, 16, 16, 5, 2, 2},
+    {"grouped 3x3", 16, 8, 8, 32, 4, 3, 1, 1},
+};
+
+// x -> Conv (bias) -> "c", then `chain` adds its nodes from "c" to "y". "r" is a second input shaped as
+// the Conv's output (a residual), `residual_shape` overrides its shape.
+struct Chain {
+  const char* name;
+  std::size_t fused_nodes;  // nodes left after fusion
+  void (*build)(ModelBuilder&);
+  bool uses_residual = false;
+};
+
+void relu(ModelBuilder& m) { m.node("Relu", {"c"}, {"y"}); }
+void clip6(ModelBuilder& m) {
+  m.initializer("lo", Tensor::from<float>({}, {0.0f}))
+      .initializer("hi", Tensor::from<float>({}, {6.0f}))
+      .node("Clip", {"c", "lo", "hi"}, {"y"});
+}
+void hard_swish(ModelBuilder& m) { m.node("HardSwish", {"c"}, {"y"}); }
+void hard_sigmoid(ModelBuilder& m) { m.node("HardSigmoid", {"c"}, {"y"}, {attr("alpha", 0.3f), attr("beta", 0.4f)}); }
+void hard_sigmoid_mul(ModelBuilder& m) {
+  m.node("HardSigmoid", {"c"}, {"g"}, {attr("alpha", 1.0f / 6.0f), attr("beta", 0.5f)}).node("Mul", {"g", "c"}, {"y"});
+}
+void hard_sigmoid_mul_other(ModelBuilder& m) {  // HardSwish with other constants: no oneDNN post-op
+  m.node("HardSigmoid", {"c"}, {"g"}, {attr("alpha", 0.2f), attr("beta", 0.5f)}).node("Mul", {"c", "g"}, {"y"});
+}
+void paddle_hard_swish(ModelBuilder& m) {  // x * clip(x + 3, 0, 6) / 6, as Paddle exports HardSwish
+  m.initializer("three", Tensor::from<float>({}, {3.0f}))
+      .initializer("zero", Tensor::from<float>({}, {0.0f}))
+      .initializer("six", Tensor::from<float>({}, {6.0f}))
+      .node("Add", {"c", "three"}, {"p"})
+      .node("Clip", {"p", "zero", "six"}, {"q"})
+      .node("Div", {"q", "six"}, {"g"})
+      .node("Mul", {"c", "g"}, {"y"});
+}
+void paddle_hard_swish_div_last(ModelBuilder& m) {  // (x * clip(x + 3, 0, 6)) / 6, as paddle2onnx writes it
+  m.initializer("three", Tensor::from<float>({}, {3.0f}))
+      .initializer("zero", Tensor::from<float>({}, {0.0f}))
+      .initializer("six", Tensor::from<float>({}, {6.0f}))
+      .node("Add", {"c", "three"}, {"p"})
+      .node("Clip", {"p", "zero", "six"}, {"q"})
+      .node("Mul", {"c", "q"}, {"g"})
+      .node("Div", {"g", "six"}, {"y"});
+}
+void sigmoid(ModelBuilder& m) { m.node("Sigmoid", {"c"}, {"y"}); }
+void silu(ModelBuilder& m) { m.node("Sigmoid", {"c"}, {"g"}).node("Mul", {"c", "g"}, {"y"}); }
+void add(ModelBuilder& m) { m.node("Add", {"c", "r"}, {"y"}); }
+void add_relu(ModelBuilder& m) { m.node("Add", {"r", "c"}, {"s"}).node("Relu", {"s"}, {"y"}); }
+void clip_add(ModelBuilder& m) {
+  m.initializer("lo", Tensor::from<float>({}, {0.0f}))
+      .initializer("hi", Tensor::from<float>({}, {6.0f}))
+      .node("Clip", {"c", "lo", "hi"}, {"y0"})
+      .node("Add", {"y0", "r"}, {"y"});
+}
+void swish_add_hard_swish(ModelBuilder& m) {
+  m.node("Sigmoid", {"c"}, {"g"})
+      .node("Mul", {"g", "c"}, {"a"})
+      .node("Add", {"a", "r"}, {"s"})
+      .node("HardSwish", {"s"}, {"y"});
+}
+
+void run_chain(const ConvShape& s, const Chain& chain, const std::vector<int64_t>& residual_shape = {}) {
+  CAPTURE(s.name);
+  CAPTURE(chain.name);
+  const int64_t out_h = (s.h + 2 * s.pad - s.k) / s.stride + 1, out_w = (s.w + 2 * s.pad - s.k) / s.stride + 1;
+  const std::vector<int64_t> out_shape{2, s.m, out_h, out_w};
+  ModelBuilder m(14);
+  m.input("x", DataType::float32, {2, s.c, s.h, s.w})
+      .initializer("w", random_tensor({s.m, s.c / s.group, s.k, s.k}, 11, -0.5f, 0.5f))
+      .initializer("b", random_tensor({s.m}, 12))
+      .output("y")
+      .node("Conv", {"x", "w", "b"}, {"c"},
+            {attr("group", s.group), attr("strides", std::vector<int64_t>{s.stride, s.stride}),
+             attr("pads", std::vector<int64_t>{s.pad, s.pad, s.pad, s.pad})});
+  std::vector<Tensor> inputs{random_tensor({2, s.c, s.h, s.w}, 13, -2.0f, 2.0f)};
+  if (chain.uses_residual) {
+    const auto shape = residual_shape.empty() ? out_shape : residual_shape;
+    m.input("r", DataType::float32, shape);
+    inputs.push_back(random_tensor(shape, 14, -2.0f, 2.0f));
+  }
+  chain.build(m);
+  for (std::size_t threads : {std::size_t{1}, std::size_t{3}}) {
+    Session fused(m.model(), {.threads = threads});
+    Session plain(m.model(), {.threads = threads, .fuse = false});
+    CHECK(fused.graph().nodes().size() == chain.fused_nodes);
+    CHECK(plain.graph().nodes().size() > chain.fused_nodes);
+    check_close(fused.run(inputs)[0], plain.run(inputs)[0], 1e-5f);
+  }
+}
+
+const Chain chains[] = {
+    {"Relu", 1, relu},
+    {"Clip 0..6", 1, clip6},
+    {"HardSwish", 1, hard_swish},
+    {"HardSigmoid", 1, hard_sigmoid},
+    {"HardSigmoid, Mul (HardSwish)", 1, hard_sigmoid_mul},
+    {"HardSigmoid 0.2, Mul", 1, hard_sigmoid_mul_other},
+    {"Add 3, Clip 0..6, Div 6, Mul (HardSwish as Paddle writes it)", 1, paddle_hard_swish},
+    {"Add 3, Clip 0..6, Mul, Div 6 (paddle2onnx's HardSwish)", 1, paddle_hard_swish_div_last},
+    {"Sigmoid", 1, sigmoid},
+    {"Sigmoid, Mul (SiLU)", 1, silu},
+    {"residual Add", 1, add, true},
+    {"residual Add, Relu", 1, add_relu, true},
+    {"Clip, residual Add", 1, clip_add, true},
+    {"SiLU, residual Add, HardSwish", 1, swish_add_hard_swish, true},
+};
+
+// Nodes of the fused graph of a model (Session plans it).
+std::size_t fused_nodes(const ModelBuilder& m) { return Session(m.model()).graph().nodes().size(); }
+
+ModelBuilder conv_then() {
+  ModelBuilder m(14);
+  m.input("x", DataType::float32, {1, 3, 5, 5})
+      .initializer("w", random_tensor({4, 3, 3, 3}, 21))
+      .node("Conv", {"x", "w"}, {"c"}, {attr("pads", std::vector<int64_t>{1, 1, 1, 1})});
+  return m;
+}
+
+}  // namespace
+
+TEST_SUITE("engine.fusion") {
+  TEST_CASE("each element-wise chain fused into a Conv matches the unfused graph") {
+    for (const ConvShape& s : conv_shapes) {
+      for (const Chain& chain : chains) {
+        run_chain(s, chain);
+      }
+    }
+  }
+
+  TEST_CASE("a residual broadcast to the Conv's output is added after it") {
+    for (const ConvShape& s : conv_shapes) {
+      run_chain(s, {"residual Add [1, M, 1, 1], Relu", 1, add_relu, true}, {1, s.m, 1, 1});
+      run_chain(s, {"residual Add [1], Relu", 1, add_relu, true}, {1});
+    }
+  }
+
+  TEST_CASE("a residual larger than the Conv's output makes the Add's shape") {
+    ModelBuilder m = conv_then();
+    m.input("r", DataType::float32, {2, 4, 5, 5}).output("y").node("Add", {"c", "r"}, {"s"}).node("Relu", {"s"}, {"y"});
+    CHECK(fused_nodes(m) == 1);
+    const std::vector<Tensor> in{random_tensor({1, 3, 5, 5}, 1), random_tensor({2, 4, 5, 5}, 2)};
+    const Tensor y = Session(m.model()).run(in)[0];
+    CHECK(y.shape() == std::vector<int64_t>{2, 4, 5, 5});
+    check_close(y, Session(m.model(), {.fuse = false}).run(in)[0], 1e-5f);
+  }
+
+  TEST_CASE("a fused residual that does not broadcast is refused, naming it") {
+    ModelBuilder m = conv_then();
+    m.input("r", DataType::float32, {1, 3, 5, 5}).output("y").node("Add", {"c", "r"}, {"y"});
+    const std::string error = error_of([&] {
+      Session(m.model()).run(std::vector{random_tensor({1, 3, 5, 5}, 1), random_tensor({1, 3, 5, 5}, 2)});
+    });
+    CHECK(error.find("'r' [1, 3, 5, 5] does not broadcast with the Conv's output shape [1, 4, 5, 5]") !=
+          std::string::npos);
+  }
+
+  TEST_CASE("chains are not fused across an intermediate used twice, a graph output or a constant") {
+    SUBCASE("the Conv's output feeds two nodes") {
+      ModelBuilder m = conv_then();
+      m.output("y").output("z").node("HardSwish", {"c"}, {"y"}).node("Relu", {"c"}, {"z"});
+      CHECK(fused_nodes(m) == 3);
+    }
+    SUBCASE("the Conv's output is a graph output") {
+      ModelBuilder m = conv_then();
+      m.output("c").output("y").node("HardSwish", {"c"}, {"y"});
+      CHECK(fused_nodes(m) == 2);
+    }
+    SUBCASE("an intermediate of the chain is a graph output") {
+      ModelBuilder m = conv_then();
+      m.output("a").output("y").node("Relu", {"c"}, {"a"}).node("HardSwish", {"a"}, {"y"});
+      CHECK(fused_nodes(m) == 2);  // Relu fused, HardSwish not
+    }
+    SUBCASE("the gate of HardSigmoid, Mul is used again") {
+      ModelBuilder m = conv_then();
+      m.output("y").output("g").node("HardSigmoid", {"c"}, {"g"}).node("Mul", {"c", "g"}, {"y"});
+      CHECK(fused_nodes(m) == 3);
+    }
+    SUBCASE("a gate of scalar arithmetic that is not a HardSwish") {
+      ModelBuilder m = conv_then();
+      m.initializer("three", Tensor::from<float>({}, {3.0f}))
+          .initializer("zero", Tensor::from<float>({}, {0.0f}))
+          .initializer("six", Tensor::from<float>({}, {6.0f}))
+          .output("y")
+          .node("Add", {"c", "three"}, {"p"})
+          .node("Clip", {"p", "zero", "six"}, {"q"})
+          .node("Div", {"q", "three"}, {"g"})  // clamp(x + 3, 0, 6) / 3 reaches 2, not 1
+          .node("Mul", {"c", "g"}, {"y"});
+      CHECK(fused_nodes(m) == 5);
+    }
+    SUBCASE("Mul by another value (squeeze-excitation's scale)") {
+      ModelBuilder m = conv_then();
+      m.input("s", DataType::float32, {1, 4, 1, 1}).output("y").node("Mul", {"c", "s"}, {"y"});
+      CHECK(fused_nodes(m) == 2);
+    }
+    SUBCASE("Add of a constant, and Add of the output to itself") {
+      ModelBuilder m = conv_then();
+      m.initializer("k", random_tensor({1, 4, 5, 5}, 3)).output("y").node("Add", {"c", "k"}, {"y"});
+      CHECK(fused_nodes(m) == 2);
+      ModelBuilder twice = conv_then();
+      twice.output("y").node("Add", {"c", "c"}, {"y"});
+      CHECK(fused_nodes(twice) == 2);
+    }
+    SUBCASE("a second residual Add stays apart") {
+      ModelBuilder m = conv_then();
+      m.input("r", DataType::float32, {1, 4, 5, 5})
+          .input("q", DataType::float32, {1, 4, 5, 5})
+          .output("y")
+          .node("Add", {"c", "r"}, {"s"})
+          .node("Add", {"s", "q"}, {"y"});
+      CHECK(fused_nodes(m) == 2);
+      const std::vector<Tensor> in{random_tensor({1, 3, 5, 5}, 4), random_tensor({1, 4, 5, 5}, 5),
+                                   random_tensor({1, 4, 5, 5}, 6)};
+      check_close(Session(m.model()).run(in)[0], Session(m.model(), {.fuse = false}).run(in)[0], 1e-5f);
+    }
+  }
+}

@@ -26,7 +26,7 @@ inline constexpr ValueId no_value = -1;  // an omitted optional input
 // Opsets before 9 are accepted where the engine implements the operators' forms of that opset
 // (legacy_opsets.hpp).
 inline constexpr int64_t min_opset = 1;
-inline constexpr int64_t max_opset = 17;
+inline constexpr int64_t max_opset = 21;
 
 struct Value {
   std::string name;

@@ -1,8 +1,10 @@
 // Comparisons and logic: Greater, Less, GreaterOrEqual, LessOrEqual (any numeric element type,
 // float16 and bfloat16 compared as float32) giving bool with numpy-style broadcasting; And, Or, Xor on bool
-// tensors; Not. Equal lives with Where in movement_ops.cpp.
+// tensors; Not; BitwiseAnd, BitwiseOr, BitwiseXor (broadcasting) and BitwiseNot on the integer
+// types (opset 18). Equal lives with Where in movement_ops.cpp.
 
 #include "elementwise.hpp"
+#include "introduced.hpp"
 
 #include <type_traits>
 
@@ -74,6 +76,54 @@ PreparedOp prepare_not(OpContext& ctx) {
   return op;
 }
 
+template <class T> inline constexpr bool is_bitwise_type_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+
+void expect_bitwise_dtype(const OpContext& ctx, std::size_t i) {
+  ctx.expect_dtype(i,
+                   {DataType::int8, DataType::uint8, DataType::int16, DataType::uint16, DataType::int32,
+                    DataType::uint32, DataType::int64, DataType::uint64});
+}
+
+template <Logic kind> PreparedOp prepare_bitwise(OpContext& ctx) {
+  expect_introduced_in(ctx, 18);
+  ctx.expect_inputs(2, 2);
+  expect_bitwise_dtype(ctx, 0);
+  const DataType dtype = same_dtype(ctx, 0, 1);
+  Broadcast bc = prepare_broadcast(ctx, {0, 1});
+  PreparedOp op;
+  op.outputs = {TensorInfo{dtype, bc.shape()}};
+  op.kernel = [bc, dtype](KernelContext& k) {
+    visit_dtype(dtype, [&]<class T>() {
+      if constexpr (is_bitwise_type_v<T>) {
+        broadcast_binary(bc, k.pool, k.input(0).data<T>(), k.input(1).data<T>(), k.output(0).data<T>(), [](T a, T b) {
+          if constexpr (kind == Logic::and_) return static_cast<T>(a & b);
+          if constexpr (kind == Logic::or_) return static_cast<T>(a | b);
+          if constexpr (kind == Logic::xor_) return static_cast<T>(a ^ b);
+        });
+      }
+    });
+  };
+  return op;
+}
+
+PreparedOp prepare_bitwise_not(OpContext& ctx) {
+  expect_introduced_in(ctx, 18);
+  ctx.expect_inputs(1, 1);
+  expect_bitwise_dtype(ctx, 0);
+  const DataType dtype = ctx.input(0).dtype;
+  PreparedOp op;
+  op.outputs = {ctx.input(0)};
+  op.kernel = [dtype](KernelContext& k) {
+    visit_dtype(dtype, [&]<class T>() {
+      if constexpr (is_bitwise_type_v<T>) {
+        parallel_map(k.pool, k.input(0).data<T>(), k.output(0).data<T>(), k.input(0).elements(),
+                     [](T v) { return static_cast<T>(~v); });
+      }
+    });
+  };
+  return op;
+}
+
 const OpRegistrar greater_op{"Greater", prepare_compare<Comparison::greater>};
 const OpRegistrar less_op{"Less", prepare_compare<Comparison::less>};
 const OpRegistrar greater_or_equal_op{"GreaterOrEqual", prepare_compare<Comparison::greater_equal>};
@@ -82,6 +132,10 @@ const OpRegistrar and_op{"And", prepare_logic<Logic::and_>};
 const OpRegistrar or_op{"Or", prepare_logic<Logic::or_>};
 const OpRegistrar xor_op{"Xor", prepare_logic<Logic::xor_>};
 const OpRegistrar not_op{"Not", prepare_not};
+const OpRegistrar bitwise_and_op{"BitwiseAnd", prepare_bitwise<Logic::and_>};
+const OpRegistrar bitwise_or_op{"BitwiseOr", prepare_bitwise<Logic::or_>};
+const OpRegistrar bitwise_xor_op{"BitwiseXor", prepare_bitwise<Logic::xor_>};
+const OpRegistrar bitwise_not_op{"BitwiseNot", prepare_bitwise_not};
 
 }  // namespace
 }  // namespace rknnxx::host

@@ -478,47 +478,6 @@ struct ConvTransposePlan {
   int64_t group = 1, in_per_group = 0, out_per_group = 0, out_channels = 0;
 };
 
-// col2im of one output channel: the kernel_size rows of `col` (one per kernel position, each
-// over the input positions) added to the output at position i * stride + k * dilation - pad.
-// The last axis is the inner loop, clipped to the output once per input row.
-void col2im_channel(const WindowND& g, const float* col, float* out) {
-  const std::size_t last = g.spatial() - 1;
-  const int64_t in_w = g.in[last], out_w = g.out[last], stride_w = g.stride[last];
-  const int64_t in_size = g.in_size(), in_rows = in_size / std::max<int64_t>(1, in_w);
-  std::vector<int64_t> k(g.spatial(), 0);  // kernel coordinates, the last axis fastest
-  std::vector<int64_t> i(last, 0);         // input coordinates of an input row
-  for (int64_t tap = 0; tap < g.kernel_size(); ++tap) {
-    const float* src = col + tap * in_size;
-    // Output column of input column iw: iw * stride + kw * dilation - pad.
-    const int64_t offset = k[last] * g.dilation[last] - g.pad_begin[last];
-    const int64_t iw_begin = offset >= 0 ? 0 : (-offset + stride_w - 1) / stride_w;
-    const int64_t iw_end = std::min(in_w, out_w - 1 - offset < 0 ? 0 : (out_w - 1 - offset) / stride_w + 1);
-    std::fill(i.begin(), i.end(), 0);
-    for (int64_t row = 0; row < in_rows; ++row) {
-      int64_t out_row = 0;  // the output row's index among the output rows, -1 when outside
-      for (std::size_t d = 0; d < last && out_row >= 0; ++d) {
-        const int64_t o = i[d] * g.stride[d] - g.pad_begin[d] + k[d] * g.dilation[d];
-        out_row = o >= 0 && o < g.out[d] ? out_row * g.out[d] + o : -1;
-      }
-      if (out_row >= 0) {
-        float* orow = out + out_row * out_w;
-        const float* irow = src + row * in_w;
-        for (int64_t iw = iw_begin; iw < iw_end; ++iw) {
-          orow[iw * stride_w + offset] += irow[iw];
-        }
-      }
-      for (std::size_t d = last; d-- > 0;) {
-        if (++i[d] < g.in[d]) break;
-        i[d] = 0;
-      }
-    }
-    for (std::size_t d = g.spatial(); d-- > 0;) {
-      if (++k[d] < g.kernel[d]) break;
-      k[d] = 0;
-    }
-  }
-}
-
 void run_conv_transpose(const ConvTransposePlan& p, KernelContext& k) {
   const WindowND& g = p.g;
   const float* x = k.input(0).data<float>();

@@ -1,10 +1,13 @@
 // Normalizations over parts of a tensor: LayerNormalization (the axes from `axis` on, with its
 // optional Mean and InvStdDev outputs), InstanceNormalization (each channel of each image),
-// MeanVarianceNormalization (over `axes`) and LRN (across channels). Statistics accumulate in
-// double: a row of thousands of floats keeps float precision.
+// MeanVarianceNormalization (over `axes`), LRN (across channels), LpNormalization (dividing by
+// the 1- or 2-norm along an axis) and GroupNormalization (opset 18: scale and bias per group;
+// opset 21: per channel). Statistics accumulate in double: a row of thousands of floats keeps
+// float precision.
 
 #include "../broadcast.hpp"
 #include "../op_registry.hpp"
+#include "introduced.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -263,10 +266,132 @@ PreparedOp prepare_mean_variance_normalization(OpContext& ctx) {
   return op;
 }
 
+// y = x / ||x||_p along `axis` (p 1 or 2). A zero vector gives zeros: the operator's definition
+// leaves the division by zero open, and zeros keep NaN out of the network.
+PreparedOp prepare_lp_normalization(OpContext& ctx) {
+  ctx.expect_inputs(1, 1);
+  ctx.expect_dtype(0, {DataType::float32});
+  const auto& shape = ctx.input(0).shape;
+  const auto rank = static_cast<int64_t>(shape.size());
+  if (rank == 0) {
+    ctx.fail("input '{}' must have rank 1 or more", ctx.input_name(0));
+  }
+  const auto axis = static_cast<std::size_t>(ctx.normalize_axis(ctx.attr_int("axis", -1), rank));
+  const int64_t p = ctx.attr_int("p", 2);
+  if (p != 1 && p != 2) {
+    ctx.fail("attribute 'p' is {}, expected 1 or 2", p);
+  }
+  const int64_t outer = element_count(std::span(shape).first(axis));
+  const int64_t length = shape[axis];
+  const int64_t inner = element_count(std::span(shape).subspan(axis + 1));
+  PreparedOp op;
+  op.outputs = {ctx.input(0)};
+  // One norm per (outer, inner) position: at most the input's element count.
+  op.scratch_bytes =
+      static_cast<std::size_t>(checked_mul(checked_mul(outer, inner, "LpNormalization norms"),
+                                           static_cast<int64_t>(sizeof(double)), "LpNormalization norms"));
+  op.kernel = [=](KernelContext& k) {
+    const float* in = k.input(0).data<float>();
+    float* out = k.output(0).data<float>();
+    auto* norms = reinterpret_cast<double*>(k.scratch);
+    const auto scale_of = [p](double sum) { return sum > 0.0 ? 1.0 / (p == 2 ? std::sqrt(sum) : sum) : 0.0; };
+    k.pool.parallel_for(outer, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, length * inner)),
+                        [&](int64_t begin, int64_t end) {
+                          for (int64_t o = begin; o < end; ++o) {
+                            const float* x = in + o * length * inner;
+                            float* y = out + o * length * inner;
+                            double* norm = norms + o * inner;
+                            // Rows of `inner` contiguous values: each step of the axis adds one row.
+                            std::fill(norm, norm + inner, 0.0);
+                            for (int64_t a = 0; a < length; ++a) {
+                              const float* row = x + a * inner;
+                              if (p == 2) {
+                                for (int64_t i = 0; i < inner; ++i) norm[i] += static_cast<double>(row[i]) * row[i];
+                              } else {
+                                for (int64_t i = 0; i < inner; ++i) norm[i] += std::fabs(static_cast<double>(row[i]));
+                              }
+                            }
+                            for (int64_t i = 0; i < inner; ++i) norm[i] = scale_of(norm[i]);
+                            for (int64_t a = 0; a < length; ++a) {
+                              const float* row = x + a * inner;
+                              float* dst = y + a * inner;
+                              for (int64_t i = 0; i < inner; ++i) dst[i] = static_cast<float>(row[i] * norm[i]);
+                            }
+                          }
+                        });
+  };
+  return op;
+}
+
+// Mean and variance over each group of num_groups consecutive channels of each image, then
+// y = scale * (x - mean) / sqrt(variance + epsilon) + bias, with scale and bias given per group
+// (opset 18) or per channel (opset 21).
+PreparedOp prepare_group_normalization(OpContext& ctx) {
+  expect_introduced_in(ctx, 18);
+  ctx.expect_inputs(3, 3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    ctx.expect_dtype(i, {DataType::float32});
+  }
+  if (const int64_t stash = ctx.attr_int("stash_type", 1); stash != 1) {
+    ctx.fail("attribute 'stash_type' is {}; the host engine computes the statistics in float32 (1)", stash);
+  }
+  const auto& x = ctx.input(0).shape;
+  if (x.size() < 2) {
+    ctx.fail("input '{}' has shape {}, expected [N, C, D1, ...]", ctx.input_name(0), shape_string(x));
+  }
+  const int64_t channels = x[1];
+  const int64_t groups = ctx.attr_int("num_groups", 0);
+  if (groups < 1 || channels % groups != 0) {
+    ctx.fail("attribute 'num_groups' is {}, expected a positive divisor of the {} channels", groups, channels);
+  }
+  const bool per_channel = ctx.opset() >= 21;
+  const int64_t params = per_channel ? channels : groups;
+  for (std::size_t i = 1; i < 3; ++i) {
+    if (ctx.input(i).shape != std::vector<int64_t>{params}) {
+      ctx.fail("input '{}' has shape {}, expected [{}] (one value per {} in opset {})", ctx.input_name(i),
+               shape_string(ctx.input(i).shape), params, per_channel ? "channel" : "group", ctx.opset());
+    }
+  }
+  const float epsilon = ctx.attr_float("epsilon", 1e-5f);
+  const int64_t per_group = channels / groups;
+  const int64_t plane = element_count(std::span(x).subspan(2));
+  const int64_t group_size = per_group * plane;
+  const int64_t tasks = x[0] * groups;
+  PreparedOp op;
+  op.outputs = {ctx.input(0)};
+  op.kernel = [=](KernelContext& k) {
+    const float* scale = k.input(1).data<float>();
+    const float* bias = k.input(2).data<float>();
+    const float* in = k.input(0).data<float>();
+    float* out = k.output(0).data<float>();
+    k.pool.parallel_for(tasks, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, group_size)),
+                        [&](int64_t begin, int64_t end) {
+                          for (int64_t t = begin; t < end; ++t) {
+                            const int64_t g = t % groups;
+                            const Moments m = moments(in + t * group_size, group_size);
+                            const double inv = 1.0 / std::sqrt(m.variance + epsilon);
+                            for (int64_t j = 0; j < per_group; ++j) {
+                              const int64_t param = per_channel ? g * per_group + j : g;
+                              const auto a = static_cast<float>(scale[param] * inv);
+                              const auto b = static_cast<float>(bias[param] - m.mean * scale[param] * inv);
+                              const float* src = in + t * group_size + j * plane;
+                              float* dst = out + t * group_size + j * plane;
+                              for (int64_t i = 0; i < plane; ++i) {
+                                dst[i] = src[i] * a + b;
+                              }
+                            }
+                          }
+                        });
+  };
+  return op;
+}
+
 const OpRegistrar layer_normalization_op{"LayerNormalization", prepare_layer_normalization};
 const OpRegistrar instance_normalization_op{"InstanceNormalization", prepare_instance_normalization};
 const OpRegistrar lrn_op{"LRN", prepare_lrn};
 const OpRegistrar mean_variance_normalization_op{"MeanVarianceNormalization", prepare_mean_variance_normalization};
+const OpRegistrar lp_normalization_op{"LpNormalization", prepare_lp_normalization};
+const OpRegistrar group_normalization_op{"GroupNormalization", prepare_group_normalization};
 
 }  // namespace
 }  // namespace rknnxx::host

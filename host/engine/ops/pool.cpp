@@ -1,5 +1,5 @@
-// MaxPool, AveragePool (count_include_pad, ceil_mode), LpPool, GlobalAveragePool and
-// GlobalMaxPool over any number of spatial axes, float32 (MaxPool also int8 and uint8).
+// MaxPool, AveragePool (count_include_pad, ceil_mode), LpPool, GlobalAveragePool, GlobalMaxPool
+// and GlobalLpPool over any number of spatial axes, float32 (MaxPool also int8 and uint8).
 // The windowed pools walk each output row (all spatial axes but the last fixed): the input rows
 // the windows of that row cover, clipped to the input once, then for each output column the
 // clipped columns of each of those rows. No bounds test per element.
@@ -191,6 +191,17 @@ void pool_plane(const PoolPlan& p, const T* x, T* y, int64_t* indices, int64_t p
   }
 }
 
+// The exponent of LpPool and GlobalLpPool: an int from opset 2 on; their opset 1 forms had a float.
+float lp_exponent(const OpContext& ctx) {
+  const onnx::AttributeProto* given = ctx.attribute("p");
+  const bool as_float = given != nullptr && given->type == onnx::AttributeProto::Type::float_;
+  const float p = as_float ? given->f : static_cast<float>(ctx.attr_int("p", 2));
+  if (!(p > 0.0f) || p > 1e6f) {
+    ctx.fail("attribute 'p' is {}, expected a positive exponent", p);
+  }
+  return p;
+}
+
 template <PoolKind kind> PreparedOp prepare_pool(OpContext& ctx) {
   ctx.expect_inputs(1, 1);
   if (kind == PoolKind::max) {
@@ -216,13 +227,7 @@ template <PoolKind kind> PreparedOp prepare_pool(OpContext& ctx) {
   p.count_include_pad = ctx.attr_int("count_include_pad", 0) != 0;
   p.column_major = ctx.attr_int("storage_order", 0) != 0;
   if (kind == PoolKind::lp) {
-    // An int from opset 2 on; LpPool-1 had a float.
-    const onnx::AttributeProto* given = ctx.attribute("p");
-    const bool as_float = given != nullptr && given->type == onnx::AttributeProto::Type::float_;
-    p.p = as_float ? given->f : static_cast<float>(ctx.attr_int("p", 2));
-    if (!(p.p > 0.0f) || p.p > 1e6f) {
-      ctx.fail("attribute 'p' is {}, expected a positive exponent", p.p);
-    }
+    p.p = lp_exponent(ctx);
   }
   PreparedOp op;
   op.outputs = {TensorInfo{dtype, p.g.output_shape(p.g.channels)}};
@@ -250,13 +255,17 @@ template <PoolKind kind> PreparedOp prepare_pool(OpContext& ctx) {
   return op;
 }
 
-template <bool is_max> PreparedOp prepare_global_pool(OpContext& ctx) {
+// One value per image and channel over all spatial positions: the maximum, the mean, or the
+// p-norm (sum of |x|^p)^(1/p) of GlobalLpPool. Sums are in double: a float one drifts by ~1e-5
+// over the 160x160 planes of the OCR detector.
+template <PoolKind kind> PreparedOp prepare_global_pool(OpContext& ctx) {
   ctx.expect_inputs(1, 1);
   ctx.expect_dtype(0, {DataType::float32});
   const auto& shape = ctx.input(0).shape;
   if (shape.size() < 3) {
     ctx.fail("input '{}' has shape {}, expected rank 3 or more", ctx.input_name(0), shape_string(shape));
   }
+  const float p = kind == PoolKind::lp ? lp_exponent(ctx) : 0.0f;
   std::vector<int64_t> out_shape(shape.size(), 1);
   out_shape[0] = shape[0];
   out_shape[1] = shape[1];
@@ -264,25 +273,36 @@ template <bool is_max> PreparedOp prepare_global_pool(OpContext& ctx) {
   const int64_t plane = element_count(std::span(shape).subspan(2));
   PreparedOp op;
   op.outputs = {TensorInfo{DataType::float32, out_shape}};
-  op.kernel = [planes, plane](KernelContext& k) {
+  op.kernel = [=](KernelContext& k) {
     const float* x = k.input(0).data<float>();
     float* y = k.output(0).data<float>();
     k.pool.parallel_for(planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, plane)), [&](int64_t b, int64_t e) {
       for (int64_t c = b; c < e; ++c) {
         const float* src = x + c * plane;
-        if constexpr (is_max) {
+        if constexpr (kind == PoolKind::max) {
           float best = std::numeric_limits<float>::lowest();
           for (int64_t i = 0; i < plane; ++i) {
             best = std::max(best, src[i]);
           }
           y[c] = best;
-        } else {
-          // A double sum: a float one drifts by ~1e-5 over the 160x160 planes of the OCR detector.
+        } else if constexpr (kind == PoolKind::average) {
           double sum = 0.0;
           for (int64_t i = 0; i < plane; ++i) {
             sum += src[i];
           }
           y[c] = plane > 0 ? static_cast<float>(sum / static_cast<double>(plane)) : 0.0f;
+        } else {
+          double sum = 0.0;
+          if (p == 2.0f) {
+            for (int64_t i = 0; i < plane; ++i) sum += static_cast<double>(src[i]) * src[i];
+            y[c] = static_cast<float>(std::sqrt(sum));
+          } else if (p == 1.0f) {
+            for (int64_t i = 0; i < plane; ++i) sum += std::fabs(src[i]);
+            y[c] = static_cast<float>(sum);
+          } else {
+            for (int64_t i = 0; i < plane; ++i) sum += std::pow(std::fabs(static_cast<double>(src[i])), p);
+            y[c] = static_cast<float>(std::pow(sum, 1.0 / p));
+          }
         }
       }
     });
@@ -293,8 +313,9 @@ template <bool is_max> PreparedOp prepare_global_pool(OpContext& ctx) {
 const OpRegistrar max_pool_op{"MaxPool", prepare_pool<PoolKind::max>};
 const OpRegistrar average_pool_op{"AveragePool", prepare_pool<PoolKind::average>};
 const OpRegistrar lp_pool_op{"LpPool", prepare_pool<PoolKind::lp>};
-const OpRegistrar global_average_pool_op{"GlobalAveragePool", prepare_global_pool<false>};
-const OpRegistrar global_max_pool_op{"GlobalMaxPool", prepare_global_pool<true>};
+const OpRegistrar global_average_pool_op{"GlobalAveragePool", prepare_global_pool<PoolKind::average>};
+const OpRegistrar global_max_pool_op{"GlobalMaxPool", prepare_global_pool<PoolKind::max>};
+const OpRegistrar global_lp_pool_op{"GlobalLpPool", prepare_global_pool<PoolKind::lp>};
 
 }  // namespace
 }  // namespace rknnxx::host

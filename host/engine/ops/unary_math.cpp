@@ -1,8 +1,10 @@
 // Float32 unary math: the trigonometric and hyperbolic functions, Round (half to even), Sign,
 // IsInf and IsNaN (giving bool), and the activations Selu, Celu, ThresholdedRelu, Softplus,
-// Softsign and Shrink. Each is a plain loop over the output (elementwise.hpp).
+// Softsign, Shrink, Mish (x tanh(softplus(x)), opset 18) and Gelu (opset 20). Each is a plain loop
+// over the output (elementwise.hpp).
 
 #include "elementwise.hpp"
+#include "introduced.hpp"
 
 #include <cmath>
 #include <type_traits>
@@ -104,6 +106,37 @@ template <bool nan> PreparedOp prepare_is_special(OpContext& ctx) {
   return op;
 }
 
+float mish(float x) { return x * std::tanh(softplus(x)); }
+
+PreparedOp prepare_mish(OpContext& ctx) {
+  expect_introduced_in(ctx, 18);
+  return prepare_simple<mish>(ctx);
+}
+
+// x * Phi(x) with the normal distribution's CDF Phi, exact (approximate "none", through erf) or
+// its tanh approximation (approximate "tanh").
+PreparedOp prepare_gelu(OpContext& ctx) {
+  expect_introduced_in(ctx, 20);
+  const std::string approximate = ctx.attr_string("approximate", "none");
+  if (approximate == "tanh") {
+    return prepare_unary_float(ctx, [](const OpContext&) {
+      return [](float x) {
+        constexpr float sqrt_2_over_pi = 0.7978845608028654f;
+        return 0.5f * x * (1.0f + std::tanh(sqrt_2_over_pi * (x + 0.044715f * x * x * x)));
+      };
+    });
+  }
+  if (approximate != "none") {
+    ctx.fail("attribute 'approximate' is '{}', expected none or tanh", approximate);
+  }
+  return prepare_unary_float(ctx, [](const OpContext&) {
+    return [](float x) {
+      constexpr float one_over_sqrt_2 = 0.7071067811865476f;
+      return 0.5f * x * (1.0f + std::erf(x * one_over_sqrt_2));
+    };
+  });
+}
+
 const OpRegistrar cos_op{"Cos", prepare_simple<cos_>};
 const OpRegistrar sin_op{"Sin", prepare_simple<sin_>};
 const OpRegistrar tan_op{"Tan", prepare_simple<tan_>};
@@ -125,6 +158,8 @@ const OpRegistrar shrink_op{"Shrink", prepare_shrink};
 const OpRegistrar sign_op{"Sign", prepare_sign};
 const OpRegistrar is_inf_op{"IsInf", prepare_is_special<false>};
 const OpRegistrar is_nan_op{"IsNaN", prepare_is_special<true>};
+const OpRegistrar gelu_op{"Gelu", prepare_gelu};
+const OpRegistrar mish_op{"Mish", prepare_mish};
 
 }  // namespace
 }  // namespace rknnxx::host

@@ -225,6 +225,11 @@ void HostContext::run(rknn_run_extend* extend) {
   (void)extend;  // the documentation says it must be NULL at present; frame ids are not tracked
   memory_.require_outside_memory();
   std::vector<Tensor> inputs = io_.gather_inputs(shapes_, memory_.emulate_input_cache());
+  // The last run's outputs, and the hold on the memory they view, go first: memory destroyed since
+  // that run is refused below rather than kept alive by them.
+  outputs_.clear();
+  outputs_memory_.reset();
+  has_run_ = false;
   // Held until the run is done, even if another thread destroys them meanwhile.
   const auto weights = memory_.hold_weights();
   const auto internal = memory_.hold_internal(*session_);  // refuses memory destroyed since bound

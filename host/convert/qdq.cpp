@@ -106,9 +106,12 @@ std::map<std::string, quantize::AffineParams> activation_pairs(const Graph& grap
     if (node.op_type == "QuantizeLinear") {
       const ValueId q = node.outputs.at(0);
       const bool has_zero = node.inputs.size() > 2 && node.inputs[2] != no_value;
+      const onnx::AttributeProto* output_dtype = node.attribute("output_dtype");  // QuantizeLinear-21
       const DataType integers = has_zero && graph.constant(node.inputs[2]) != nullptr
           ? graph.constant(node.inputs[2])->dtype()
-          : DataType::uint8;  // ONNX's type without a zero point
+          : output_dtype != nullptr && output_dtype->i != 0 && graph.opset() >= 21
+          ? static_cast<DataType>(output_dtype->i)
+          : DataType::uint8;  // ONNX's type without a zero point or output_dtype
       const quantize::AffineParams p = pair_params(graph, node, integers);
       if (outputs.contains(q))
         refuse(fmt::format("{} writes the graph output '{}' as integers; the outputs of a QDQ model are the float "

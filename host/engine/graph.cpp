@@ -283,8 +283,10 @@ Graph::Graph(const onnx::ModelProto& model, std::span<const CustomOpType> custom
                            : excluded));
     }
     if (op != nullptr && is_default_domain(n.domain)) {
-      if (const auto refusal = legacy_form_refusal(n, opset_); !refusal.empty()) {
-        throw EngineError(fmt::format("{}: {}", node_label(n), refusal));
+      for (const auto& refusal : {legacy_form_refusal(n, opset_), newer_form_refusal(n, opset_)}) {
+        if (!refusal.empty()) {
+          throw EngineError(fmt::format("{}: {}", node_label(n), refusal));
+        }
       }
     }
     Node node;

@@ -23,8 +23,9 @@ struct OpDefinition;
 using ValueId = int32_t;
 inline constexpr ValueId no_value = -1;  // an omitted optional input
 
-// Opsets before 9 are accepted where the engine implements the operators' forms of that opset
-// (legacy_opsets.hpp).
+// Opsets before 9 are accepted where the engine implements the operators' forms of that opset,
+// and opsets 18 to 21 where it implements the forms those opsets changed (legacy_opsets.hpp;
+// docs/conformance.md, "Opsets 18 to 21").
 inline constexpr int64_t min_opset = 1;
 inline constexpr int64_t max_opset = 21;
 

@@ -69,7 +69,58 @@ constexpr LegacyForm legacy_forms[] = {
     {"MeanVarianceNormalization", 9, "it is the experimental form with across_channels and normalize_variance"},
 };
 
+// A form of a later opset the engine lacks: from opset `since` on, `difference`, for the nodes
+// `applies` picks.
+struct NewerForm {
+  std::string_view op_type;
+  int64_t since;
+  std::string_view difference;
+  bool (*applies)(const onnx::NodeProto&);
+};
+
+bool antialias_on(const onnx::NodeProto& node) {
+  const auto* antialias = find_attribute(node, "antialias");
+  return antialias != nullptr && antialias->i != 0;
+}
+
+// The element types of opsets 19 to 21 that the engine has no element for (onnx_model.hpp).
+bool is_narrow_type(int64_t type) {
+  return type >= static_cast<int64_t>(onnx::DataType::float8e4m3fn) &&
+      type <= static_cast<int64_t>(onnx::DataType::float4e2m1);
+}
+
+bool to_narrow_type(const onnx::NodeProto& node) {
+  const auto* to = find_attribute(node, "to");
+  return to != nullptr && is_narrow_type(to->i);
+}
+
+bool output_dtype_narrow(const onnx::NodeProto& node) {
+  const auto* type = find_attribute(node, "output_dtype");
+  return type != nullptr && is_narrow_type(type->i);
+}
+
+constexpr std::string_view narrow_types =
+    "it may produce float8, int4 and uint4 tensors, and this node does: the host engine has no such element type";
+
+constexpr NewerForm newer_forms[] = {
+    {"Resize", 18,
+     "antialias=1 widens the interpolation filter when downscaling, which the host engine does not implement",
+     antialias_on},
+    {"Cast", 19, narrow_types, to_narrow_type},
+    {"QuantizeLinear", 21, narrow_types, output_dtype_narrow},
+};
+
 }  // namespace
+
+std::string newer_form_refusal(const onnx::NodeProto& node, int64_t opset) {
+  for (const NewerForm& form : newer_forms) {
+    if (form.op_type == node.op_type && opset >= form.since && form.applies(node)) {
+      return fmt::format("{} at opset {} is not supported by the host engine: from opset {} on {}", node.op_type, opset,
+                         form.since, form.difference);
+    }
+  }
+  return "";
+}
 
 std::string legacy_form_refusal(const onnx::NodeProto& node, int64_t opset) {
   for (const LegacyForm& form : legacy_forms) {

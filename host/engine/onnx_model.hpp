@@ -30,6 +30,14 @@ enum class DataType : int32_t {
   complex64 = 14,
   complex128 = 15,
   bfloat16 = 16,
+  // Added with opsets 19 to 23; the engine has no element of these types and refuses them by name.
+  float8e4m3fn = 17,
+  float8e4m3fnuz = 18,
+  float8e5m2 = 19,
+  float8e5m2fnuz = 20,
+  uint4 = 21,
+  int4 = 22,
+  float4e2m1 = 23,
 };
 
 // Bytes per element of the fixed-size types; 0 for string and undefined.

@@ -612,6 +612,13 @@ const char* to_string(DataType type) noexcept {
     case DataType::complex64: return "complex64";
     case DataType::complex128: return "complex128";
     case DataType::bfloat16: return "bfloat16";
+    case DataType::float8e4m3fn: return "float8e4m3fn";
+    case DataType::float8e4m3fnuz: return "float8e4m3fnuz";
+    case DataType::float8e5m2: return "float8e5m2";
+    case DataType::float8e5m2fnuz: return "float8e5m2fnuz";
+    case DataType::uint4: return "uint4";
+    case DataType::int4: return "int4";
+    case DataType::float4e2m1: return "float4e2m1";
   }
   return "unknown";
 }

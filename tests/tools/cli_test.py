@@ -139,7 +139,48 @@ def light_checks(tool, work):
           and "RKNNXX_RUNTIME" in p.stderr and "LD_LIBRARY_PATH" in p.stderr, p.stderr)
 
     convert_checks(tool, work)
+    newer_opset_checks(tool, work)
     quantize_checks(tool, work)
+
+
+def newer_opset_checks(tool, work):
+    """Issue 15: a model of opset 21 converts and runs; a form of opset 18 the engine lacks is refused naming it."""
+    folder = work / "opset21"
+    folder.mkdir(exist_ok=True)
+    int_attribute = lambda name, v: crafted_onnx.f_bytes(  # noqa: E731  AttributeProto: name 1, i 3, type 20 (INT)
+        5, crafted_onnx.f_bytes(1, name) + crafted_onnx.f_int(3, v) + crafted_onnx.f_int(20, 2))
+    # x [1, 1, 3, 3] -> Conv (2x2 ones, bias -14) -> Relu -> ReduceMean over axes [2, 3] (an input from opset 18 on).
+    nodes = [crafted_onnx.node("Conv", ["x", "w", "bias"], ["c"], "conv"),
+             crafted_onnx.node("Relu", ["c"], ["r"], "relu"),
+             crafted_onnx.node("ReduceMean", ["r", "axes"], ["y"], "mean", int_attribute("keepdims", 0))]
+    initializers = [make_int8_model.float_tensor("w", [1, 1, 2, 2], [1, 1, 1, 1]),
+                    make_int8_model.float_tensor("bias", [1], [-14]), crafted_onnx.tensor("axes", [2], [2, 3])]
+    onnx = folder / "conv_relu_mean.onnx"
+    onnx.write_bytes(crafted_onnx.model(nodes, initializers,
+                                        [crafted_onnx.value_info("x", crafted_onnx.FLOAT, [1, 1, 3, 3])],
+                                        [crafted_onnx.value_info("y", crafted_onnx.FLOAT, [1, 1])], opset=21))
+    config = folder / "config.json"
+    config.write_text('{"target_platform": "rk3588"}')
+    out = folder / "conv_relu_mean.hrknn"
+    rc, o, e = run([tool, "convert", onnx, "-c", config, "-o", out])
+    check("convert: a model of opset 21 (Conv, Relu, ReduceMean-18) converts", rc == 0 and out.is_file(),
+          f"{o!r} {e!r}")
+    x = folder / "x.npy"
+    np.save(x, np.arange(1, 10, dtype=np.float32).reshape(1, 1, 3, 3))
+    rc, o, e = run([tool, "run", out, "-i", x, "-o", folder / "out"])
+    got = np.load(folder / "out" / "output_0.npy") if rc == 0 and (folder / "out" / "output_0.npy").exists() else None
+    # Windows of 2x2 ones over 1..9: 12, 16, 24, 28; minus 14 and Relu: 0, 2, 10, 14; their mean 6.5.
+    check("run: the opset-21 model computes mean(relu(conv)) = 6.5", got is not None and got.size == 1
+          and abs(float(got.reshape(-1)[0]) - 6.5) <= 6.5 * FP16_TOLERANCE, f"exit {rc}: {o!r} {e!r} {got!r}")
+    resize = folder / "antialias.onnx"
+    scales = make_int8_model.float_tensor("scales", [4], [1, 1, 0.5, 0.5])
+    resize.write_bytes(crafted_onnx.model(
+        [crafted_onnx.node("Resize", ["x", "", "scales"], ["y"], "shrink", int_attribute("antialias", 1))], [scales],
+        [crafted_onnx.value_info("x", crafted_onnx.FLOAT, [1, 1, 4, 4])],
+        [crafted_onnx.value_info("y", crafted_onnx.FLOAT, [1, 1, 2, 2])], opset=18))
+    fails_one_line_with("convert: Resize-18 antialias=1 is refused naming the node, operator, opset and attribute",
+                        [tool, "convert", resize, "-c", config, "-o", folder / "refused.hrknn"],
+                        ["node 'shrink' (Resize)", "opset 18", "antialias=1"])
 
 
 def quantize_checks(tool, work):

@@ -1,7 +1,8 @@
-// DFT (opset 17): the discrete Fourier transform of real ([..., 1]) or complex ([..., 2]) signals
-// along `axis`, forward or inverse (scaled by 1/n), optionally onesided (the first n/2 + 1
+// DFT (opsets 17 and 20): the discrete Fourier transform of real ([..., 1]) or complex ([..., 2])
+// signals along an axis, forward or inverse (scaled by 1/n), optionally onesided (the first n/2 + 1
 // frequencies) and at dft_length points (zero-padded or truncated; a constant). The result is
-// complex, [..., 2].
+// complex, [..., 2]. DFT-17 takes the axis as an attribute (default 1), DFT-20 as a third input,
+// a constant scalar (default -2, the last signal axis).
 //
 // A direct transform, O(n^2) per signal with a precomputed twiddle table (n entries): the signals
 // of the models that use DFT (spectrogram front ends) are a few hundred points, where this costs
@@ -19,7 +20,8 @@ namespace rknnxx::host {
 namespace {
 
 PreparedOp prepare_dft(OpContext& ctx) {
-  ctx.expect_inputs(1, 2);
+  const bool axis_input = ctx.opset() >= 20;
+  ctx.expect_inputs(1, axis_input ? 3 : 2);
   ctx.expect_dtype(0, {DataType::float32, DataType::float64});
   const TensorInfo in = ctx.input(0);
   const auto rank = static_cast<int64_t>(in.shape.size());
@@ -27,7 +29,23 @@ PreparedOp prepare_dft(OpContext& ctx) {
     ctx.fail("input '{}' has shape {}, expected [batch, signal..., 1 or 2]", ctx.input_name(0), shape_string(in.shape));
   }
   const bool complex_input = in.shape.back() == 2;
-  const int64_t axis = ctx.normalize_axis(ctx.attr_int("axis", 1), rank);
+  int64_t given_axis = 1;
+  if (axis_input) {
+    if (ctx.attribute("axis") != nullptr) {
+      ctx.fail("DFT-20 (opset {}) takes the axis as input 2, not as an attribute", ctx.opset());
+    }
+    given_axis = -2;
+    if (ctx.has_input(2)) {
+      const auto axes = constant_ints(ctx, 2, "axis");
+      if (axes.size() != 1) {
+        ctx.fail("input 2 (the axis) has {} values, expected one", axes.size());
+      }
+      given_axis = axes[0];
+    }
+  } else {
+    given_axis = ctx.attr_int("axis", 1);
+  }
+  const int64_t axis = ctx.normalize_axis(given_axis, rank);
   if (axis == 0 || axis == rank - 1) {
     ctx.fail("axis {} is the batch or the real/imaginary axis; expected a signal axis", axis);
   }

@@ -1,4 +1,5 @@
-// GridSample (opset 16) on 4-D input: each output pixel samples X at the normalized (x, y) of
+// GridSample (opsets 16 and 20; opset 20's mode names linear and cubic are taken as bilinear and
+// bicubic, its n-D form is refused) on 4-D input: each output pixel samples X at the normalized (x, y) of
 // the grid [N, H_out, W_out, 2], -1 and 1 being the outer pixel edges (or centres with
 // align_corners), by nearest, bilinear or bicubic (A = -0.75) interpolation, with zeros, border
 // or reflection padding — the arithmetic of ONNX Runtime, so results agree to float rounding.
@@ -74,7 +75,8 @@ PreparedOp prepare_grid_sample(OpContext& ctx) {
   const auto& x = ctx.input(0).shape;
   const auto& grid = ctx.input(1).shape;
   if (x.size() != 4) {
-    ctx.fail("input X has shape {}, expected [N, C, H, W]", shape_string(x));
+    ctx.fail("input X has shape {}, expected [N, C, H, W]{}", shape_string(x),
+             ctx.opset() >= 20 ? " (GridSample-20's volumetric and other non-2-D forms are not implemented)" : "");
   }
   if (grid.size() != 4 || grid[0] != x[0] || grid[3] != 2) {
     ctx.fail("grid has shape {}, expected [{}, H_out, W_out, 2]", shape_string(grid), x[0]);

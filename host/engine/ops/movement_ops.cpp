@@ -1,5 +1,5 @@
 // Operators that move elements without computing on them: Transpose, Concat, Split, Slice,
-// Gather, GatherElements, Pad (constant, reflect, edge), Tile, DepthToSpace, SpaceToDepth,
+// Gather, GatherElements, Pad (constant, reflect, edge, wrap; axes), Tile, DepthToSpace, SpaceToDepth,
 // Trilu, Where; and Equal, which compares them. The copies
 // work on element bytes, so each is written once for every element type.
 
@@ -175,10 +175,27 @@ PreparedOp prepare_split(OpContext& ctx) {
   const int64_t length = in.shape[axis];
   const auto outputs = static_cast<int64_t>(ctx.output_count());
   std::vector<int64_t> split;
+  const bool has_num_outputs = ctx.opset() >= 18 && ctx.attribute("num_outputs") != nullptr;
   if (ctx.opset() >= 13 && ctx.has_input(1)) {
+    if (has_num_outputs) {
+      ctx.fail("give the split input or attribute 'num_outputs', not both");
+    }
     split = constant_ints(ctx, 1, "split");
   } else if (ctx.opset() < 13 && ctx.attribute("split") != nullptr) {
     split = ctx.attr_ints("split");
+  } else if (has_num_outputs) {
+    // Split-18: chunks of ceil(length / num_outputs), the last one smaller when it does not divide.
+    const int64_t n = ctx.attr_int("num_outputs", 0);
+    if (n < 1 || n != outputs) {
+      ctx.fail("attribute 'num_outputs' is {}, the node has {} outputs", n, outputs);
+    }
+    const int64_t chunk = length / n + (length % n != 0 ? 1 : 0);
+    const int64_t last = length - chunk * (n - 1);  // no overflow: chunk * (n - 1) < length + n
+    if (last < 0) {
+      ctx.fail("axis {} of size {} cannot be split into {} chunks of {}", axis, length, n, chunk);
+    }
+    split.assign(static_cast<std::size_t>(n), chunk);
+    split.back() = last;
   } else {
     if (outputs == 0 || length % outputs != 0) {
       ctx.fail("axis {} of size {} cannot be split equally into {} outputs", axis, length, outputs);
@@ -357,7 +374,7 @@ PreparedOp prepare_gather(OpContext& ctx) {
 
 // ---- Pad ----
 
-enum class PadMode { constant, reflect, edge };
+enum class PadMode { constant, reflect, edge, wrap };
 
 PreparedOp prepare_pad(OpContext& ctx) {
   const TensorInfo in = ctx.input(0);
@@ -369,8 +386,28 @@ PreparedOp prepare_pad(OpContext& ctx) {
     pads = ctx.attr_ints("pads");
     attr_value = ctx.attr_float("value", 0.0f);
   } else {
-    ctx.expect_inputs(2, 3);
+    ctx.expect_inputs(2, ctx.opset() >= 18 ? 4 : 3);
     pads = constant_ints(ctx, 1, "pads");
+  }
+  if (ctx.opset() >= 18 && ctx.has_input(3)) {
+    // Pad-18: pads for the listed axes only, [begins..., ends...]; other axes are not padded.
+    const std::vector<int64_t> axes = constant_ints(ctx, 3, "axes");
+    if (pads.size() != 2 * axes.size()) {
+      ctx.fail("pads {} has {} entries, expected {} for the {} axes {}", shape_string(pads), pads.size(),
+               2 * axes.size(), axes.size(), shape_string(axes));
+    }
+    std::vector<int64_t> full(2 * rank, 0);
+    std::vector<bool> seen(rank, false);
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+      const auto a = static_cast<std::size_t>(ctx.normalize_axis(axes[i], static_cast<int64_t>(rank)));
+      if (seen[a]) {
+        ctx.fail("axes {} names axis {} twice", shape_string(axes), a);
+      }
+      seen[a] = true;
+      full[a] = pads[i];
+      full[a + rank] = pads[i + axes.size()];
+    }
+    pads = std::move(full);
   }
   if (pads.size() != 2 * rank) {
     ctx.fail("pads {} has {} entries, expected {} for an input of rank {}", shape_string(pads), pads.size(), 2 * rank,
@@ -382,8 +419,11 @@ PreparedOp prepare_pad(OpContext& ctx) {
     mode = PadMode::reflect;
   } else if (mode_name == "edge") {
     mode = PadMode::edge;
+  } else if (mode_name == "wrap" && ctx.opset() >= 19) {
+    mode = PadMode::wrap;
   } else if (mode_name != "constant") {
-    ctx.fail("mode '{}' is not supported (constant, reflect or edge)", mode_name);
+    ctx.fail("mode '{}' is not supported at opset {} (constant, reflect or edge; wrap from opset 19 on)", mode_name,
+             ctx.opset());
   }
   // Per axis and output position: the input position it copies, or -1 for the constant.
   std::vector<std::vector<int64_t>> source(rank);
@@ -395,7 +435,10 @@ PreparedOp prepare_pad(OpContext& ctx) {
     if (shape[a] < 0) {
       ctx.fail("pads {} remove more than the {} elements of axis {}", shape_string(pads), dim, a);
     }
-    if (mode != PadMode::constant && dim == 0 && shape[a] > 0) {
+    if (mode != PadMode::constant &&
+        (dim == 0 ||
+         (mode == PadMode::wrap && dim + std::min<int64_t>(before, 0) + std::min<int64_t>(pads[a + rank], 0) <= 0)) &&
+        shape[a] > 0) {
       ctx.fail("{} padding of the empty axis {}", mode_name, a);
     }
   }
@@ -413,6 +456,12 @@ PreparedOp prepare_pad(OpContext& ctx) {
           i = -1;
         } else if (mode == PadMode::edge) {
           i = std::clamp<int64_t>(i, 0, dim - 1);
+        } else if (mode == PadMode::wrap) {
+          // As ONNX's reference: negative pads crop first, and the rest wraps around what is left.
+          const int64_t first = std::max<int64_t>(0, -before);
+          const int64_t kept = dim - first - std::max<int64_t>(0, -pads[a + rank]);
+          const int64_t j = o - std::max<int64_t>(0, before);
+          i = first + ((j % kept) + kept) % kept;
         } else if (dim == 1) {
           i = 0;
         } else {

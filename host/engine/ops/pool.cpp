@@ -1,5 +1,6 @@
-// MaxPool, AveragePool (count_include_pad, ceil_mode), LpPool, GlobalAveragePool, GlobalMaxPool
-// and GlobalLpPool over any number of spatial axes, float32 (MaxPool also int8 and uint8).
+// MaxPool, AveragePool (count_include_pad, ceil_mode; dilations from opset 19), LpPool (ceil_mode
+// and dilations: LpPool-18), GlobalAveragePool, GlobalMaxPool and GlobalLpPool over any number of
+// spatial axes, float32 (MaxPool also int8 and uint8).
 // The windowed pools walk each output row (all spatial axes but the last fixed): the input rows
 // the windows of that row cover, clipped to the input once, then for each output column the
 // clipped columns of each of those rows. No bounds test per element.
@@ -44,6 +45,14 @@ inline TapRange valid_taps(int64_t start, int64_t kernel, int64_t dilation, int6
   return {std::min(begin, kernel), std::max(std::min(begin, kernel), end)};
 }
 
+// AveragePool count_include_pad: the taps of a window starting at `start` that fall before
+// `padded_end` (the input's end plus its end padding), padding included. As ONNX Runtime and
+// PyTorch, the window stops at the end padding, not beyond it; with dilations (AveragePool-19)
+// only the taps the dilation reaches count.
+inline int64_t padded_taps(int64_t start, int64_t kernel, int64_t dilation, int64_t padded_end) {
+  return padded_end <= start ? 0 : std::min(kernel, (padded_end - start + dilation - 1) / dilation);
+}
+
 // Fills `taps` for the output row at outer output coordinates `o` (all axes but the last).
 // row_stride[d] is the row-major stride of input axis d, column_stride[d] the column-major one.
 void row_taps(const WindowND& g, const std::vector<int64_t>& row_stride, const std::vector<int64_t>& column_stride,
@@ -54,7 +63,7 @@ void row_taps(const WindowND& g, const std::vector<int64_t>& row_stride, const s
   for (std::size_t d = 0; d + 1 < g.spatial(); ++d) {
     const int64_t start = o[d] * g.stride[d] - g.pad_begin[d];
     const TapRange r = valid_taps(start, g.kernel[d], g.dilation[d], g.in[d]);
-    taps.padded_rows *= std::min(start + g.kernel[d], g.in[d] + g.pad_end[d]) - start;
+    taps.padded_rows *= padded_taps(start, g.kernel[d], g.dilation[d], g.in[d] + g.pad_end[d]);
     // The product with the rows so far, in kernel order (axis d varies slower than later axes).
     taps.next_offset.clear();
     taps.next_column.clear();
@@ -124,7 +133,11 @@ void pool_plane(const PoolPlan& p, const T* x, T* y, int64_t* indices, int64_t p
             const float* src = x + taps.offset[static_cast<std::size_t>(r)];
             const int64_t begin = w0 + c.begin * dilation_w, end = w0 + c.end * dilation_w;
             if constexpr (kind == PoolKind::average) {
-              for (int64_t iw = begin; iw < end; ++iw) sum += src[iw];  // no dilations (refused while planning)
+              if (dilation_w == 1) {
+                for (int64_t iw = begin; iw < end; ++iw) sum += src[iw];
+              } else {  // AveragePool-19
+                for (int64_t iw = begin; iw < end; iw += dilation_w) sum += src[iw];
+              }
             } else if (p.p == 2.0f) {
               for (int64_t iw = begin; iw < end; iw += dilation_w) sum += src[iw] * src[iw];
             } else if (p.p == 1.0f) {
@@ -139,7 +152,7 @@ void pool_plane(const PoolPlan& p, const T* x, T* y, int64_t* indices, int64_t p
           }
           // As ONNX Runtime and PyTorch: the padded window ends at the end padding, not beyond it.
           const int64_t count = p.count_include_pad
-              ? taps.padded_rows * (std::min(w0 + kernel_w, in_w + g.pad_end[last]) - w0)
+              ? taps.padded_rows * padded_taps(w0, kernel_w, dilation_w, in_w + g.pad_end[last])
               : n_rows * (c.end - c.begin);
           out[ow] = count > 0 ? sum / static_cast<float>(count) : 0.0f;
           continue;
@@ -210,10 +223,10 @@ template <PoolKind kind> PreparedOp prepare_pool(OpContext& ctx) {
     ctx.expect_dtype(0, {DataType::float32});
   }
   const DataType dtype = ctx.input(0).dtype;
-  if (kind == PoolKind::average && ctx.attribute("dilations") != nullptr) {
+  if (kind == PoolKind::average && ctx.opset() < 19 && ctx.attribute("dilations") != nullptr) {
     for (int64_t d : ctx.attr_ints("dilations")) {
       if (d != 1) {
-        ctx.fail("dilations are not supported for AveragePool");
+        ctx.fail("dilations need AveragePool-19 (opset 19 or later; the model's opset is {})", ctx.opset());
       }
     }
   }

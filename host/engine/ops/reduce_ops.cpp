@@ -1,6 +1,7 @@
 // The Reduce* operators: Mean, Sum, Max, Min, Prod, L1, L2, LogSum, LogSumExp, SumSquare,
 // over any set of axes, with keepdims and (from the opset that moves axes to an input)
-// noop_with_empty_axes. float32 and float64 accumulate in double; int32 and int64 in int64.
+// noop_with_empty_axes. float32 and float64 accumulate in double; int32 and int64 in int64;
+// ReduceMax and ReduceMin also take bool from opset 20 on (any and all).
 // Also ArgMax and ArgMin.
 
 #include "../op_registry.hpp"
@@ -58,7 +59,15 @@ template <Reduction R> PreparedOp prepare_reduce(OpContext& ctx) {
   ctx.expect_inputs(1, axes_from_input ? 2 : 1);
   constexpr bool integer_ok = R == Reduction::mean || R == Reduction::sum || R == Reduction::max ||
       R == Reduction::min || R == Reduction::prod || R == Reduction::l1 || R == Reduction::sum_square;
-  if constexpr (integer_ok) {
+  constexpr bool bool_since_20 = R == Reduction::max || R == Reduction::min;
+  if constexpr (bool_since_20) {
+    if (ctx.opset() < 20 && ctx.input(0).dtype == DataType::boolean) {
+      ctx.fail("bool input needs opset 20 or later (the model's opset is {})", ctx.opset());
+    }
+  }
+  if constexpr (bool_since_20) {
+    ctx.expect_dtype(0, {DataType::float32, DataType::float64, DataType::int32, DataType::int64, DataType::boolean});
+  } else if constexpr (integer_ok) {
     ctx.expect_dtype(0, {DataType::float32, DataType::float64, DataType::int32, DataType::int64});
   } else {
     ctx.expect_dtype(0, {DataType::float32, DataType::float64});
@@ -66,6 +75,10 @@ template <Reduction R> PreparedOp prepare_reduce(OpContext& ctx) {
   const TensorInfo in = ctx.input(0);
   const auto rank = static_cast<int64_t>(in.shape.size());
   std::vector<int64_t> axes;
+  if (axes_from_input && ctx.attribute("axes") != nullptr) {
+    ctx.fail("attribute 'axes' is the form before opset {}; at opset {} the axes are input 1", axes_input_since(R),
+             ctx.opset());
+  }
   if (axes_from_input) {
     if (ctx.has_input(1)) {
       axes = constant_ints(ctx, 1, "axes");
@@ -156,6 +169,11 @@ template <Reduction R> PreparedOp prepare_reduce(OpContext& ctx) {
       case DataType::int32: run.template operator()<int32_t, int64_t>(); break;
       case DataType::int64: run.template operator()<int64_t, int64_t>(); break;
       case DataType::float64: run.template operator()<double, double>(); break;
+      case DataType::boolean:
+        if constexpr (bool_since_20) {
+          run.template operator()<bool, bool>();  // max: any, min: all
+        }
+        break;
       default: run.template operator()<float, double>(); break;
     }
   };

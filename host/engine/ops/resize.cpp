@@ -1,6 +1,8 @@
-// Resize (opsets 10 to 17) and Upsample (opsets 7 to 9; scales an attribute before opset 9):
+// Resize (opsets 10 to 19) and Upsample (opsets 7 to 9; scales an attribute before opset 9):
 // nearest, linear and cubic interpolation with every coordinate_transformation_mode and
-// nearest_mode, from scales or sizes.
+// nearest_mode, from scales or sizes; from opset 18 on for a subset of the axes (`axes`) and with
+// keep_aspect_ratio_policy, from opset 19 on with half_pixel_symmetric. antialias=1 (opset 18) is
+// refused when the model loads (legacy_opsets.cpp).
 //
 // All three modes are separable: resizing axis by axis gives the same result as the N-D
 // formula (n-linear and n-cubic are products of 1-D weights; tf_crop_and_resize
@@ -22,6 +24,7 @@ namespace {
 enum class Mode { nearest, linear, cubic };
 enum class Transform {
   half_pixel,
+  half_pixel_symmetric,
   pytorch_half_pixel,
   align_corners,
   asymmetric,
@@ -55,12 +58,19 @@ struct Settings {
 
 // As the ONNX reference (onnx/backend/test/case/node/resize.py): the "resized length" in
 // these formulas is input length * scale, not the rounded output length, when they differ.
-double source_coordinate(const Settings& s, double x, double scale, int64_t in_length, double roi_start,
-                         double roi_end) {
+// half_pixel_symmetric shifts half_pixel so that the centres of input and output coincide when
+// the output length was rounded (out_length != resized).
+double source_coordinate(const Settings& s, double x, double scale, int64_t in_length, int64_t out_length,
+                         double roi_start, double roi_end) {
   const double resized = static_cast<double>(in_length) * scale;
   const double last = static_cast<double>(in_length - 1);
   switch (s.transform) {
     case Transform::half_pixel: return (x + 0.5) / scale - 0.5;
+    case Transform::half_pixel_symmetric: {
+      const double centre = static_cast<double>(in_length) / 2;
+      const double offset = centre * (1 - static_cast<double>(out_length) / resized);
+      return offset + (x + 0.5) / scale - 0.5;
+    }
     case Transform::pytorch_half_pixel: return resized == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
     case Transform::align_corners: return resized == 1 ? 0.0 : x * last / (resized - 1);
     case Transform::asymmetric: return x / scale;
@@ -95,7 +105,7 @@ std::vector<Tap> axis_taps(const Settings& s, double scale, int64_t in_length, i
   const int64_t last = in_length - 1;
   for (int64_t j = 0; j < out_length; ++j) {
     Tap& tap = taps[static_cast<std::size_t>(j)];
-    const double x = source_coordinate(s, static_cast<double>(j), scale, in_length, roi_start, roi_end);
+    const double x = source_coordinate(s, static_cast<double>(j), scale, in_length, out_length, roi_start, roi_end);
     if (s.transform == Transform::tf_crop_and_resize && (x < 0 || x > static_cast<double>(last))) {
       identity = false;
       continue;  // count 0: extrapolation value
@@ -206,12 +216,13 @@ PreparedOp prepare_resize(OpContext& ctx) {
   } else {
     const std::string transform = ctx.attr_string("coordinate_transformation_mode", "half_pixel");
     if (transform == "half_pixel") s.transform = Transform::half_pixel;
+    else if (transform == "half_pixel_symmetric" && ctx.opset() >= 19) s.transform = Transform::half_pixel_symmetric;
     else if (transform == "pytorch_half_pixel") s.transform = Transform::pytorch_half_pixel;
     else if (transform == "align_corners") s.transform = Transform::align_corners;
     else if (transform == "asymmetric") s.transform = Transform::asymmetric;
     else if (transform == "tf_half_pixel_for_nn") s.transform = Transform::tf_half_pixel_for_nn;
     else if (transform == "tf_crop_and_resize") s.transform = Transform::tf_crop_and_resize;
-    else ctx.fail("coordinate_transformation_mode '{}' is not supported", transform);
+    else ctx.fail("coordinate_transformation_mode '{}' is not supported at opset {}", transform, ctx.opset());
     const std::string rounding = ctx.attr_string("nearest_mode", "round_prefer_floor");
     if (rounding == "round_prefer_floor") s.rounding = Rounding::round_prefer_floor;
     else if (rounding == "round_prefer_ceil") s.rounding = Rounding::round_prefer_ceil;
@@ -226,11 +237,37 @@ PreparedOp prepare_resize(OpContext& ctx) {
     ctx.expect_dtype(0, {DataType::float32});
   }
 
+  // Resize-18: scales, sizes and roi may cover only the axes listed in `axes` (the others keep
+  // their size); `resized` maps an entry of those inputs to its axis.
+  std::vector<std::size_t> resized(rank);
+  for (std::size_t a = 0; a < rank; ++a) {
+    resized[a] = a;
+  }
+  if (!legacy && ctx.opset() >= 18 && ctx.attribute("axes") != nullptr) {
+    const std::vector<int64_t> axes = ctx.attr_ints("axes");
+    std::vector<bool> seen(rank, false);
+    resized.clear();
+    for (int64_t given : axes) {
+      const auto a = static_cast<std::size_t>(ctx.normalize_axis(given, static_cast<int64_t>(rank)));
+      if (seen[a]) {
+        ctx.fail("attribute 'axes' {} names axis {} twice", shape_string(axes), a);
+      }
+      seen[a] = true;
+      resized.push_back(a);
+    }
+  }
+  const std::size_t listed = resized.size();
+  const std::string policy =
+      !legacy && ctx.opset() >= 18 ? ctx.attr_string("keep_aspect_ratio_policy", "stretch") : std::string("stretch");
+  if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller") {
+    ctx.fail("attribute 'keep_aspect_ratio_policy' is '{}', expected stretch, not_larger or not_smaller", policy);
+  }
+
   // Scales or sizes: an omitted or empty input is absent.
   auto present = [&](std::size_t i) { return ctx.has_input(i) && ctx.input(i).elements() > 0; };
   const std::size_t scales_input = legacy ? 1 : 2;
   std::vector<double> scales(rank, 1.0);
-  std::vector<int64_t> shape(rank);
+  std::vector<int64_t> shape = in.shape;
   if (scales_attribute || present(scales_input)) {
     if (!legacy && present(3)) {
       ctx.fail("give scales or sizes, not both");
@@ -239,30 +276,52 @@ PreparedOp prepare_resize(OpContext& ctx) {
       ctx.fail("attribute 'scales' is required before opset 9");
     }
     const auto given = scales_attribute ? ctx.attr_floats("scales") : constant_floats(ctx, scales_input, "scales");
-    if (given.size() != rank) {
-      ctx.fail("scales has {} entries for an input of rank {}", given.size(), rank);
+    if (given.size() != listed) {
+      ctx.fail("scales has {} entries for {} {}", given.size(), listed,
+               listed == rank ? "axes (the input's rank)" : "listed axes");
     }
-    for (std::size_t a = 0; a < rank; ++a) {
-      if (!(given[a] > 0)) {
-        ctx.fail("scale {} of axis {} is not positive", given[a], a);
+    for (std::size_t i = 0; i < listed; ++i) {
+      const std::size_t a = resized[i];
+      if (!(given[i] > 0)) {
+        ctx.fail("scale {} of axis {} is not positive", given[i], a);
       }
-      scales[a] = given[a];
-      const double resized = std::floor(static_cast<double>(in.shape[a]) * scales[a]);
-      if (!(resized <= static_cast<double>(max_tensor_bytes))) {  // converted to int64 only when it fits
-        ctx.fail("scale {} makes axis {} of size {} longer than any tensor may be", given[a], a, in.shape[a]);
+      scales[a] = given[i];
+      const double length = std::floor(static_cast<double>(in.shape[a]) * scales[a]);
+      if (!(length <= static_cast<double>(max_tensor_bytes))) {  // converted to int64 only when it fits
+        ctx.fail("scale {} makes axis {} of size {} longer than any tensor may be", given[i], a, in.shape[a]);
       }
-      shape[a] = static_cast<int64_t>(resized);
+      shape[a] = static_cast<int64_t>(length);
     }
   } else if (!legacy && present(3)) {
-    shape = constant_ints(ctx, 3, "sizes");
-    if (shape.size() != rank) {
-      ctx.fail("sizes has {} entries for an input of rank {}", shape.size(), rank);
+    const std::vector<int64_t> sizes = constant_ints(ctx, 3, "sizes");
+    if (sizes.size() != listed) {
+      ctx.fail("sizes has {} entries for {} {}", sizes.size(), listed,
+               listed == rank ? "axes (the input's rank)" : "listed axes");
     }
-    for (std::size_t a = 0; a < rank; ++a) {
-      if (shape[a] < 0) {
-        ctx.fail("size {} of axis {} is negative", shape[a], a);
+    for (std::size_t i = 0; i < listed; ++i) {
+      const std::size_t a = resized[i];
+      if (sizes[i] < 0) {
+        ctx.fail("size {} of axis {} is negative", sizes[i], a);
       }
-      scales[a] = in.shape[a] == 0 ? 1.0 : static_cast<double>(shape[a]) / static_cast<double>(in.shape[a]);
+      shape[a] = sizes[i];
+      scales[a] = in.shape[a] == 0 ? 1.0 : static_cast<double>(sizes[i]) / static_cast<double>(in.shape[a]);
+    }
+    if (policy != "stretch" && listed > 0) {
+      // One scale for every listed axis, the smallest (not_larger) or the largest (not_smaller) of
+      // the sizes' ratios; each length is then that scale times the input's, rounded half up, and
+      // the coordinates use the common scale (as ONNX's reference).
+      double common = scales[resized[0]];
+      for (std::size_t a : resized) {
+        common = policy == "not_larger" ? std::min(common, scales[a]) : std::max(common, scales[a]);
+      }
+      for (std::size_t a : resized) {
+        const double length = std::floor(common * static_cast<double>(in.shape[a]) + 0.5);
+        if (!(length <= static_cast<double>(max_tensor_bytes))) {
+          ctx.fail("keep_aspect_ratio_policy {} makes axis {} longer than any tensor may be", policy, a);
+        }
+        scales[a] = common;
+        shape[a] = static_cast<int64_t>(length);
+      }
     }
   } else {
     ctx.fail("neither scales nor sizes is given");
@@ -272,9 +331,15 @@ PreparedOp prepare_resize(OpContext& ctx) {
     if (!present(1)) {
       ctx.fail("coordinate_transformation_mode tf_crop_and_resize needs the roi input");
     }
-    roi = constant_floats(ctx, 1, "roi");
-    if (roi.size() != 2 * rank) {
-      ctx.fail("roi has {} entries for an input of rank {}, expected {}", roi.size(), rank, 2 * rank);
+    const std::vector<float> given = constant_floats(ctx, 1, "roi");
+    if (given.size() != 2 * listed) {
+      ctx.fail("roi has {} entries for {} axes, expected {}", given.size(), listed, 2 * listed);
+    }
+    roi.assign(2 * rank, 0.0f);  // [starts, ends]; an axis not listed keeps [0, 1]
+    std::fill(roi.begin() + static_cast<std::ptrdiff_t>(rank), roi.end(), 1.0f);
+    for (std::size_t i = 0; i < listed; ++i) {
+      roi[resized[i]] = given[i];
+      roi[resized[i] + rank] = given[i + listed];
     }
   }
 

@@ -8,6 +8,7 @@
 
 #include "../gemm.hpp"
 #include "../op_registry.hpp"
+#include "conv_int8.hpp"
 #include "conv_onednn.hpp"
 #include "spatial.hpp"
 
@@ -345,6 +346,9 @@ PreparedOp prepare_conv(OpContext& ctx) {
   const WindowGeometry& g = p.g;
   PreparedOp op;
   op.outputs = {TensorInfo{DataType::float32, g.output_shape(p.out_channels)}};
+  if (prepare_int8_conv(ctx, {g, p.out_channels, p.group, p.has_activation, p.act_min, p.act_max}, op)) {
+    return op;  // on integers, in a quantized model (conv_int8.cpp)
+  }
   if (prepare_onednn_conv(ctx, {g, p.out_channels, p.group, p.has_activation, p.act_min, p.act_max}, op)) {
     return op;  // oneDNN where it measured faster (conv_onednn.cpp)
   }

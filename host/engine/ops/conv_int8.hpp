@@ -12,7 +12,9 @@ namespace rknnxx::host {
 // When this Conv (2-D or 1-D, constant weights) can run on integers: sets op.kernel and op.scratch_bytes
 // (primitives and int8 weights made here, once) and returns true; its output is then the exact integer sum
 // scaled to float32, plus the bias, clamped by the fused activation. Otherwise returns false and leaves op as
-// it was. RKNNXX_ENGINE_INT8=off turns it off (measurements); another value than on or off fails.
+// it was. Only Convs where it measured faster (worth_integers in conv_int8.cpp) unless RKNNXX_ENGINE_INT8 is
+// "always" (every Conv it can take: tests); "off" turns it off (measurements); a value other than on, always
+// or off fails.
 bool prepare_int8_conv(const OpContext& ctx, const OnednnConvRequest& request, PreparedOp& op);
 
 // Whether this build and this CPU run int8 Convs on integers (for tests).

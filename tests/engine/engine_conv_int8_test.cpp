@@ -232,6 +232,44 @@ TEST_SUITE("engine.conv_int8") {
     CHECK(std::memcmp(got.raw(), from_floats.raw(), got.bytes()) == 0);
   }
 
+  TEST_CASE("by default only a Conv large enough for integers to pay runs on them") {
+    if (!int8_conv_available()) return;
+    AlwaysIntegers always;
+    ::unsetenv("RKNNXX_ENGINE_INT8");  // the rule (restored by the guard)
+    // 3x3 on 256 channels of 16x16: 2304-term windows, 2^25 products and more; and the small 1x1 of cases[0].
+    const Case large{"large", 1, 256, 16, 16, 64, 1, 3, 1, 1, 1, 1};
+    for (const Case* c : {&large, &cases[0]}) {
+      const Case& s = *c;
+      const std::string name = s.name;
+      CAPTURE(name);
+      std::mt19937 rng(11);
+      GridTensor x = random_grid_tensor({s.n, s.c, s.h, s.w}, 1, rng, 0.04, 0.06);
+      GridTensor w = random_grid_tensor({s.m, s.c, s.k, s.k}, static_cast<std::size_t>(s.m), rng, 0.002, 0.02);
+      const Tensor bias = random_tensor({s.m}, 3);
+      Graph annotated(model(s, w.values, bias));
+      annotated.set_integer_grid(*annotated.find("x"), x.grid);
+      annotated.set_integer_grid(*annotated.find("w"), w.grid);
+      Session integer(std::move(annotated), {.threads = 1});
+      Session floats(model(s, w.values, bias), {.threads = 1});
+      Tensor moved = x.values.clone();
+      for (float& v : moved.values<float>()) v += 0.2f * x.grid.scale[0];
+      const Tensor got = integer.run(std::vector{moved.clone()})[0];
+      const Tensor on_floats = floats.run(std::vector{moved})[0];
+      const Tensor on_grid = floats.run(std::vector{x.values.clone()})[0];
+      // On integers the moved input reads as the grid values; on the floats it does not.
+      const bool same_as_floats = std::memcmp(got.raw(), on_floats.raw(), got.bytes()) == 0;
+      CHECK(same_as_floats == (c != &large));
+      if (c == &large) {
+        double diff = 0, top = 0;
+        for (std::size_t i = 0; i < got.values<float>().size(); ++i) {
+          diff = std::max(diff, static_cast<double>(std::fabs(got.values<float>()[i] - on_grid.values<float>()[i])));
+          top = std::max(top, static_cast<double>(std::fabs(on_grid.values<float>()[i])));
+        }
+        CHECK(diff <= 1e-5 * top);
+      }
+    }
+  }
+
   TEST_CASE("set_integer_grid refuses a grid without parameters") {
     Graph graph(model(cases[0], random_tensor({48, 32, 1, 1}, 2), random_tensor({48}, 3)));
     IntegerGrid grid;

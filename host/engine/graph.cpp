@@ -105,6 +105,22 @@ void Graph::replace_constant(ValueId id, Tensor tensor) {
                                   info_string(it->second.info()), info_string(tensor.info())));
   }
   it->second = std::move(tensor);
+  grids_.erase(id);
+}
+
+void Graph::set_integer_grid(ValueId id, IntegerGrid grid) {
+  (void)value(id);  // throws for an id outside the graph
+  if (grid.scale.empty() || grid.scale.size() != grid.zero_point.size() || grid.axis < 0 || grid.min > grid.max) {
+    throw EngineError(fmt::format("set_integer_grid: '{}' is given {} scales and {} zero points on axis {}, [{}, {}]",
+                                  value(id).name, grid.scale.size(), grid.zero_point.size(), grid.axis, grid.min,
+                                  grid.max));
+  }
+  grids_.insert_or_assign(id, std::move(grid));
+}
+
+const IntegerGrid* Graph::integer_grid(ValueId id) const {
+  const auto it = grids_.find(id);
+  return it == grids_.end() ? nullptr : &it->second;
 }
 
 std::vector<ValueId> Graph::used_constants() const {

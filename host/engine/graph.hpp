@@ -53,6 +53,20 @@ bool is_default_domain(std::string_view domain);
 // What Graph::fuse_for_inference fuses after a Conv: one Relu or Clip, or the whole element-wise chain.
 enum class FusionScope { clamp, all };
 
+// The integers a value's elements are known to be (docs/quantization.md#integer-kernels): every element
+// is `scale[i] * (q - zero_point[i])` computed in double and rounded to float32 (AffineParams::dequantize),
+// q an integer in [min, max], i its index along `axis` (one entry: the whole tensor). A promise made by
+// whoever sets it (quantize::QuantizedSession, whose step observer rounds every such value before it is
+// read): a kernel may compute on the integers q instead of the floats, with the same results up to the
+// float sums' rounding.
+struct IntegerGrid {
+  std::vector<float> scale;
+  std::vector<int32_t> zero_point;  // as many as scale
+  int64_t axis = 0;
+  int32_t min = -128;
+  int32_t max = 127;
+};
+
 struct Node {
   std::string name;
   std::string op_type;
@@ -94,6 +108,11 @@ public:
   // value. Throws EngineError naming the value when it is not a constant or the type or shape differs.
   void replace_constant(ValueId id, Tensor tensor);
 
+  // The integer grid of a value (IntegerGrid), or nullptr when none is known. Set before a session plans
+  // the graph (its kernels read it while planning); replace_constant forgets a constant's grid.
+  void set_integer_grid(ValueId id, IntegerGrid grid);
+  const IntegerGrid* integer_grid(ValueId id) const;
+
   // The bytes the constants that nodes and outputs use take when placed one after another,
   // each at an `alignment` boundary (what place_constants needs).
   std::size_t constant_bytes(std::size_t alignment) const;
@@ -121,6 +140,7 @@ private:
   std::vector<ValueId> outputs_;
   std::unordered_map<std::string, ValueId> by_name_;
   std::unordered_map<ValueId, Tensor> constants_;
+  std::unordered_map<ValueId, IntegerGrid> grids_;
 };
 
 }  // namespace rknnxx::host

@@ -84,6 +84,10 @@ public:
   const TensorInfo& input(std::size_t i) const;
   // The input's value when it is constant while planning, else nullptr.
   const Tensor* constant(std::size_t i) const noexcept { return has_input(i) ? constants_[i] : nullptr; }
+  // The integer grid of the value feeding input i (Graph::integer_grid), or nullptr.
+  const IntegerGrid* input_grid(std::size_t i) const {
+    return has_input(i) ? graph_.integer_grid(node_.inputs[i]) : nullptr;
+  }
   // The name of the value feeding input i ("" when omitted), for messages.
   std::string_view input_name(std::size_t i) const;
   std::size_t output_count() const noexcept { return node_.outputs.size(); }

@@ -419,6 +419,49 @@ ClipRatios choose_gdq_clips(const Graph& graph, std::span<const CalibrationInput
   return clips;
 }
 
+namespace {
+
+IntegerGrid integer_grid(std::span<const AffineParams> params, std::size_t axis) {
+  IntegerGrid grid;
+  grid.axis = static_cast<int64_t>(axis);
+  for (const AffineParams& p : params) {
+    grid.scale.push_back(p.scale);
+    grid.zero_point.push_back(p.zero_point);
+  }
+  grid.min = params.front().range.min;
+  grid.max = params.front().range.max;
+  return grid;
+}
+
+// Tells the engine which values hold integers of a known grid (Graph::set_integer_grid,
+// docs/quantization.md#integer-kernels), so that its kernels may compute on the integers: the graph
+// inputs run() rounds, every value the step observer rounds, the outputs of grid-keeping steps reading
+// such a value (in topological order), and the weights quantized per layer or per channel.
+void annotate_integer_grids(Graph& graph, const std::vector<std::optional<AffineParams>>& by_value,
+                            const std::vector<std::optional<AffineParams>>& by_input,
+                            const std::map<std::string, WeightQuantization>& weights) {
+  const auto inputs = graph.inputs();
+  for (std::size_t i = 0; i < inputs.size() && i < by_input.size(); ++i)
+    if (by_input[i]) graph.set_integer_grid(inputs[i], integer_grid(std::span(&*by_input[i], 1), 0));
+  for (const Node& node : graph.nodes()) {
+    const ValueId first = node.inputs.empty() ? no_value : node.inputs.front();
+    const IntegerGrid* inherited = keeps_grid(node) && first != no_value ? graph.integer_grid(first) : nullptr;
+    for (ValueId out : node.outputs) {
+      if (out == no_value) continue;
+      if (const auto& p = by_value[static_cast<std::size_t>(out)])
+        graph.set_integer_grid(out, integer_grid(std::span(&*p, 1), 0));
+      else if (inherited != nullptr && inherited->scale.size() == 1) graph.set_integer_grid(out, *inherited);
+    }
+  }
+  for (const auto& [name, w] : weights) {
+    const auto id = graph.find(name);
+    if (!id || w.params.empty() || w.method.kind == Method::Kind::group) continue;
+    graph.set_integer_grid(*id, integer_grid(w.params, w.channel_axis));
+  }
+}
+
+}  // namespace
+
 struct QuantizedSession::State {
   std::map<std::string, WeightQuantization> weights;
   std::set<std::string> float16_weights;
@@ -451,8 +494,7 @@ QuantizedSession::QuantizedSession(Graph graph, ActivationTable table, Method me
   // w8a8, w16a16i_dfp: the activations are integers times a scale, exact in float32. A weight-only
   // type keeps them float.
   if (!s.table.params.empty()) options.float16_activations = false;
-  s.session.emplace(std::move(graph), options);
-  const Graph& g = s.session->graph();
+  const Graph& g = graph;  // moved into the session once annotated below
   s.by_value.resize(g.values().size());
   s.float16_value.resize(g.values().size());
   const auto is_float16 = [&](ValueId id) { return id != no_value && s.table.float16.contains(g.value(id).name); };
@@ -480,6 +522,8 @@ QuantizedSession::QuantizedSession(Graph graph, ActivationTable table, Method me
     const auto it = s.table.params.find(g.value(in).name);
     s.by_input.push_back(it == s.table.params.end() ? std::nullopt : std::optional(it->second));
   }
+  annotate_integer_grids(graph, s.by_value, s.by_input, s.weights);
+  s.session.emplace(std::move(graph), options);
   s.session->set_step_observer([&s](const Node& node, std::span<Tensor* const> outputs) {
     for (std::size_t k = 0; k < outputs.size() && k < node.outputs.size(); ++k)
       if (outputs[k] != nullptr && node.outputs[k] != no_value && outputs[k]->dtype() == DataType::float32)

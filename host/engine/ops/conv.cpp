@@ -11,6 +11,7 @@
 #include "../op_registry.hpp"
 #include "../broadcast.hpp"
 #include "conv_epilogue.hpp"
+#include "conv_int8.hpp"
 #include "conv_onednn.hpp"
 #include "spatial.hpp"
 
@@ -443,7 +444,11 @@ PreparedOp prepare_conv_2d(OpContext& ctx) {
   const WindowGeometry& g = p.g;
   PreparedOp op;
   op.outputs = {TensorInfo{DataType::float32, g.output_shape(p.out_channels)}};
-  if (prepare_onednn_conv(ctx, {g, p.out_channels, p.group, p.epilogue, !p.residual_apart}, op)) {
+  const OnednnConvRequest request{g, p.out_channels, p.group, p.epilogue, !p.residual_apart};
+  if (prepare_int8_conv(ctx, request, op)) {
+    return op;  // on integers, in a quantized model (conv_int8.cpp)
+  }
+  if (prepare_onednn_conv(ctx, request, op)) {
     return op;  // oneDNN where it measured faster (conv_onednn.cpp)
   }
   p.patch = p.in_per_group * g.kernel_h * g.kernel_w;

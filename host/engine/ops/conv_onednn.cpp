@@ -12,9 +12,9 @@
 // HardSigmoid, Sigmoid, SiLU); the rest, from a residual Add on, runs on each slice's output right after it.
 
 #include "conv_onednn.hpp"
+#include "onednn_threads.hpp"
 
 #if defined(RKNNXX_ENGINE_ONEDNN)
-#include <dnnl.hpp>
 
 #include <algorithm>
 #include <cstdlib>
@@ -83,29 +83,9 @@ Layout chosen_layout(const OpContext& ctx, ShapeClass c) {
 
 }  // namespace
 
-// The two OpenMP calls the engine makes, from libgomp (the runtime Debian's oneDNN uses; host/meson.build),
-// declared here because clang ships no omp.h for it.
-extern "C" int omp_get_max_threads();
-extern "C" void omp_set_num_threads(int threads);
-
 namespace {
 
-// oneDNN's OpenMP limited to the calling thread while it lives (the setting is per thread), then restored.
-class SerialOpenmp {
-public:
-  SerialOpenmp() : saved_(omp_get_max_threads()) { omp_set_num_threads(1); }
-  ~SerialOpenmp() { omp_set_num_threads(saved_); }
-  SerialOpenmp(const SerialOpenmp&) = delete;
-  SerialOpenmp& operator=(const SerialOpenmp&) = delete;
-
-private:
-  int saved_;
-};
-
-const dnnl::engine& cpu_engine() {
-  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
+const dnnl::engine& cpu_engine() { return onednn_cpu_engine(); }
 
 constexpr std::size_t alignment = 64;
 

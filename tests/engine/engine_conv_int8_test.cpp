@@ -1,0 +1,282 @@
+// Conv on integers (host/engine/ops/conv_int8.cpp) against the float kernels and an exact reference, on
+// random int8 grids with nonzero zero points: inputs x = s_x * (q - z_x), weights per output channel (or per
+// layer) w = s_w[m] * (q - z_w[m]), the grids told to the engine with Graph::set_integer_grid.
+//
+// The integer path reads its input as the grid's integers: fed the grid values moved by up to 0.3 of a step,
+// it must still give the convolution of the grid values, which proves it ran (the float kernels would carry
+// the moves into the output). Its result must be within a few float roundings of the exact sum (computed
+// here in double), and the float kernels' within their summation bound of it. Without oneDNN or without VNNI
+// (int8_conv_available() false) the grids change nothing: the outputs must equal the float kernels' bits.
+
+#include "engine_test_model.hpp"
+#include "ops/conv_int8.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace rknnxx::host;
+using namespace rknnxx::host::testing;
+
+namespace {
+
+// RKNNXX_ENGINE_INT8=always while it lives (read when a session is planned): these Convs are too small for the
+// rule that chooses the integer path in a model.
+class AlwaysIntegers {
+public:
+  AlwaysIntegers() {
+    if (const char* old = std::getenv("RKNNXX_ENGINE_INT8")) saved_ = old;
+    ::setenv("RKNNXX_ENGINE_INT8", "always", 1);
+  }
+  ~AlwaysIntegers() {
+    if (saved_) {
+      ::setenv("RKNNXX_ENGINE_INT8", saved_->c_str(), 1);
+    } else {
+      ::unsetenv("RKNNXX_ENGINE_INT8");
+    }
+  }
+  AlwaysIntegers(const AlwaysIntegers&) = delete;
+  AlwaysIntegers& operator=(const AlwaysIntegers&) = delete;
+
+private:
+  std::optional<std::string> saved_;
+};
+
+struct Case {
+  const char* name;
+  int64_t n, c, h, w, m, group, k, stride, dilation, pad_begin, pad_end;
+  const char* activation = "";  // "", "Relu" or "Clip" after the Conv (fused into it)
+  bool bias = true;
+  bool per_layer = false;  // one weight scale and zero point for the whole tensor
+};
+
+const Case cases[] = {
+    {"1x1", 1, 32, 9, 10, 48, 1, 1, 1, 1, 0, 0},
+    {"1x1 strided, no bias", 1, 16, 9, 9, 24, 1, 1, 2, 1, 0, 0, "", false},
+    {"3x3 padded", 1, 8, 11, 12, 20, 1, 3, 1, 1, 1, 1},
+    {"3x3 strided, asymmetric pads", 1, 6, 13, 12, 17, 1, 3, 2, 1, 0, 1},
+    {"3x3 dilated", 1, 5, 12, 12, 16, 1, 3, 1, 2, 2, 2},
+    {"7x7/2 on 3 channels", 1, 3, 30, 30, 16, 1, 7, 2, 1, 3, 3},
+    {"3x3 on 256 channels (2304-term sums)", 1, 256, 6, 6, 40, 1, 3, 1, 1, 1, 1},
+    {"depthwise 3x3", 1, 32, 10, 10, 32, 32, 3, 1, 1, 1, 1},
+    {"depthwise 3x3/2, 2 outputs per channel", 1, 8, 11, 11, 16, 8, 3, 2, 1, 1, 1},
+    {"grouped 3x3", 1, 32, 9, 9, 48, 4, 3, 1, 1, 1, 1},
+    {"batch 2 3x3 + Relu", 2, 16, 8, 9, 32, 1, 3, 1, 1, 1, 1, "Relu"},
+    {"batch 2 grouped", 2, 12, 7, 7, 18, 3, 3, 1, 1, 1, 1},
+    {"1x1 + Clip, per-layer weights", 1, 32, 8, 8, 24, 1, 1, 1, 1, 0, 0, "Clip", true, true},
+    {"depthwise + Clip", 1, 32, 8, 8, 32, 32, 3, 1, 1, 1, 1, "Clip"},
+};
+
+// A random int8 grid tensor: its integers, scales and zero points (one per channel of axis 0, or one).
+struct GridTensor {
+  Tensor values;
+  IntegerGrid grid;
+};
+
+float grid_value(double scale, int32_t q, int32_t zero) { return static_cast<float>(scale * (q - zero)); }
+
+GridTensor random_grid_tensor(std::vector<int64_t> shape, std::size_t params, std::mt19937& rng, double scale_lo,
+                              double scale_hi) {
+  GridTensor t{Tensor(DataType::float32, shape), {}};
+  std::uniform_real_distribution<double> scale(scale_lo, scale_hi);
+  std::uniform_int_distribution<int32_t> integer(-128, 127);
+  for (std::size_t i = 0; i < params; ++i) {
+    t.grid.scale.push_back(static_cast<float>(scale(rng)));
+    // Zero points across the range, one of them 0 (no correction needed for that channel).
+    t.grid.zero_point.push_back(i == 1 ? 0 : integer(rng) / 2);
+  }
+  auto values = t.values.values<float>();
+  const std::size_t per = values.size() / params;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const std::size_t p = i / per;
+    values[i] = grid_value(t.grid.scale[p], integer(rng), t.grid.zero_point[p]);
+  }
+  return t;
+}
+
+onnx::ModelProto model(const Case& s, const Tensor& w, const Tensor& bias) {
+  ModelBuilder b(13);
+  b.input("x", DataType::float32, {s.n, s.c, s.h, s.w}).initializer("w", w).output("y");
+  std::vector<std::string> inputs{"x", "w"};
+  if (s.bias) {
+    b.initializer("b", bias);
+    inputs.emplace_back("b");
+  }
+  const std::string activation = s.activation;
+  b.node("Conv", inputs, {activation.empty() ? "y" : "c"},
+         {attr("strides", std::vector<int64_t>{s.stride, s.stride}),
+          attr("dilations", std::vector<int64_t>{s.dilation, s.dilation}), attr("group", s.group),
+          attr("pads", std::vector<int64_t>{s.pad_begin, s.pad_begin, s.pad_end, s.pad_end})},
+         "conv");
+  if (activation == "Relu") b.node("Relu", {"c"}, {"y"});
+  if (activation == "Clip") {
+    b.initializer("lo", Tensor::scalar(-0.3f)).initializer("hi", Tensor::scalar(0.4f));
+    b.node("Clip", {"c", "lo", "hi"}, {"y"});
+  }
+  return b.model();
+}
+
+// The exact sum (double) of each output before the activation, and the sum of its terms' magnitudes.
+struct Reference {
+  std::vector<double> value, magnitude;
+};
+
+Reference reference(const Case& s, const Tensor& x, const Tensor& w, const Tensor& bias) {
+  const int64_t oh_count = (s.h + s.pad_begin + s.pad_end - s.dilation * (s.k - 1) - 1) / s.stride + 1;
+  const int64_t ow_count = (s.w + s.pad_begin + s.pad_end - s.dilation * (s.k - 1) - 1) / s.stride + 1;
+  const int64_t cg = s.c / s.group, mg = s.m / s.group;
+  const float* xd = x.data<float>();
+  const float* wd = w.data<float>();
+  Reference r;
+  for (int64_t n = 0; n < s.n; ++n)
+    for (int64_t m = 0; m < s.m; ++m)
+      for (int64_t oh = 0; oh < oh_count; ++oh)
+        for (int64_t ow = 0; ow < ow_count; ++ow) {
+          double sum = s.bias ? bias.data<float>()[m] : 0.0, magnitude = std::fabs(sum);
+          for (int64_t c = 0; c < cg; ++c)
+            for (int64_t ki = 0; ki < s.k; ++ki)
+              for (int64_t kj = 0; kj < s.k; ++kj) {
+                const int64_t ih = oh * s.stride - s.pad_begin + ki * s.dilation;
+                const int64_t iw = ow * s.stride - s.pad_begin + kj * s.dilation;
+                if (ih < 0 || ih >= s.h || iw < 0 || iw >= s.w) continue;
+                const double term = double{wd[((m * cg + c) * s.k + ki) * s.k + kj]} *
+                    xd[((n * s.c + m / mg * cg + c) * s.h + ih) * s.w + iw];
+                sum += term;
+                magnitude += std::fabs(term);
+              }
+          r.value.push_back(sum);
+          r.magnitude.push_back(magnitude);
+        }
+  return r;
+}
+
+double activation(const Case& s, double v) {
+  const std::string a = s.activation;
+  if (a == "Relu") return std::max(v, 0.0);
+  if (a == "Clip") return std::min(std::max(v, -0.3), 0.4);
+  return v;
+}
+
+}  // namespace
+
+TEST_SUITE("engine.conv_int8") {
+  TEST_CASE("an int8 Conv on integers equals the convolution of the grid values") {
+    AlwaysIntegers always;
+    for (const Case& s : cases) {
+      std::mt19937 rng(static_cast<uint32_t>(s.c * 131 + s.m * 7 + s.k));
+      const int64_t cg = s.c / s.group;
+      // Input steps of 0.05, weight steps of 0.002 to 0.02: outputs of a few units, as in a network.
+      GridTensor x = random_grid_tensor({s.n, s.c, s.h, s.w}, 1, rng, 0.04, 0.06);
+      GridTensor w =
+          random_grid_tensor({s.m, cg, s.k, s.k}, s.per_layer ? 1 : static_cast<std::size_t>(s.m), rng, 0.002, 0.02);
+      const Tensor bias = random_tensor({s.m}, 3);
+      // The same input moved by up to 0.3 of a step: on the grid's integers it is x again.
+      Tensor moved = x.values.clone();
+      std::uniform_real_distribution<float> move(-0.3f, 0.3f);
+      for (float& v : moved.values<float>()) v += move(rng) * x.grid.scale[0];
+      const Reference want = reference(s, x.values, w.values, bias);
+      for (const std::size_t threads : {std::size_t{1}, test_threads(2)}) {
+        const std::string name = s.name;
+        CAPTURE(name);
+        CAPTURE(threads);
+        Graph annotated(model(s, w.values, bias));
+        annotated.set_integer_grid(*annotated.find("x"), x.grid);
+        annotated.set_integer_grid(*annotated.find("w"), w.grid);
+        Session integer(std::move(annotated), {.threads = threads});
+        Session floats(model(s, w.values, bias), {.threads = threads});
+        const Tensor from_floats = floats.run(std::vector{x.values.clone()})[0];
+        if (!int8_conv_available()) {
+          const Tensor got = integer.run(std::vector{x.values.clone()})[0];
+          CHECK(std::memcmp(got.raw(), from_floats.raw(), got.bytes()) == 0);
+          continue;
+        }
+        const Tensor got = integer.run(std::vector{moved})[0];
+        const auto g = got.values<float>(), f = from_floats.values<float>();
+        REQUIRE(g.size() == want.value.size());
+        const double k = static_cast<double>(cg * s.k * s.k);
+        int integer_off = 0, floats_off = 0;
+        for (std::size_t i = 0; i < g.size(); ++i) {
+          const double exact = activation(s, want.value[i]);
+          // x and w are float32 roundings of s * (q - z) (2^-24 each): the integer path sums the grid
+          // values themselves, then rounds about three times.
+          integer_off += std::fabs(g[i] - exact) > 0x1p-21 * want.magnitude[i] + 1e-30;
+          floats_off += std::fabs(f[i] - exact) > (k + 2) * 0x1p-23 * want.magnitude[i] + 1e-30;
+        }
+        CHECK(integer_off == 0);
+        CHECK(floats_off == 0);
+      }
+    }
+  }
+
+  TEST_CASE("a Conv whose weights are off their grid stays on the float kernels") {
+    AlwaysIntegers always;
+    const Case& s = cases[2];
+    std::mt19937 rng(7);
+    GridTensor x = random_grid_tensor({s.n, s.c, s.h, s.w}, 1, rng, 0.04, 0.06);
+    GridTensor w = random_grid_tensor({s.m, s.c, s.k, s.k}, static_cast<std::size_t>(s.m), rng, 0.002, 0.02);
+    w.values.values<float>()[5] += 0.25f * w.grid.scale[0];  // one weight between two grid values
+    const Tensor bias = random_tensor({s.m}, 3);
+    Graph annotated(model(s, w.values, bias));
+    annotated.set_integer_grid(*annotated.find("x"), x.grid);
+    annotated.set_integer_grid(*annotated.find("w"), w.grid);
+    Session integer(std::move(annotated), {.threads = 1});
+    Session floats(model(s, w.values, bias), {.threads = 1});
+    Tensor moved = x.values.clone();
+    for (float& v : moved.values<float>()) v += 0.2f * x.grid.scale[0];
+    const Tensor got = integer.run(std::vector{moved.clone()})[0];
+    const Tensor from_floats = floats.run(std::vector{moved})[0];
+    CHECK(std::memcmp(got.raw(), from_floats.raw(), got.bytes()) == 0);
+  }
+
+  TEST_CASE("by default only a Conv large enough for integers to pay runs on them") {
+    if (!int8_conv_available()) return;
+    AlwaysIntegers always;
+    ::unsetenv("RKNNXX_ENGINE_INT8");  // the rule (restored by the guard)
+    // 3x3 on 256 channels of 16x16: 2304-term windows, 2^25 products and more; and the small 1x1 of cases[0].
+    const Case large{"large", 1, 256, 16, 16, 64, 1, 3, 1, 1, 1, 1};
+    for (const Case* c : {&large, &cases[0]}) {
+      const Case& s = *c;
+      const std::string name = s.name;
+      CAPTURE(name);
+      std::mt19937 rng(11);
+      GridTensor x = random_grid_tensor({s.n, s.c, s.h, s.w}, 1, rng, 0.04, 0.06);
+      GridTensor w = random_grid_tensor({s.m, s.c, s.k, s.k}, static_cast<std::size_t>(s.m), rng, 0.002, 0.02);
+      const Tensor bias = random_tensor({s.m}, 3);
+      Graph annotated(model(s, w.values, bias));
+      annotated.set_integer_grid(*annotated.find("x"), x.grid);
+      annotated.set_integer_grid(*annotated.find("w"), w.grid);
+      Session integer(std::move(annotated), {.threads = 1});
+      Session floats(model(s, w.values, bias), {.threads = 1});
+      Tensor moved = x.values.clone();
+      for (float& v : moved.values<float>()) v += 0.2f * x.grid.scale[0];
+      const Tensor got = integer.run(std::vector{moved.clone()})[0];
+      const Tensor on_floats = floats.run(std::vector{moved})[0];
+      const Tensor on_grid = floats.run(std::vector{x.values.clone()})[0];
+      // On integers the moved input reads as the grid values; on the floats it does not.
+      const bool same_as_floats = std::memcmp(got.raw(), on_floats.raw(), got.bytes()) == 0;
+      CHECK(same_as_floats == (c != &large));
+      if (c == &large) {
+        double diff = 0, top = 0;
+        for (std::size_t i = 0; i < got.values<float>().size(); ++i) {
+          diff = std::max(diff, static_cast<double>(std::fabs(got.values<float>()[i] - on_grid.values<float>()[i])));
+          top = std::max(top, static_cast<double>(std::fabs(on_grid.values<float>()[i])));
+        }
+        CHECK(diff <= 1e-5 * top);
+      }
+    }
+  }
+
+  TEST_CASE("set_integer_grid refuses a grid without parameters") {
+    Graph graph(model(cases[0], random_tensor({48, 32, 1, 1}, 2), random_tensor({48}, 3)));
+    IntegerGrid grid;
+    CHECK_THROWS_WITH_AS(graph.set_integer_grid(*graph.find("x"), grid),
+                         doctest::Contains("'x' is given 0 scales and 0 zero points"), EngineError);
+    grid.scale = {0.1f, 0.2f};
+    grid.zero_point = {0};
+    CHECK_THROWS_AS(graph.set_integer_grid(*graph.find("x"), grid), EngineError);
+  }
+}

@@ -9,6 +9,7 @@
 // (int8_conv_available() false) the grids change nothing: the outputs must equal the float kernels' bits.
 
 #include "engine_test_model.hpp"
+#include "scoped_env.hpp"
 #include "ops/conv_int8.hpp"
 
 #include <cmath>
@@ -24,26 +25,10 @@ using namespace rknnxx::host::testing;
 
 namespace {
 
-// RKNNXX_ENGINE_INT8=always while it lives (read when a session is planned): these Convs are too small for the
-// rule that chooses the integer path in a model.
-class AlwaysIntegers {
-public:
-  AlwaysIntegers() {
-    if (const char* old = std::getenv("RKNNXX_ENGINE_INT8")) saved_ = old;
-    ::setenv("RKNNXX_ENGINE_INT8", "always", 1);
-  }
-  ~AlwaysIntegers() {
-    if (saved_) {
-      ::setenv("RKNNXX_ENGINE_INT8", saved_->c_str(), 1);
-    } else {
-      ::unsetenv("RKNNXX_ENGINE_INT8");
-    }
-  }
-  AlwaysIntegers(const AlwaysIntegers&) = delete;
-  AlwaysIntegers& operator=(const AlwaysIntegers&) = delete;
-
-private:
-  std::optional<std::string> saved_;
+// RKNNXX_ENGINE_INT8=always while it lives: these Convs are too small for the rule that chooses the
+// integer path in a model.
+struct AlwaysIntegers : ScopedEnv {
+  AlwaysIntegers() : ScopedEnv("RKNNXX_ENGINE_INT8", "always") {}
 };
 
 struct Case {

@@ -4,6 +4,7 @@
 // only the builtin path exists and the comparisons are skipped.
 
 #include "engine_test_model.hpp"
+#include "scoped_env.hpp"
 #include "ops/conv_onednn.hpp"
 
 #include <filesystem>
@@ -15,25 +16,9 @@ using namespace rknnxx::host::testing;
 
 namespace {
 
-// Sets RKNNXX_ENGINE_CONV while it lives (read when a session is planned), then restores it.
-class ConvMode {
-public:
-  explicit ConvMode(const char* mode) {
-    if (const char* old = std::getenv("RKNNXX_ENGINE_CONV")) saved_ = old;
-    ::setenv("RKNNXX_ENGINE_CONV", mode, 1);
-  }
-  ~ConvMode() {
-    if (saved_) {
-      ::setenv("RKNNXX_ENGINE_CONV", saved_->c_str(), 1);
-    } else {
-      ::unsetenv("RKNNXX_ENGINE_CONV");
-    }
-  }
-  ConvMode(const ConvMode&) = delete;
-  ConvMode& operator=(const ConvMode&) = delete;
-
-private:
-  std::optional<std::string> saved_;
+// RKNNXX_ENGINE_CONV while it lives.
+struct ConvMode : ScopedEnv {
+  explicit ConvMode(const char* mode) : ScopedEnv("RKNNXX_ENGINE_CONV", mode) {}
 };
 
 struct Shape {

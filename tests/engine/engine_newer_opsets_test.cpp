@@ -131,8 +131,9 @@ TEST_SUITE("engine.newer_opsets") {
     CHECK(values_of<float>(run_one(crop.model(), {floats({4}, {1, 2, 3, 4})})) == std::vector<float>{2, 3, 4, 2, 3});
     auto early = one_node(18, "Pad", {1, 3}, {"pads"}, {attr("mode", "wrap")});
     early.initializer("pads", int64s({4}, {0, 2, 0, 4}));
-    CHECK(planning_refusal(early.model()) == "node 'n' (Pad): mode 'wrap' is not supported at opset 18 (constant, "
-                                             "reflect or edge; wrap from opset 19 on)");
+    CHECK(planning_refusal(early.model()) ==
+          "node 'n' (Pad): mode 'wrap' is not supported at opset 18 (constant, "
+          "reflect or edge; wrap from opset 19 on)");
     auto twice = one_node(18, "Pad", {2, 3}, {"pads", "", "axes"}, {});
     twice.initializer("pads", int64s({4}, {1, 1, 1, 1})).initializer("axes", int64s({2}, {1, -1}));
     CHECK(planning_refusal(twice.model()) == "node 'n' (Pad): axes [1, -1] names axis 1 twice");
@@ -201,8 +202,9 @@ TEST_SUITE("engine.newer_opsets") {
                          {attr("kernel_shape", std::vector<int64_t>{2}), attr("strides", std::vector<int64_t>{2}),
                           attr("ceil_mode", int64_t{1}), attr("p", int64_t{1})});
     CHECK(values_of<float>(run_one(ceil.model(), {x})) == std::vector<float>{3, 7, 5});  // |1|+|2|, |3|+|4|, |5|
-    auto dilated = one_node(18, "LpPool", {1, 1, 5}, {},
-                            {attr("kernel_shape", std::vector<int64_t>{2}), attr("dilations", std::vector<int64_t>{2})});
+    auto dilated =
+        one_node(18, "LpPool", {1, 1, 5}, {},
+                 {attr("kernel_shape", std::vector<int64_t>{2}), attr("dilations", std::vector<int64_t>{2})});
     check_close(run_one(dilated.model(), {x}),
                 floats({1, 1, 3}, {std::sqrt(1.0f + 9), std::sqrt(4.0f + 16), std::sqrt(9.0f + 25)}));
 
@@ -248,8 +250,8 @@ TEST_SUITE("engine.newer_opsets") {
   TEST_CASE("QuantizeLinear-21 and DequantizeLinear-21 by blocks along an axis") {
     // Blocks of 2 along axis 1: scales [[1, 10], [100, 1000]].
     const Tensor scale = floats({2, 2}, {1, 10, 100, 1000});
-    auto dq = one_node(21, "DequantizeLinear", {2, 4}, {"s"}, {attr("axis", int64_t{1}), attr("block_size", int64_t{2})},
-                       DataType::int8);
+    auto dq = one_node(21, "DequantizeLinear", {2, 4}, {"s"},
+                       {attr("axis", int64_t{1}), attr("block_size", int64_t{2})}, DataType::int8);
     dq.initializer("s", scale);
     const Tensor q = Tensor::from<int8_t>({2, 4}, {1, 2, 3, 4, 5, 6, 7, 8});
     CHECK(values_of<float>(run_one(dq.model(), {q})) == std::vector<float>{1, 2, 30, 40, 500, 600, 7000, 8000});
@@ -261,16 +263,17 @@ TEST_SUITE("engine.newer_opsets") {
     REQUIRE(back.dtype() == DataType::int8);
     CHECK(values_of<int8_t>(back) == values_of<int8_t>(q));
     // 3 along the axis in blocks of 2: the second block holds one element.
-    auto uneven = one_node(21, "DequantizeLinear", {1, 3}, {"s"}, {attr("axis", int64_t{1}), attr("block_size", int64_t{2})},
-                           DataType::int8);
+    auto uneven = one_node(21, "DequantizeLinear", {1, 3}, {"s"},
+                           {attr("axis", int64_t{1}), attr("block_size", int64_t{2})}, DataType::int8);
     uneven.initializer("s", floats({1, 2}, {1, 10}));
     CHECK(values_of<float>(run_one(uneven.model(), {Tensor::from<int8_t>({1, 3}, {1, 2, 3})})) ==
           std::vector<float>{1, 2, 30});
-    auto wrong = one_node(21, "DequantizeLinear", {1, 3}, {"s"}, {attr("axis", int64_t{1}), attr("block_size", int64_t{2})},
-                          DataType::int8);
+    auto wrong = one_node(21, "DequantizeLinear", {1, 3}, {"s"},
+                          {attr("axis", int64_t{1}), attr("block_size", int64_t{2})}, DataType::int8);
     wrong.initializer("s", floats({1, 3}, {1, 1, 1}));
-    CHECK(planning_refusal(wrong.model()) == "node 'n' (DequantizeLinear): scale 's' has shape [1, 3], expected [1, 2] "
-                                             "for blocks of 2 along axis 1 of input [1, 3]");
+    CHECK(planning_refusal(wrong.model()) ==
+          "node 'n' (DequantizeLinear): scale 's' has shape [1, 3], expected [1, 2] "
+          "for blocks of 2 along axis 1 of input [1, 3]");
   }
 
   TEST_CASE("QuantizeLinear-21 and DequantizeLinear-21 on int16 and uint16") {
@@ -294,7 +297,8 @@ TEST_SUITE("engine.newer_opsets") {
     CHECK(load_refusal(cast.model()) ==
           "node 'n' (Cast): Cast at opset 19 is not supported by the host engine: from opset 19 on it may produce "
           "float8, int4 and uint4 tensors, and this node does: the host engine has no such element type");
-    auto quantize = one_node(21, "QuantizeLinear", {2}, {"s"}, {attr("output_dtype", static_cast<int64_t>(DataType::int4))});
+    auto quantize =
+        one_node(21, "QuantizeLinear", {2}, {"s"}, {attr("output_dtype", static_cast<int64_t>(DataType::int4))});
     quantize.initializer("s", Tensor::scalar<float>(1.0f));
     CHECK(load_refusal(quantize.model()).find("QuantizeLinear at opset 21 is not supported by the host engine") !=
           std::string::npos);

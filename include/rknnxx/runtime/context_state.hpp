@@ -97,7 +97,7 @@ struct ContextState {
 
   // The thread rule: one thread uses a context at a time. The first call claims it; a call from
   // another thread before the owner calls Context::release_thread() is refused (debug builds).
-  void enter([[maybe_unused]] std::string_view call);
+  void enter(std::string_view call);
 
   void check_alive(std::string_view call, std::string_view what) const;
 

@@ -19,7 +19,7 @@ RKNNXX_DECL std::string with_runtime_message(std::string message, const Runtime&
   return message;
 }
 
-RKNNXX_DECL void ContextState::enter(std::string_view call) {
+RKNNXX_DECL void ContextState::enter([[maybe_unused]] std::string_view call) {
 #if RKNNXX_THREAD_CHECKS
   const void* const me = this_thread_token();
   const void* current = owner.load(std::memory_order_acquire);

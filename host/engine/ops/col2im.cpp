@@ -28,16 +28,9 @@ PreparedOp prepare_col2im(OpContext& ctx) {
     ctx.fail("image_shape {} and block_shape {} must have the same number of axes, at least one", shape_string(image),
              shape_string(block));
   }
-  auto per_axis = [&](std::string_view name, int64_t fallback, std::size_t count) {
-    std::vector<int64_t> v = ctx.attr_ints(name, std::vector<int64_t>(count, fallback));
-    if (v.size() != count) {
-      ctx.fail("attribute '{}' has {} values, expected {}", name, v.size(), count);
-    }
-    return v;
-  };
-  const std::vector<int64_t> strides = per_axis("strides", 1, spatial);
-  const std::vector<int64_t> dilations = per_axis("dilations", 1, spatial);
-  const std::vector<int64_t> pads = per_axis("pads", 0, spatial * 2);
+  const std::vector<int64_t> strides = window_attribute(ctx, "strides", 1, spatial);
+  const std::vector<int64_t> dilations = window_attribute(ctx, "dilations", 1, spatial);
+  const std::vector<int64_t> pads = window_attribute(ctx, "pads", 0, spatial * 2);
   std::vector<int64_t> blocks(spatial);
   for (std::size_t i = 0; i < spatial; ++i) {
     if (image[i] < 1 || block[i] < 1 || strides[i] < 1 || dilations[i] < 1 || pads[i] < 0 || pads[i + spatial] < 0) {

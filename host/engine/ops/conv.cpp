@@ -533,17 +533,10 @@ PreparedOp prepare_conv_transpose(OpContext& ctx) {
   p.out_channels = p.out_per_group * p.group;
   const std::size_t spatial = rank - 2;
   const std::vector<int64_t> kernel = kernel_shape(ctx);
-  auto per_axis = [&](std::string_view name, int64_t fallback, std::size_t count) {
-    std::vector<int64_t> v = ctx.attr_ints(name, std::vector<int64_t>(count, fallback));
-    if (v.size() != count) {
-      ctx.fail("attribute '{}' has {} values, expected {}", name, v.size(), count);
-    }
-    return v;
-  };
-  const auto strides = per_axis("strides", 1, spatial);
-  const auto dilations = per_axis("dilations", 1, spatial);
-  const auto output_padding = per_axis("output_padding", 0, spatial);
-  auto pads = per_axis("pads", 0, spatial * 2);
+  const auto strides = window_attribute(ctx, "strides", 1, spatial);
+  const auto dilations = window_attribute(ctx, "dilations", 1, spatial);
+  const auto output_padding = window_attribute(ctx, "output_padding", 0, spatial);
+  auto pads = window_attribute(ctx, "pads", 0, spatial * 2);
   std::vector<int64_t> output_shape = ctx.attr_ints("output_shape");
   if (output_shape.size() == rank) {
     output_shape.erase(output_shape.begin(), output_shape.begin() + 2);

@@ -105,6 +105,17 @@ inline WindowGeometry window_from(const std::vector<int64_t>& shape, const std::
   return g;
 }
 
+// A window attribute of `count` values (one per spatial axis; pads: two), each `fallback` when the
+// node has none; any other number of values fails naming the attribute.
+inline std::vector<int64_t> window_attribute(const OpContext& ctx, std::string_view name, int64_t fallback,
+                                             std::size_t count) {
+  std::vector<int64_t> v = ctx.attr_ints(name, std::vector<int64_t>(count, fallback));
+  if (v.size() != count) {
+    ctx.fail("attribute '{}' has {} values, expected {}", name, v.size(), count);
+  }
+  return v;
+}
+
 // Reads the window attributes of a forward window (Conv and pools) over input 0, whose kernel
 // size is `kernel` (from the weights or kernel_shape), and computes the output size.
 // ceil_mode rounds the output size up, dropping a last window that would start in the padding.
@@ -120,16 +131,9 @@ inline WindowND forward_window_nd(const OpContext& ctx, std::vector<int64_t> ker
     ctx.fail("kernel shape {} does not match the {} spatial dimensions of input '{}' {}", shape_string(kernel), spatial,
              ctx.input_name(0), shape_string(x.shape));
   }
-  auto per_axis = [&](std::string_view name, int64_t fallback, std::size_t count) {
-    std::vector<int64_t> v = ctx.attr_ints(name, std::vector<int64_t>(count, fallback));
-    if (v.size() != count) {
-      ctx.fail("attribute '{}' has {} values, expected {}", name, v.size(), count);
-    }
-    return v;
-  };
-  const std::vector<int64_t> strides = per_axis("strides", 1, spatial);
-  const std::vector<int64_t> dilations = per_axis("dilations", 1, spatial);
-  std::vector<int64_t> pads = per_axis("pads", 0, spatial * 2);
+  const std::vector<int64_t> strides = window_attribute(ctx, "strides", 1, spatial);
+  const std::vector<int64_t> dilations = window_attribute(ctx, "dilations", 1, spatial);
+  std::vector<int64_t> pads = window_attribute(ctx, "pads", 0, spatial * 2);
   const std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
   std::vector<int64_t> in(x.shape.begin() + 2, x.shape.end());
   std::vector<int64_t> out(spatial);

@@ -77,6 +77,9 @@ struct Plan {
   std::vector<char> from_data;
   std::vector<char> unbounded;
   bool has_run_time_steps = false;
+  // Per graph output: written into an arena block of its own (not an input's copy), so that
+  // Session::run_views hands out a view of it.
+  std::vector<char> output_in_arena;
   std::vector<Tensor> run_values;  // per value id: the run-time values of the current run
 };
 
@@ -560,6 +563,11 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
       plan->arena_values.emplace_back(block_values[b], blocks[b].offset);  // bound by State::bind_arena
     }
   }
+  for (ValueId out : graph.outputs()) {
+    const auto is = [out](const auto& entry) { return entry.first == out; };
+    plan->output_in_arena.push_back(std::any_of(plan->arena_values.begin(), plan->arena_values.end(), is) &&
+                                    std::none_of(plan->input_copies.begin(), plan->input_copies.end(), is));
+  }
   for (std::size_t s = 0; s < pending.size(); ++s) {
     Step step;
     step.node = pending[s].node;
@@ -778,19 +786,17 @@ std::span<const Tensor> Session::run_views(std::span<const Tensor> inputs) {
                            took.count()});
     }
   }
-  for (ValueId id : s.graph.outputs()) {
+  const auto graph_outputs = s.graph.outputs();
+  for (std::size_t o = 0; o < graph_outputs.size(); ++o) {
+    const ValueId id = graph_outputs[o];
     const auto v = static_cast<std::size_t>(id);
     const Tensor& slot = plan.slots[v];
     // Computed into the arena or into a run-time value (kept until the next run): a view. Anything
     // else (an input passed through, a constant) may change or go before the caller reads it.
-    const bool in_arena = std::any_of(plan.arena_values.begin(), plan.arena_values.end(),
-                                      [id](const auto& block) { return block.first == id; });
     const bool run_value =
         plan.has_run_time_steps && plan.run_values[v].raw() != nullptr && plan.run_values[v].raw() == slot.raw();
-    const bool copied_input = std::any_of(plan.input_copies.begin(), plan.input_copies.end(),
-                                          [id](const auto& copy) { return copy.first == id; });
-    s.outputs.push_back((in_arena || run_value) && !copied_input ? Tensor::view(slot.dtype(), slot.shape(), slot.raw())
-                                                                 : slot.clone());
+    s.outputs.push_back(plan.output_in_arena[o] != 0 || run_value ? Tensor::view(slot.dtype(), slot.shape(), slot.raw())
+                                                                  : slot.clone());
     // A run-time shape within its bound: what rknn_query reported for allocation (docs/c-interface.md).
     if (plan.from_data[v] != 0 && plan.unbounded[v] == 0) {
       const auto& bound = plan.infos[v].shape;

@@ -67,6 +67,23 @@ inline PreparedOp run_time_shaped(std::vector<TensorInfo> bounds) {
   return op;
 }
 
+// The PreparedOp of a node whose outputs are computed while planning (Shape, Range, NonZero of a
+// constant, a Loop run to its end, ...): the values themselves, no kernel.
+inline PreparedOp constant_result(std::vector<Tensor> values) {
+  PreparedOp op;
+  for (const Tensor& value : values) {
+    op.outputs.push_back(value.info());
+  }
+  op.constant_outputs = std::move(values);
+  return op;
+}
+
+inline PreparedOp constant_result(Tensor value) {
+  std::vector<Tensor> values;
+  values.push_back(std::move(value));
+  return constant_result(std::move(values));
+}
+
 // What prepare sees: the node, its attributes, and the types, shapes and constant values of
 // its inputs. Every error goes through fail(), which names the node and operator.
 class OpContext {

@@ -165,18 +165,14 @@ PreparedOp prepare_if(OpContext& ctx) {
   if (!all_known && std::any_of(kinds.begin(), kinds.end(), [](auto k) { return k != OutputShapeKind::planned; })) {
     return run_time_shaped(std::move(outputs));
   }
-  PreparedOp op;
   if (all_known) {  // the branch runs now: while planning, or when running a node of run-time shapes
     std::vector<const Tensor*> inputs;
     for (std::size_t i = 0; i < ctx.input_count(); ++i) {
       inputs.push_back(ctx.constant(i));
     }
-    op.constant_outputs = session->run(input_views(inputs, 1));
-    for (const Tensor& t : op.constant_outputs) {
-      op.outputs.push_back(t.info());
-    }
-    return op;
+    return constant_result(session->run(input_views(inputs, 1)));
   }
+  PreparedOp op;
   op.outputs = std::move(outputs);
   op.kernel = [session](KernelContext& kc) {
     const std::vector<Tensor> results = session->run(input_views(kc.inputs, 1));
@@ -266,11 +262,7 @@ PreparedOp prepare_loop(OpContext& ctx) {
       scans[k].push_back(std::move(results[1 + carried + k]));
     }
   }
-  PreparedOp op;
-  for (Tensor& v : values) {
-    op.outputs.push_back(v.info());
-    op.constant_outputs.push_back(std::move(v));
-  }
+  std::vector<Tensor> node_outputs = std::move(values);
   for (std::size_t k = 0; k < scans.size(); ++k) {
     const onnx::ValueInfoProto& declared_output = body.output[1 + carried + k];
     TensorInfo info{scans[k].empty() ? declared_output.elem_type : scans[k].front().dtype(), {trip}};
@@ -289,10 +281,9 @@ PreparedOp prepare_loop(OpContext& ctx) {
       }
       offset += t.bytes();
     }
-    op.outputs.push_back(info);
-    op.constant_outputs.push_back(std::move(stacked));
+    node_outputs.push_back(std::move(stacked));
   }
-  return op;
+  return constant_result(std::move(node_outputs));
 }
 
 // Scan (opsets 9, 11, 16): N state values and M scan inputs (num_scan_inputs); the body takes the
@@ -404,11 +395,7 @@ PreparedOp prepare_scan(OpContext& ctx) {
       outputs[k].push_back(std::move(results[states + k]));
     }
   }
-  PreparedOp op;
-  for (Tensor& v : values) {
-    op.outputs.push_back(v.info());
-    op.constant_outputs.push_back(std::move(v));
-  }
+  std::vector<Tensor> node_outputs = std::move(values);
   for (std::size_t k = 0; k < scan_outputs; ++k) {
     if (outputs[k].empty()) {
       ctx.fail("scan output {}: no iterations (scan inputs of length 0) leave its shape unknown", k);
@@ -431,10 +418,9 @@ PreparedOp prepare_scan(OpContext& ctx) {
                     static_cast<std::size_t>(inner_bytes));
       }
     }
-    op.outputs.push_back(info);
-    op.constant_outputs.push_back(std::move(stacked));
+    node_outputs.push_back(std::move(stacked));
   }
-  return op;
+  return constant_result(std::move(node_outputs));
 }
 
 const OpRegistrar if_op{"If", prepare_if};

@@ -110,10 +110,7 @@ PreparedOp prepare_non_max_suppression(OpContext& ctx) {
     }
   }
   const auto rows = static_cast<int64_t>(selected.size() / 3);
-  PreparedOp op;
-  op.outputs = {TensorInfo{DataType::int64, {rows, 3}}};
-  op.constant_outputs.push_back(Tensor::from<int64_t>({rows, 3}, std::span<const int64_t>(selected)));
-  return op;
+  return constant_result(Tensor::from<int64_t>({rows, 3}, std::span<const int64_t>(selected)));
 }
 
 const OpRegistrar non_max_suppression_op{"NonMaxSuppression", prepare_non_max_suppression};

@@ -44,10 +44,7 @@ PreparedOp prepare_non_zero(OpContext& ctx) {
       rest /= x.dim(static_cast<std::size_t>(a));
     }
   }
-  PreparedOp op;
-  op.outputs = {out.info()};
-  op.constant_outputs.push_back(std::move(out));
-  return op;
+  return constant_result(std::move(out));
 }
 
 const OpRegistrar non_zero_op{"NonZero", prepare_non_zero};

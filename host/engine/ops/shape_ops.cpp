@@ -180,10 +180,7 @@ PreparedOp prepare_shape(OpContext& ctx) {
   const int64_t start = ctx.opset() >= 15 ? clamp(ctx.attr_int("start", 0)) : 0;
   const int64_t end = ctx.opset() >= 15 ? clamp(ctx.attr_int("end", rank)) : rank;
   const std::vector<int64_t> dims(in.begin() + start, in.begin() + std::max(start, end));
-  PreparedOp op;
-  op.outputs = {TensorInfo{DataType::int64, {static_cast<int64_t>(dims.size())}}};
-  op.constant_outputs.push_back(Tensor::from<int64_t>({static_cast<int64_t>(dims.size())}, std::span(dims)));
-  return op;
+  return constant_result(Tensor::from<int64_t>({static_cast<int64_t>(dims.size())}, std::span(dims)));
 }
 
 PreparedOp prepare_constant_of_shape(OpContext& ctx) {
@@ -206,10 +203,7 @@ PreparedOp prepare_constant_of_shape(OpContext& ctx) {
   for (int64_t i = 0; i < out.elements(); ++i) {
     std::memcpy(out.raw() + static_cast<std::size_t>(i) * size, value.raw(), size);
   }
-  PreparedOp op;
-  op.outputs = {out.info()};
-  op.constant_outputs.push_back(std::move(out));
-  return op;
+  return constant_result(std::move(out));
 }
 
 PreparedOp prepare_expand(OpContext& ctx) {
@@ -338,10 +332,7 @@ PreparedOp prepare_cast_like(OpContext& ctx) {
 
 PreparedOp prepare_size(OpContext& ctx) {
   ctx.expect_inputs(1, 1);
-  PreparedOp op;
-  op.outputs = {TensorInfo{DataType::int64, {}}};
-  op.constant_outputs.push_back(Tensor::scalar<int64_t>(ctx.input(0).elements()));
-  return op;
+  return constant_result(Tensor::scalar<int64_t>(ctx.input(0).elements()));
 }
 
 // Range: its length depends on the values of start, limit and delta, so they must be constants
@@ -378,10 +369,7 @@ PreparedOp prepare_range(OpContext& ctx) {
       for (int64_t i = 0; i < count; ++i) {
         data[i] = static_cast<T>(start + static_cast<T>(i) * delta);  // as the ONNX reference: start + i * delta
       }
-      PreparedOp op;
-      op.outputs = {out.info()};
-      op.constant_outputs.push_back(std::move(out));
-      return op;
+      return constant_result(std::move(out));
     }
   });
 }

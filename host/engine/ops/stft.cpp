@@ -178,10 +178,7 @@ PreparedOp prepare_mel_weight_matrix(OpContext& ctx) {
       }
     }
   });
-  PreparedOp op;
-  op.outputs = {out.info()};
-  op.constant_outputs.push_back(std::move(out));
-  return op;
+  return constant_result(std::move(out));
 }
 
 const OpRegistrar stft_op{"STFT", prepare_stft};

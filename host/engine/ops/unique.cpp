@@ -100,10 +100,11 @@ PreparedOp prepare_unique(OpContext& ctx) {
         inverse.data<int64_t>()[j] = p;
         ++counts.data<int64_t>()[p];
       }
+      std::vector<Tensor> results;
       for (Tensor* t : {&y, &indices, &inverse, &counts}) {
-        op.outputs.push_back(t->info());
-        op.constant_outputs.push_back(std::move(*t));
+        results.push_back(std::move(*t));
       }
+      op = constant_result(std::move(results));
     }
   });
   return op;

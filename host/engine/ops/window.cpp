@@ -52,10 +52,7 @@ template <const CosineSum& window> PreparedOp prepare_window(OpContext& ctx) {
       }
     }
   });
-  PreparedOp op;
-  op.outputs = {out.info()};
-  op.constant_outputs.push_back(std::move(out));
-  return op;
+  return constant_result(std::move(out));
 }
 
 constexpr CosineSum hann{0.5, 0.5, 0.0};

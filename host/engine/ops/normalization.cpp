@@ -51,6 +51,51 @@ void expand_to(const Tensor& t, const std::vector<int64_t>& shape, float* dst) {
                   });
 }
 
+// How InstanceNormalization and GroupNormalization split the channels of an [N, C, D1, ...] input:
+// `groups` groups of `per_group` consecutive channels, Scale and B given per channel or per group.
+struct Groups {
+  int64_t groups = 1;
+  int64_t per_group = 1;
+  bool per_channel_parameters = true;
+};
+
+// Mean and variance over each group of each image, then y = scale * (x - mean) / sqrt(variance +
+// epsilon) + bias. Inputs: X, Scale, B (checked by the caller).
+PreparedOp normalized_groups(const OpContext& ctx, Groups split) {
+  const auto& x = ctx.input(0).shape;
+  const float epsilon = ctx.attr_float("epsilon", 1e-5f);
+  const int64_t plane = element_count(std::span(x).subspan(2));
+  const int64_t group_size = split.per_group * plane;
+  const int64_t tasks = x[0] * split.groups;
+  PreparedOp op;
+  op.outputs = {ctx.input(0)};
+  op.kernel = [=](KernelContext& k) {
+    const float* scale = k.input(1).data<float>();
+    const float* bias = k.input(2).data<float>();
+    const float* in = k.input(0).data<float>();
+    float* out = k.output(0).data<float>();
+    k.pool.parallel_for(tasks, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, group_size)),
+                        [&](int64_t begin, int64_t end) {
+                          for (int64_t t = begin; t < end; ++t) {
+                            const int64_t g = t % split.groups;
+                            const Moments m = moments(in + t * group_size, group_size);
+                            const double inv = 1.0 / std::sqrt(m.variance + epsilon);
+                            for (int64_t j = 0; j < split.per_group; ++j) {
+                              const int64_t param = split.per_channel_parameters ? g * split.per_group + j : g;
+                              const auto a = static_cast<float>(scale[param] * inv);
+                              const auto b = static_cast<float>(bias[param] - m.mean * scale[param] * inv);
+                              const float* src = in + t * group_size + j * plane;
+                              float* dst = out + t * group_size + j * plane;
+                              for (int64_t i = 0; i < plane; ++i) {
+                                dst[i] = src[i] * a + b;
+                              }
+                            }
+                          }
+                        });
+  };
+  return op;
+}
+
 // Input i must broadcast unidirectionally to `shape` (the normalized part).
 void expect_broadcasts_to(const OpContext& ctx, std::size_t i, const std::vector<int64_t>& shape) {
   const std::vector<std::vector<int64_t>> shapes{shape, ctx.input(i).shape};
@@ -140,32 +185,8 @@ PreparedOp prepare_instance_normalization(OpContext& ctx) {
       ctx.fail("input '{}' has shape {}, expected [{}]", ctx.input_name(i), shape_string(ctx.input(i).shape), channels);
     }
   }
-  const float epsilon = ctx.attr_float("epsilon", 1e-5f);
-  const int64_t planes = x[0] * channels;
-  const int64_t plane = element_count(std::span(x).subspan(2));
-  PreparedOp op;
-  op.outputs = {ctx.input(0)};
-  op.kernel = [=](KernelContext& k) {
-    const float* scale = k.input(1).data<float>();
-    const float* bias = k.input(2).data<float>();
-    const float* in = k.input(0).data<float>();
-    float* out = k.output(0).data<float>();
-    k.pool.parallel_for(planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, plane)),
-                        [&](int64_t begin, int64_t end) {
-                          for (int64_t p = begin; p < end; ++p) {
-                            const int64_t c = p % channels;
-                            const Moments m = moments(in + p * plane, plane);
-                            const auto a = static_cast<float>(scale[c] / std::sqrt(m.variance + epsilon));
-                            const auto b = static_cast<float>(bias[c] - m.mean * a);
-                            const float* src = in + p * plane;
-                            float* dst = out + p * plane;
-                            for (int64_t i = 0; i < plane; ++i) {
-                              dst[i] = src[i] * a + b;
-                            }
-                          }
-                        });
-  };
-  return op;
+  // Each channel of each image is a group of its own, with its own parameters.
+  return normalized_groups(ctx, Groups{.groups = channels, .per_group = 1, .per_channel_parameters = true});
 }
 
 // y = x / (bias + alpha / size * sum of x^2 over the `size` channels around c)^beta.
@@ -352,38 +373,7 @@ PreparedOp prepare_group_normalization(OpContext& ctx) {
                shape_string(ctx.input(i).shape), params, per_channel ? "channel" : "group", ctx.opset());
     }
   }
-  const float epsilon = ctx.attr_float("epsilon", 1e-5f);
-  const int64_t per_group = channels / groups;
-  const int64_t plane = element_count(std::span(x).subspan(2));
-  const int64_t group_size = per_group * plane;
-  const int64_t tasks = x[0] * groups;
-  PreparedOp op;
-  op.outputs = {ctx.input(0)};
-  op.kernel = [=](KernelContext& k) {
-    const float* scale = k.input(1).data<float>();
-    const float* bias = k.input(2).data<float>();
-    const float* in = k.input(0).data<float>();
-    float* out = k.output(0).data<float>();
-    k.pool.parallel_for(tasks, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, group_size)),
-                        [&](int64_t begin, int64_t end) {
-                          for (int64_t t = begin; t < end; ++t) {
-                            const int64_t g = t % groups;
-                            const Moments m = moments(in + t * group_size, group_size);
-                            const double inv = 1.0 / std::sqrt(m.variance + epsilon);
-                            for (int64_t j = 0; j < per_group; ++j) {
-                              const int64_t param = per_channel ? g * per_group + j : g;
-                              const auto a = static_cast<float>(scale[param] * inv);
-                              const auto b = static_cast<float>(bias[param] - m.mean * scale[param] * inv);
-                              const float* src = in + t * group_size + j * plane;
-                              float* dst = out + t * group_size + j * plane;
-                              for (int64_t i = 0; i < plane; ++i) {
-                                dst[i] = src[i] * a + b;
-                              }
-                            }
-                          }
-                        });
-  };
-  return op;
+  return normalized_groups(ctx, Groups{.groups = groups, .per_group = channels / groups, .per_channel_parameters = per_channel});
 }
 
 const OpRegistrar layer_normalization_op{"LayerNormalization", prepare_layer_normalization};

@@ -4,7 +4,7 @@
 // the three together), then the zero-copy path (copy into bound memory with its cache sync, run,
 // sync of the outputs), then, with --threads T > 1, T contexts (dup) run in parallel for the
 // throughput of a pool. The vendor's own figures time rknn_run alone; the marshalling around it
-// is often as large (reference anchors 3.4, 5.4), hence each phase separately.
+// is often as large (docs/c-interface.md#marshalling), hence each phase separately.
 
 #include "commands.hpp"
 #include "input_file.hpp"

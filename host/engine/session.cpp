@@ -726,6 +726,7 @@ std::vector<Tensor> Session::run(std::span<const Tensor> inputs) {
 }
 
 std::span<const Tensor> Session::run_views(std::span<const Tensor> inputs) {
+  const ComputeSlot slot;  // the run computes on this thread (thread_pool.hpp)
   State& s = *state_;
   s.outputs.clear();  // views into the previous run's values, and copies the session kept
   std::vector<TensorInfo> infos;

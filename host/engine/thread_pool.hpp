@@ -3,8 +3,9 @@
 //
 // A process has one set of worker threads, started on first use and sized by default_thread_count()
 // (docs/runtime-extensions.md#threads). Every session, and so every context of the host runtime, runs its
-// loops on a ThreadPool: a share of those workers, never threads of its own. N contexts therefore never
-// run more than the process's threads plus their N calling threads, however many exist.
+// loops on a ThreadPool: a share of those workers, never threads of its own. And at most
+// default_thread_count() threads compute at once, callers and workers together (ComputeSlot): N
+// contexts run from N threads take turns on the cores instead of oversubscribing them.
 //
 // The calling thread takes part in every loop, so a share of size 1 runs serially. Loops of different
 // shares run at the same time, each on at most its size in threads. A parallel_for inside a
@@ -19,6 +20,31 @@ namespace rknnxx::host {
 // The threads of the process's pool, the caller of a loop included: $RKNNXX_HOST_THREADS when it
 // is a number from 1 to 1024, else std::thread::hardware_concurrency(). Read once, at first use.
 std::size_t default_thread_count() noexcept;
+
+// While alive, the calling thread holds one of the process's default_thread_count() compute slots,
+// waiting for one if every slot is taken. A session's run holds one; a pool's loop takes one for its
+// caller if it holds none, and each worker holds one while it helps. Scopes nest: a thread holds
+// at most one slot, however deep.
+class ComputeSlot {
+public:
+  ComputeSlot();
+  ~ComputeSlot();
+  ComputeSlot(const ComputeSlot&) = delete;
+  ComputeSlot& operator=(const ComputeSlot&) = delete;
+};
+
+// Gives up the calling thread's slot, if it holds one, until destroyed: around code that may wait for
+// another thread's run (an application's callback), which could otherwise wait for this slot forever.
+class ComputeSlotReleased {
+public:
+  ComputeSlotReleased();
+  ~ComputeSlotReleased();
+  ComputeSlotReleased(const ComputeSlotReleased&) = delete;
+  ComputeSlotReleased& operator=(const ComputeSlotReleased&) = delete;
+
+private:
+  unsigned depth_;
+};
 
 class ThreadPool {
 public:

@@ -224,6 +224,8 @@ void CustomOps::run(const Graph& graph, const Node& node, KernelContext& kernel)
         describe(t, static_cast<uint32_t>(o), node.outputs[o] == no_value ? "" : graph.value(node.outputs[o]).name));
   }
   const auto call = [&](const char* what, auto callback) {
+    // The application's code may wait for another thread's run, which may be waiting for this slot.
+    const ComputeSlotReleased released;
     const int status = callback(&s.context, inputs.data(), static_cast<uint32_t>(inputs.size()), outputs.data(),
                                 static_cast<uint32_t>(outputs.size()));
     if (status == RKNN_WARNING_SKIP_CUSTOM_OP_COMPUTE)

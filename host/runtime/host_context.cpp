@@ -212,6 +212,7 @@ void HostContext::query(rknn_query_cmd cmd, void* info, uint32_t size) {
 
 void HostContext::inputs_set(std::span<rknn_input> inputs) {
   ThreadClaim claim(*this);
+  const ComputeSlot slot;  // the conversions compute on this thread, within the process's threads
   require_full_context("rknn_inputs_set");
   check_function(Function::inputs_set, "rknn_inputs_set");
   io_.stage_inputs(inputs, shapes_);
@@ -220,6 +221,7 @@ void HostContext::inputs_set(std::span<rknn_input> inputs) {
 
 void HostContext::run(rknn_run_extend* extend) {
   ThreadClaim claim(*this);
+  const ComputeSlot slot;  // the conversions compute on this thread, within the process's threads
   cycle_open_ = false;  // a failed run ends this thread's turn; a successful one opens it again below
   require_full_context("rknn_run");
   (void)extend;  // the documentation says it must be NULL at present; frame ids are not tracked
@@ -261,6 +263,7 @@ void HostContext::run(rknn_run_extend* extend) {
 
 void HostContext::outputs_get(std::span<rknn_output> outputs, rknn_output_extend* extend) {
   ThreadClaim claim(*this);
+  const ComputeSlot slot;  // the conversions compute on this thread, within the process's threads
   cycle_open_ = false;  // whatever happens, this thread's turn ends here
   require_full_context("rknn_outputs_get");
   check_function(Function::outputs_get, "rknn_outputs_get");

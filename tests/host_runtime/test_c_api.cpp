@@ -28,6 +28,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -841,6 +842,48 @@ TEST_CASE("a core mask runs the context on the same share of the CPU threads as 
   CHECK(threads_reported(ctx) == (2 * all + 2) / 3);
   REQUIRE(rknn_set_core_mask(ctx, RKNN_NPU_CORE_ALL) == RKNN_SUCC);
   CHECK(threads_reported(ctx) == all);
+}
+
+TEST_CASE("contexts run from more threads than the process's threads take turns instead of oversubscribing") {
+  // Four contexts, each run from a thread of its own: at most the process's threads compute at once
+  // (docs/runtime-extensions.md#threads), the others wait without spinning. Measured as the process's
+  // CPU time over the wall time of the whole section. Meaningful where the process's threads are fewer
+  // than the cores: meson runs this case again with RKNNXX_HOST_THREADS=1, where four busy callers
+  // would use two cores of a 2-core machine.
+  std::size_t all = std::max(1U, std::thread::hardware_concurrency());
+  if (const char* env = std::getenv("RKNNXX_HOST_THREADS")) all = std::stoul(env);
+  const std::string model = test::dyncnn();
+  constexpr int contexts = 4, runs = 12;
+  std::vector<std::unique_ptr<Ctx>> ctxs;
+  for (int c = 0; c < contexts; ++c) ctxs.push_back(std::make_unique<Ctx>(model));
+  const auto cpu_seconds = [] {
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+  };
+  std::atomic<int> failures{0};
+  const double cpu_before = cpu_seconds();
+  const auto wall_before = std::chrono::steady_clock::now();
+  std::vector<std::thread> threads;
+  for (int c = 0; c < contexts; ++c) {
+    threads.emplace_back([&, c] {
+      auto img = image(224, 224, 3, static_cast<uint32_t>(c));
+      for (int r = 0; r < runs; ++r) {
+        rknn_output out{};
+        out.want_float = 1;
+        if (set_image(*ctxs[c], img) != RKNN_SUCC || rknn_run(*ctxs[c], nullptr) != RKNN_SUCC ||
+            rknn_outputs_get(*ctxs[c], 1, &out, nullptr) != RKNN_SUCC ||
+            rknn_outputs_release(*ctxs[c], 1, &out) != RKNN_SUCC)
+          ++failures;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_before).count();
+  const double busy = (cpu_seconds() - cpu_before) / wall;
+  MESSAGE("busy threads on average: " << busy << " (the process's threads: " << all << ")");
+  CHECK(failures == 0);
+  CHECK(busy <= static_cast<double>(all) + 0.25);
 }
 
 TEST_CASE("RKNN_QUERY_PERF_DETAIL keeps one buffer per context, not a copy per query") {

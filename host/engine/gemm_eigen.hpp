@@ -28,17 +28,29 @@ static inline void eigen_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, 
   if (k <= 0) {
     return;
   }
-  // One expression per transposition keeps Eigen's instantiations (and compile time) down.
+  // One expression per transposition keeps Eigen's instantiations (and compile time) down. A
+  // product with one row or one column goes through Eigen's matrix-vector kernel: its GEMM would pack
+  // the whole of the other operand on every call (a classifier's [1, 576] x [576, 1024] spent 95 % of
+  // its time packing the weights).
   const ConstMap am(a, trans_a ? k : m, trans_a ? m : k, Eigen::OuterStride<>(lda));
   const ConstMap bm(b, trans_b ? n : k, trans_b ? k : n, Eigen::OuterStride<>(ldb));
+  const auto accumulate = [&](const auto& lhs, const auto& rhs) {
+    if (m == 1) {
+      cm.row(0).noalias() += alpha * lhs.row(0) * rhs;
+    } else if (n == 1) {
+      cm.col(0).noalias() += alpha * lhs * rhs.col(0);
+    } else {
+      cm.noalias() += alpha * lhs * rhs;
+    }
+  };
   if (!trans_a && !trans_b) {
-    cm.noalias() += alpha * am * bm;
+    accumulate(am, bm);
   } else if (trans_a && !trans_b) {
-    cm.noalias() += alpha * am.transpose() * bm;
+    accumulate(am.transpose(), bm);
   } else if (!trans_a && trans_b) {
-    cm.noalias() += alpha * am * bm.transpose();
+    accumulate(am, bm.transpose());
   } else {
-    cm.noalias() += alpha * am.transpose() * bm.transpose();
+    accumulate(am.transpose(), bm.transpose());
   }
 }
 

@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
 #include <chrono>
@@ -317,21 +318,28 @@ TEST_SUITE("engine.tensor") {
     CHECK(arena < sum / 3);
   }
 
-  TEST_CASE("gemm agrees with the naive loop for every transposition and beta") {
+  TEST_CASE("gemm agrees with the naive loop for every transposition and beta, and for one row or column") {
     ThreadPool pool(test_threads(3));
-    for (bool ta : {false, true}) {
-      for (bool tb : {false, true}) {
-        for (float beta : {0.0f, 1.0f, 0.5f}) {
-          const int64_t m = 37, n = 129, k = 23;
-          const auto a = random_floats(static_cast<std::size_t>(m * k), 1);
-          const auto b = random_floats(static_cast<std::size_t>(k * n), 2);
-          auto c1 = random_floats(static_cast<std::size_t>(m * n), 3);
-          auto c2 = c1;
-          const int64_t lda = ta ? m : k, ldb = tb ? k : n;
-          parallel_gemm(pool, ta, tb, m, n, k, 0.75f, a.data(), lda, b.data(), ldb, beta, c1.data(), n);
-          naive_gemm(ta, tb, m, n, k, 0.75f, a.data(), lda, b.data(), ldb, beta, c2.data(), n);
-          for (std::size_t i = 0; i < c1.size(); ++i) {
-            REQUIRE(c1[i] == doctest::Approx(c2[i]).epsilon(1e-4));
+    // 37 x 129: the general product; 1 x 1029 and 517 x 1: Eigen's matrix-vector kernels (gemm_eigen.hpp).
+    // Leading dimensions wider than the matrices (+3) check the strides of both paths.
+    for (const auto [m, n, k] : {std::array<int64_t, 3>{37, 129, 23}, {1, 1029, 70}, {517, 1, 70}}) {
+      for (bool ta : {false, true}) {
+        for (bool tb : {false, true}) {
+          for (float beta : {0.0f, 1.0f, 0.5f}) {
+            CAPTURE(m);
+            CAPTURE(n);
+            CAPTURE(ta);
+            CAPTURE(tb);
+            const int64_t lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 3, ldc = n + 3;
+            const auto a = random_floats(static_cast<std::size_t>((ta ? k : m) * lda), 1);
+            const auto b = random_floats(static_cast<std::size_t>((tb ? n : k) * ldb), 2);
+            auto c1 = random_floats(static_cast<std::size_t>(m * ldc), 3);
+            auto c2 = c1;
+            parallel_gemm(pool, ta, tb, m, n, k, 0.75f, a.data(), lda, b.data(), ldb, beta, c1.data(), ldc);
+            naive_gemm(ta, tb, m, n, k, 0.75f, a.data(), lda, b.data(), ldb, beta, c2.data(), ldc);
+            for (std::size_t i = 0; i < c1.size(); ++i) {
+              REQUIRE(c1[i] == doctest::Approx(c2[i]).epsilon(1e-4));
+            }
           }
         }
       }

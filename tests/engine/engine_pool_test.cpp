@@ -79,7 +79,9 @@ void check_max_pool(const PoolCase& p) {
 
 TEST_SUITE("engine.pool") {
   TEST_CASE("MaxPool's vector interior keeps the first maximum in kernel order, NaN and -0 included") {
-    check_max_pool({9, 37, 3, 2, 1, 0, true});  // squeezenet's 3x3/2 with ceil_mode
+    check_max_pool({9, 37, 3, 2, 1, 0, true});   // squeezenet's 3x3/2 with ceil_mode
+    check_max_pool({4, 111, 3, 2, 1, 0, true});  // its row width
+    check_max_pool({4, 64, 3, 1, 1, 0});         // stride 1
     check_max_pool({8, 29, 3, 1, 1, 1});
     check_max_pool({7, 40, 2, 2, 1, 0});
     check_max_pool({10, 45, 3, 3, 2, 2});

@@ -1,8 +1,8 @@
 // Graph::fuse_for_inference: BatchNormalization folded into the preceding Conv's weights and
 // bias, then the element-wise chain after the Conv fused into it as its epilogue
 // (ops/conv_epilogue.hpp): Relu, Clip with constant bounds, HardSwish, HardSigmoid, Sigmoid,
-// HardSigmoid or Sigmoid followed by a Mul by their input (HardSwish, SiLU), and one residual Add
-// of another computed value. Each intermediate absorbed feeds nothing else and is not a graph
+// HardSigmoid or Sigmoid followed by a Mul by their input (HardSwish, SiLU), Mul, Div, Add and Sub by
+// scalar constants, and one residual Add of another computed value. Each intermediate absorbed feeds nothing else and is not a graph
 // output (docs/runtime-extensions.md, "Fused element-wise chains").
 
 #include "graph.hpp"
@@ -76,6 +76,24 @@ std::optional<float> scalar_constant(const Graph& g, ValueId v) {
   const Tensor* t = v != no_value ? g.constant(v) : nullptr;
   if (t == nullptr || t->dtype() != DataType::float32 || t->elements() != 1) return std::nullopt;
   return t->data<float>()[0];
+}
+
+// `n` as a * x + b of the value x = `out`, when it is a Mul, Div, Add or Sub of x and a scalar float constant
+// (x on either side; Div only x / k) whose rank is at most `rank`, the Conv output's: a broadcast of a
+// higher rank would change the value's shape.
+std::optional<EpilogueStep> affine_step(const Graph& g, const Node& n, ValueId out, std::size_t rank) {
+  if (!n.domain.empty() || n.inputs.size() != 2 || n.outputs.size() != 1) return std::nullopt;
+  const bool left = n.inputs[0] == out;
+  if (left == (n.inputs[1] == out)) return std::nullopt;  // x on neither side, or on both
+  const ValueId other = n.inputs[left ? 1 : 0];
+  const std::optional<float> k = scalar_constant(g, other);
+  if (!k || !std::isfinite(*k) || g.constant(other)->rank() > rank) return std::nullopt;
+  if (n.op_type == "Mul") return EpilogueStep{EpilogueKind::affine, *k, 0.0f};
+  if (n.op_type == "Add") return EpilogueStep{EpilogueKind::affine, 1.0f, *k};
+  if (n.op_type == "Sub")
+    return left ? EpilogueStep{EpilogueKind::affine, 1.0f, -*k} : EpilogueStep{EpilogueKind::affine, -1.0f, *k};
+  if (n.op_type == "Div" && left && *k != 0.0f) return EpilogueStep{EpilogueKind::affine, 1.0f / *k, 0.0f};
+  return std::nullopt;
 }
 
 // A gate written out as scalar arithmetic around a Clip, as Paddle exports HardSwish's
@@ -232,6 +250,18 @@ void Graph::fuse_for_inference(FusionScope scope) {
         if (step && scope == FusionScope::clamp && step->kind != EpilogueKind::clamp) step.reset();
         if (step) taken.push_back(next);
       }
+      if (!step && scope == FusionScope::all && uses_of_out == 1) {
+        // Scalar arithmetic (Paddle's learnable affine blocks: a Mul and an Add by constants of one element),
+        // either operand. A HardSwish written out as such arithmetic is matched below, where the value
+        // feeds both its gate and its Mul.
+        const int32_t c = consumer[static_cast<std::size_t>(out)];
+        const Tensor* w = conv.inputs.size() > 1 ? constant(conv.inputs[1]) : nullptr;
+        if (c >= 0 && !removed[static_cast<std::size_t>(c)]) {
+          Node& n = nodes_[static_cast<std::size_t>(c)];
+          step = affine_step(*this, n, out, w != nullptr ? w->rank() : 3);
+          if (step) taken.push_back(&n);
+        }
+      }
       if (!step && scope == FusionScope::all && uses_of_out == 1 && !has_add) {
         // A residual Add: the Conv's output and another float value (the Conv's input 3).
         const int32_t c = consumer[static_cast<std::size_t>(out)];
@@ -315,9 +345,18 @@ void Graph::fuse_for_inference(FusionScope scope) {
         }
       }
       if (!step) break;
-      kinds.ints.push_back(static_cast<int64_t>(step->kind));
-      params.floats.push_back(step->a);
-      params.floats.push_back(step->b);
+      if (step->kind == EpilogueKind::affine && !kinds.ints.empty() &&
+          kinds.ints.back() == static_cast<int64_t>(EpilogueKind::affine)) {
+        // Two in a row are one: a2 (a1 x + b1) + b2.
+        float& a1 = params.floats[params.floats.size() - 2];
+        float& b1 = params.floats.back();
+        b1 = step->a * b1 + step->b;
+        a1 = step->a * a1;
+      } else {
+        kinds.ints.push_back(static_cast<int64_t>(step->kind));
+        params.floats.push_back(step->a);
+        params.floats.push_back(step->b);
+      }
       absorb(*taken.back());
     }
     if (!kinds.ints.empty()) {

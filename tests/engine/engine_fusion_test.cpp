@@ -2,7 +2,7 @@
 // ops/conv_epilogue.hpp): each pattern on the Conv shapes of every kernel path (pointwise, im2col,
 // depthwise, grouped; meson runs this suite again on the builtin kernels and on both oneDNN layouts),
 // fused against the same graph unfused on random data, with the number of nodes left; and the cases
-// that must not fuse (an intermediate used twice, a graph output, a constant Add operand).
+// that must not fuse (an intermediate used twice, a graph output, a constant Add operand that is not a scalar).
 
 #include "engine_test_model.hpp"
 
@@ -68,6 +68,42 @@ void paddle_hard_swish_div_last(ModelBuilder& m) {  // (x * clip(x + 3, 0, 6)) /
       .node("Mul", {"c", "q"}, {"g"})
       .node("Div", {"g", "six"}, {"y"});
 }
+void learnable_affine(ModelBuilder& m) {  // a Mul and an Add by one-element constants, the constant first
+  m.initializer("scale", Tensor::from<float>({1}, {0.75f}))
+      .initializer("shift", Tensor::from<float>({1}, {-0.25f}))
+      .node("Mul", {"scale", "c"}, {"s"})
+      .node("Add", {"s", "shift"}, {"y"});
+}
+void lcnet_block(ModelBuilder& m) {  // PP-LCNetV3's: affine, paddle2onnx's HardSwish, affine
+  m.initializer("scale", Tensor::from<float>({1}, {1.5f}))
+      .initializer("shift", Tensor::from<float>({1}, {0.5f}))
+      .initializer("scale2", Tensor::from<float>({1}, {0.8f}))
+      .initializer("shift2", Tensor::from<float>({1}, {0.1f}))
+      .initializer("three", Tensor::from<float>({}, {3.0f}))
+      .initializer("zero", Tensor::from<float>({}, {0.0f}))
+      .initializer("six", Tensor::from<float>({}, {6.0f}))
+      .node("Mul", {"scale", "c"}, {"s"})
+      .node("Add", {"s", "shift"}, {"t"})
+      .node("Add", {"t", "three"}, {"p"})
+      .node("Clip", {"p", "zero", "six"}, {"q"})
+      .node("Mul", {"t", "q"}, {"g"})
+      .node("Div", {"g", "six"}, {"h"})
+      .node("Mul", {"h", "scale2"}, {"u"})
+      .node("Add", {"shift2", "u"}, {"y"});
+}
+void sub_div(ModelBuilder& m) {  // (k - (x - 1) / 4): Sub on both sides, Div by a scalar
+  m.initializer("one", Tensor::from<float>({}, {1.0f}))
+      .initializer("four", Tensor::from<float>({1, 1, 1, 1}, {4.0f}))
+      .node("Sub", {"c", "one"}, {"s"})
+      .node("Div", {"s", "four"}, {"t"})
+      .node("Sub", {"one", "t"}, {"y"});
+}
+void clip_hard_sigmoid(ModelBuilder& m) {  // two clips: the post-ops end before the second
+  m.initializer("lo", Tensor::from<float>({}, {-1.0f}))
+      .initializer("hi", Tensor::from<float>({}, {2.0f}))
+      .node("Clip", {"c", "lo", "hi"}, {"h"})
+      .node("HardSigmoid", {"h"}, {"y"}, {attr("alpha", 0.3f), attr("beta", 0.4f)});
+}
 void sigmoid(ModelBuilder& m) { m.node("Sigmoid", {"c"}, {"y"}); }
 void silu(ModelBuilder& m) { m.node("Sigmoid", {"c"}, {"g"}).node("Mul", {"c", "g"}, {"y"}); }
 void add(ModelBuilder& m) { m.node("Add", {"c", "r"}, {"y"}); }
@@ -86,8 +122,8 @@ void swish_add_hard_swish(ModelBuilder& m) {
 }
 
 void run_chain(const ConvShape& s, const Chain& chain, const std::vector<int64_t>& residual_shape = {}) {
-  CAPTURE(s.name);
-  CAPTURE(chain.name);
+  const std::string where = std::string(s.name) + ": " + chain.name;
+  CAPTURE(where);
   const int64_t out_h = (s.h + 2 * s.pad - s.k) / s.stride + 1, out_w = (s.w + 2 * s.pad - s.k) / s.stride + 1;
   const std::vector<int64_t> out_shape{2, s.m, out_h, out_w};
   ModelBuilder m(14);
@@ -123,6 +159,10 @@ const Chain chains[] = {
     {"HardSigmoid 0.2, Mul", 1, hard_sigmoid_mul_other},
     {"Add 3, Clip 0..6, Div 6, Mul (HardSwish as Paddle writes it)", 1, paddle_hard_swish},
     {"Add 3, Clip 0..6, Mul, Div 6 (paddle2onnx's HardSwish)", 1, paddle_hard_swish_div_last},
+    {"Mul, Add by scalars (Paddle's learnable affine block)", 1, learnable_affine},
+    {"affine, paddle2onnx's HardSwish, affine (PP-LCNetV3)", 1, lcnet_block},
+    {"Sub, Div, Sub from a scalar", 1, sub_div},
+    {"Clip -1..2, HardSigmoid", 1, clip_hard_sigmoid},
     {"Sigmoid", 1, sigmoid},
     {"Sigmoid, Mul (SiLU)", 1, silu},
     {"residual Add", 1, add, true},
@@ -225,6 +265,16 @@ TEST_SUITE("engine.fusion") {
       ModelBuilder twice = conv_then();
       twice.output("y").node("Add", {"c", "c"}, {"y"});
       CHECK(fused_nodes(twice) == 2);
+    }
+    SUBCASE("scalar arithmetic that is not a x + b, or that would raise the output's rank") {
+      ModelBuilder m = conv_then();
+      m.initializer("k", Tensor::from<float>({}, {2.0f})).output("y").node("Div", {"k", "c"}, {"y"});
+      CHECK(fused_nodes(m) == 2);
+      ModelBuilder high = conv_then();
+      high.initializer("k", Tensor::from<float>({1, 1, 1, 1, 1}, {2.0f})).output("y").node("Mul", {"c", "k"}, {"y"});
+      CHECK(fused_nodes(high) == 2);
+      const std::vector<Tensor> in{random_tensor({1, 3, 5, 5}, 4)};
+      CHECK(Session(high.model()).run(in)[0].rank() == 5);
     }
     SUBCASE("a second residual Add stays apart") {
       ModelBuilder m = conv_then();

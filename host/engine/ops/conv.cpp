@@ -319,7 +319,7 @@ Epilogue fused_epilogue(const OpContext& ctx) {
              epilogue_kinds_attribute, kinds.size());
   }
   for (std::size_t i = 0; i < kinds.size(); ++i) {
-    if (kinds[i] < static_cast<int64_t>(EpilogueKind::clamp) || kinds[i] > static_cast<int64_t>(EpilogueKind::add)) {
+    if (kinds[i] < static_cast<int64_t>(EpilogueKind::clamp) || kinds[i] > static_cast<int64_t>(last_epilogue_kind)) {
       ctx.fail("attribute '{}' has the unknown step {}", epilogue_kinds_attribute, kinds[i]);
     }
     e.steps.push_back({static_cast<EpilogueKind>(kinds[i]), params[2 * i], params[2 * i + 1]});

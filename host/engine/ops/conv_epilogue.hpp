@@ -25,7 +25,9 @@ enum class EpilogueKind : int64_t {
   sigmoid = 4,       // 1 / (1 + exp(-x))
   silu = 5,          // x * sigmoid(x): Sigmoid then Mul by its input
   add = 6,           // x + residual (the Conv's input 3), element by element
+  affine = 7,        // a * x + b: Mul, Div, Add, Sub by scalar constants (Paddle's learnable affine blocks)
 };
+constexpr EpilogueKind last_epilogue_kind = EpilogueKind::affine;
 
 struct EpilogueStep {
   EpilogueKind kind = EpilogueKind::clamp;
@@ -81,6 +83,9 @@ struct Epilogue {
           break;
         case EpilogueKind::add:
           for (int64_t i = 0; i < n; ++i) row[i] += residual[i];
+          break;
+        case EpilogueKind::affine:
+          for (int64_t i = 0; i < n; ++i) row[i] = a * row[i] + b;
           break;
       }
     }

@@ -240,20 +240,36 @@ bool prepare_onednn_conv(const OpContext& ctx, const OnednnConvRequest& r, Prepa
   std::size_t post_op_steps = 0;  // the leading steps of the chain oneDNN takes as post-ops
   {
     dnnl::post_ops post;
+    // oneDNN 2.6's JIT kernels may keep one eltwise injector per algorithm: a second eltwise_linear computed
+    // with the first one's constants (engine.fusion's PP-LCNetV3 chain). So the post-ops end before an
+    // algorithm repeats, and the engine applies the rest.
+    std::vector<dnnl::algorithm> used;
+    const auto fits = [&](std::initializer_list<dnnl::algorithm> algorithms) {
+      for (dnnl::algorithm a : algorithms) {
+        if (std::find(used.begin(), used.end(), a) != used.end()) return false;
+      }
+      used.insert(used.end(), algorithms);
+      return true;
+    };
+    using alg = dnnl::algorithm;
     for (const EpilogueStep& step : r.epilogue.steps) {
-      if (step.kind == EpilogueKind::clamp && step.a == 0.0f && step.b == std::numeric_limits<float>::max()) {
-        post.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-      } else if (step.kind == EpilogueKind::clamp) {
-        post.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, step.a, step.b);
-      } else if (step.kind == EpilogueKind::hard_swish && step.a == 1.0f / 6.0f && step.b == 0.5f) {
-        post.append_eltwise(1.0f, dnnl::algorithm::eltwise_hardswish, 0.0f, 0.0f);
-      } else if (step.kind == EpilogueKind::hard_sigmoid) {
-        post.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, step.a, step.b);
-        post.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.0f, 1.0f);
-      } else if (step.kind == EpilogueKind::sigmoid) {
-        post.append_eltwise(1.0f, dnnl::algorithm::eltwise_logistic, 0.0f, 0.0f);
-      } else if (step.kind == EpilogueKind::silu) {
-        post.append_eltwise(1.0f, dnnl::algorithm::eltwise_swish, 1.0f, 0.0f);
+      if (step.kind == EpilogueKind::clamp && step.a == 0.0f && step.b == std::numeric_limits<float>::max() &&
+          fits({alg::eltwise_relu})) {
+        post.append_eltwise(1.0f, alg::eltwise_relu, 0.0f, 0.0f);
+      } else if (step.kind == EpilogueKind::clamp && fits({alg::eltwise_clip})) {
+        post.append_eltwise(1.0f, alg::eltwise_clip, step.a, step.b);
+      } else if (step.kind == EpilogueKind::hard_swish && step.a == 1.0f / 6.0f && step.b == 0.5f &&
+                 fits({alg::eltwise_hardswish})) {
+        post.append_eltwise(1.0f, alg::eltwise_hardswish, 0.0f, 0.0f);
+      } else if (step.kind == EpilogueKind::hard_sigmoid && fits({alg::eltwise_linear, alg::eltwise_clip})) {
+        post.append_eltwise(1.0f, alg::eltwise_linear, step.a, step.b);
+        post.append_eltwise(1.0f, alg::eltwise_clip, 0.0f, 1.0f);
+      } else if (step.kind == EpilogueKind::sigmoid && fits({alg::eltwise_logistic})) {
+        post.append_eltwise(1.0f, alg::eltwise_logistic, 0.0f, 0.0f);
+      } else if (step.kind == EpilogueKind::silu && fits({alg::eltwise_swish})) {
+        post.append_eltwise(1.0f, alg::eltwise_swish, 1.0f, 0.0f);
+      } else if (step.kind == EpilogueKind::affine && fits({alg::eltwise_linear})) {
+        post.append_eltwise(1.0f, alg::eltwise_linear, step.a, step.b);
       } else {
         break;
       }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string_view>
 #include <vector>
@@ -52,42 +53,74 @@ struct Epilogue {
   bool is_clamp() const noexcept { return steps.size() == 1 && steps[0].kind == EpilogueKind::clamp; }
 
   // Steps [first, last) on n values of one output channel; bias added before them when `with_bias`.
-  // `residual` is the matching row of input 3 (used by an add step).
+  // `residual` is the matching row of input 3 (used by an add step). Four values at a time with the
+  // compilers' vector extensions (SSE2, NEON): g++ -O2 leaves these loops scalar, with a branch per min
+  // and max, and they were a fifth of the OCR recognizer's run.
   void apply(float* row, int64_t n, float bias, bool with_bias, const float* residual, std::size_t first = 0,
              std::size_t last = std::numeric_limits<std::size_t>::max()) const {
     last = std::min(last, steps.size());
     if (with_bias && first < last && steps[first].kind == EpilogueKind::clamp) {  // one pass for both
       const float a = steps[first].a, b = steps[first].b;
-      for (int64_t i = 0; i < n; ++i) row[i] = std::min(std::max(row[i] + bias, a), b);
+      each4(row, nullptr, n, [=](float4 v, float4) { return clamp(v + bias, a, b); });
       ++first;
     } else if (with_bias && bias != 0.0f) {
-      for (int64_t i = 0; i < n; ++i) row[i] += bias;
+      each4(row, nullptr, n, [=](float4 v, float4) { return v + bias; });
     }
     for (std::size_t s = first; s < last; ++s) {
       const float a = steps[s].a, b = steps[s].b;
       switch (steps[s].kind) {
-        case EpilogueKind::clamp:
-          for (int64_t i = 0; i < n; ++i) row[i] = std::min(std::max(row[i], a), b);
-          break;
+        case EpilogueKind::clamp: each4(row, nullptr, n, [=](float4 v, float4) { return clamp(v, a, b); }); break;
         case EpilogueKind::hard_swish:
-          for (int64_t i = 0; i < n; ++i) row[i] = row[i] * std::min(std::max(a * row[i] + b, 0.0f), 1.0f);
+          each4(row, nullptr, n, [=](float4 v, float4) { return v * clamp(a * v + b, 0.0f, 1.0f); });
           break;
         case EpilogueKind::hard_sigmoid:
-          for (int64_t i = 0; i < n; ++i) row[i] = std::min(std::max(a * row[i] + b, 0.0f), 1.0f);
+          each4(row, nullptr, n, [=](float4 v, float4) { return clamp(a * v + b, 0.0f, 1.0f); });
           break;
         case EpilogueKind::sigmoid:
-          for (int64_t i = 0; i < n; ++i) row[i] = 1.0f / (1.0f + std::exp(-row[i]));
+          each4(row, nullptr, n, [](float4 v, float4) {
+            for (int l = 0; l < 4; ++l) v[l] = 1.0f / (1.0f + std::exp(-v[l]));
+            return v;
+          });
           break;
         case EpilogueKind::silu:
-          for (int64_t i = 0; i < n; ++i) row[i] = row[i] * (1.0f / (1.0f + std::exp(-row[i])));
+          each4(row, nullptr, n, [](float4 v, float4) {
+            for (int l = 0; l < 4; ++l) v[l] = v[l] * (1.0f / (1.0f + std::exp(-v[l])));
+            return v;
+          });
           break;
-        case EpilogueKind::add:
-          for (int64_t i = 0; i < n; ++i) row[i] += residual[i];
-          break;
-        case EpilogueKind::affine:
-          for (int64_t i = 0; i < n; ++i) row[i] = a * row[i] + b;
-          break;
+        case EpilogueKind::add: each4(row, residual, n, [](float4 v, float4 r) { return v + r; }); break;
+        case EpilogueKind::affine: each4(row, nullptr, n, [=](float4 v, float4) { return a * v + b; }); break;
       }
+    }
+  }
+
+private:
+  using float4 = float __attribute__((vector_size(16)));
+
+  // std::min(std::max(v, lo), hi) lane by lane, NaN kept as std::min and std::max keep it.
+  static float4 clamp(float4 v, float lo, float hi) {
+    const float4 l{lo, lo, lo, lo}, h{hi, hi, hi, hi};
+    v = v < l ? l : v;
+    return h < v ? h : v;
+  }
+
+  // row[i] = f(row[i..i+4), other[i..i+4)) four at a time, the tail through a zero-padded vector.
+  template <class F> static void each4(float* row, const float* other, int64_t n, F f) {
+    int64_t i = 0;
+    float4 v, o{};
+    for (; i + 4 <= n; i += 4) {
+      std::memcpy(&v, row + i, sizeof v);
+      if (other != nullptr) std::memcpy(&o, other + i, sizeof o);
+      v = f(v, o);
+      std::memcpy(row + i, &v, sizeof v);
+    }
+    if (i < n) {
+      const auto bytes = static_cast<std::size_t>(n - i) * sizeof(float);
+      v = float4{};
+      std::memcpy(&v, row + i, bytes);
+      if (other != nullptr) std::memcpy(&o, other + i, bytes);
+      v = f(v, o);
+      std::memcpy(row + i, &v, bytes);
     }
   }
 };

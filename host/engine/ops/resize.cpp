@@ -154,7 +154,33 @@ std::vector<Tap> axis_taps(const Settings& s, double scale, int64_t in_length, i
   return taps;
 }
 
+// One output value of the last axis (inner == 1): the taps' weighted sum in the order of run_pass's rows, so
+// the same value; nearest copies.
+template <class T> T resized_value(const Tap& tap, const T* in, float extrapolation) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (tap.count == 0) return extrapolation;
+    float sum = tap.weight[0] * in[tap.index[0]];
+    for (std::size_t k = 1; k < static_cast<std::size_t>(tap.count); ++k) sum += tap.weight[k] * in[tap.index[k]];
+    return sum;
+  } else {
+    return tap.count == 0 ? T{} : in[tap.index[0]];
+  }
+}
+
 template <class T> void run_pass(ThreadPool& pool, const AxisPass& pass, const T* src, T* dst, float extrapolation) {
+  if (pass.inner == 1) {  // the last axis: a line at a time, not a "row" (and its bookkeeping) per value
+    pool.parallel_for(pass.outer, std::max<int64_t>(1, 4096 / std::max<int64_t>(pass.out_length, 1)),
+                      [&](int64_t begin, int64_t end) {
+                        for (int64_t o = begin; o < end; ++o) {
+                          const T* in = src + o * pass.in_length;
+                          T* out = dst + o * pass.out_length;
+                          for (int64_t j = 0; j < pass.out_length; ++j) {
+                            out[j] = resized_value(pass.taps[static_cast<std::size_t>(j)], in, extrapolation);
+                          }
+                        }
+                      });
+    return;
+  }
   const int64_t rows = pass.outer * pass.out_length;
   pool.parallel_for(
       rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(pass.inner, 1)), [&](int64_t begin, int64_t end) {
@@ -170,6 +196,10 @@ template <class T> void run_pass(ThreadPool& pool, const AxisPass& pass, const T
               continue;
             }
             const T* row0 = in + tap.index[0] * pass.inner;
+            if (tap.count == 1 && tap.weight[0] == 1.0f) {  // nearest, or a linear tap on a source position
+              std::memcpy(out, row0, static_cast<std::size_t>(pass.inner) * sizeof(T));
+              continue;
+            }
             for (int64_t i = 0; i < pass.inner; ++i) {
               out[i] = tap.weight[0] * row0[i];
             }

@@ -10,7 +10,7 @@
 //   ctx.native_handle()                                           // the rknn_context, for interop
 //
 // Thread rule: one thread uses a context at a time (the runtime's contexts are not thread-safe;
-// reference anchors 3.7). In debug builds (or with RKNNXX_THREAD_CHECKS=1) the first thread to
+// docs/c-interface.md#threads). In debug builds (or with RKNNXX_THREAD_CHECKS=1) the first thread to
 // use a Context owns it until it calls release_thread() (a move also hands it over); a call from
 // any other thread throws Error(RKNN_ERR_CTX_INVALID). Use one Context per thread (dup()) to scale.
 //

@@ -29,6 +29,7 @@
 #include <rknnxx/core/layout.hpp>
 #include <rknnxx/core/platform.hpp>
 #include <rknnxx/core/shape_set.hpp>
+#include <rknnxx/core/std_light.hpp>  // std::chrono::microseconds
 #include <rknnxx/runtime/context_state.hpp>
 #include <rknnxx/runtime/fd_range.hpp>
 #include <rknnxx/runtime/flags.hpp>
@@ -38,7 +39,6 @@
 #include <rknnxx/tensor/attr.hpp>
 #include <rknnxx/tensor/view.hpp>
 
-#include <chrono>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>

@@ -186,7 +186,8 @@ RKNNXX_DECL Runtime* Runtime::open(const RuntimeChoice& choice) {
                            rt->path_, missing, min_sdk_version.major, min_sdk_version.minor, min_sdk_version.patch);
       continue;
     }
-    rt->record_->kind.store(rt->path_.find("rknnxx_host") != std::string::npos ? RuntimeKind::host : RuntimeKind::vendor);
+    rt->record_->kind.store(rt->path_.find("rknnxx_host") != std::string::npos ? RuntimeKind::host
+                                                                               : RuntimeKind::vendor);
     return rt.release();
   }
   throw Error(Errc::fail, "rknnxx::Runtime::load",

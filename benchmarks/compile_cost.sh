@@ -41,10 +41,23 @@ printf '%-36s %8s %8s\n' header seconds ratio
 printf '%-36s %8s %8s\n' '<fmt/format.h> (baseline)' "$base" 1.00
 # The floor: a TU with only the standard and system headers the umbrella includes with separate
 # compilation, none of rknnxx's own code: what it would cost if rknnxx's declarations cost nothing.
+# The headers are those the compiler opened (-H), where an rknnxx header included them, spelled
+# relative to the compiler's search directories; headers behind a condition that is false are not.
 floor_tu="$work/floor.cpp"
+search_dirs=$("$cxx" -std=c++20 -E -v -x c++ /dev/null 2>&1 >/dev/null |
+  sed -n '/^#include <...> search starts here:/,/^End of search list/{//!p}' | awk '{ print $1 }')
 "$cxx" -std=c++20 "${includes[@]}" -H -fsyntax-only "$(tu rknnxx/rknn.hpp RKNNXX_SEPARATE_COMPILATION)" 2>&1 |
-  awk '$1 ~ /^\.+$/ && $2 ~ /\/rknnxx\// { print $2 }' | sort -u | xargs grep -h '^#include <' |
-  grep -v '<rknnxx/' | awk '{ print $1, $2 } END { print "int main() {}" }' | sort -u >"$floor_tu"
+  awk '$1 ~ /^\.+$/ { depth = length($1); opened[depth] = $2
+                      if ($2 !~ /\/rknnxx\// && (depth == 1 || opened[depth - 1] ~ /\/rknnxx\//)) print $2 }' |
+  while read -r header; do
+    header=$(realpath -s "$header") best=
+    for dir in $search_dirs; do
+      dir=$(realpath -s "$dir")
+      [[ $header == "$dir"/* && ${#dir} -gt ${#best} ]] && best=$dir
+    done
+    printf '#include <%s>\n' "${header#"$best"/}"
+  done | sort -u >"$floor_tu"
+echo 'int main() {}' >>"$floor_tu"
 "$cxx" -std=c++20 -fsyntax-only "$floor_tu" || { echo "compile_cost: the floor TU does not compile" >&2; exit 1; }
 t=$(median_seconds "$floor_tu")
 printf '%-36s %8s %8.2f\n' '(its standard and system headers)' "$t" "$(awk -v a="$t" -v b="$base" 'BEGIN { print a / b }')"

@@ -238,30 +238,12 @@ template <> class ShapeSet<dynamic_count, dynamic_count>
 
 public:
   // groups[s][i] is the s-th shape of input i.
-  explicit ShapeSet(const std::vector<std::vector<Dims>>& groups) {
-    inputs_ = groups.empty() ? 0 : groups[0].size();
-    shapes_count_ = groups.size();
-    for (std::size_t g = 0; g < groups.size(); ++g) {
-      if (groups[g].size() != inputs_)
-        detail::fail("rknnxx::ShapeSet", "shape counts differ: group {} gives {} input shapes, group 0 gives {}", g,
-                     groups[g].size(), inputs_);
-      shapes_.insert(shapes_.end(), groups[g].begin(), groups[g].end());
-    }
-    base::validate(storage(), inputs_, shapes_count_);
-  }
+  explicit ShapeSet(const std::vector<std::vector<Dims>>& groups);
   template <std::size_t I, std::size_t S>
   ShapeSet(const ShapeSet<I, S>& fixed)  // NOLINT: a static set widens implicitly
       : inputs_(I), shapes_count_(S), shapes_(fixed.storage().begin(), fixed.storage().end()) {}
 
-  [[nodiscard]] static ShapeSet from_ranges(std::span<const rknn_input_range> ranges) {
-    ShapeSet set;
-    std::size_t shapes = 0;
-    set.shapes_ = base::read_ranges(ranges, shapes);
-    set.inputs_ = ranges.size();
-    set.shapes_count_ = shapes;
-    base::validate(set.storage(), set.inputs_, set.shapes_count_);
-    return set;
-  }
+  [[nodiscard]] static ShapeSet from_ranges(std::span<const rknn_input_range> ranges);
 
   template <class F> [[nodiscard]] ShapeSet transform(F f) const {
     ShapeSet set;
@@ -295,3 +277,7 @@ static_assert(seed_example.max_shape_index() == 0);
 }  // namespace detail
 
 }  // namespace rknnxx
+
+#ifndef RKNNXX_SEPARATE_COMPILATION
+#include <rknnxx/core/impl/shape_set.hpp>
+#endif

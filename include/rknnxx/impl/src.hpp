@@ -11,6 +11,7 @@
 
 #include <rknnxx/core/impl/error.hpp>
 #include <rknnxx/core/impl/message.hpp>
+#include <rknnxx/core/impl/shape_set.hpp>
 
 #include <rknnxx/runtime/impl/context.hpp>
 #include <rknnxx/runtime/impl/context_state.hpp>

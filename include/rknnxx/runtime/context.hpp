@@ -10,7 +10,7 @@
 //   ctx.native_handle()                                           // the rknn_context, for interop
 //
 // Thread rule: one thread uses a context at a time (the runtime's contexts are not thread-safe;
-// reference anchors 3.7). In debug builds (or with RKNNXX_THREAD_CHECKS=1) the first thread to
+// docs/c-interface.md#threads). In debug builds (or with RKNNXX_THREAD_CHECKS=1) the first thread to
 // use a Context owns it until it calls release_thread() (a move also hands it over); a call from
 // any other thread throws Error(RKNN_ERR_CTX_INVALID). Use one Context per thread (dup()) to scale.
 //
@@ -29,6 +29,7 @@
 #include <rknnxx/core/layout.hpp>
 #include <rknnxx/core/platform.hpp>
 #include <rknnxx/core/shape_set.hpp>
+#include <rknnxx/core/std_light.hpp>  // std::chrono::microseconds
 #include <rknnxx/runtime/context_state.hpp>
 #include <rknnxx/runtime/fd_range.hpp>
 #include <rknnxx/runtime/flags.hpp>
@@ -38,7 +39,6 @@
 #include <rknnxx/tensor/attr.hpp>
 #include <rknnxx/tensor/view.hpp>
 
-#include <chrono>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>

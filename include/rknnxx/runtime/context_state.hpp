@@ -12,7 +12,6 @@
 #include <rknnxx/tensor/attr.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -77,7 +76,9 @@ struct ContextState {
   // C++ custom operators registered on the context (Context::register_custom_op): kept until the
   // state goes, after rknn_destroy, so that no callback runs without its callable.
   std::vector<std::shared_ptr<CustomOpBinding>> custom_ops;
-  std::atomic<const void*> owner{nullptr};  // this_thread_token() of the thread that uses it
+  // this_thread_token() of the thread that uses it; read and written through std::atomic_ref in the
+  // bodies only, so that the declarations need no <atomic> (docs/separate-compilation.md#compile-cost)
+  const void* owner = nullptr;
   ContextOptions options{};
   IoCount io{};
   std::optional<ShapeSet<>> shapes;  // the model's shape set; nullopt for static shapes
@@ -98,6 +99,8 @@ struct ContextState {
   // The thread rule: one thread uses a context at a time. The first call claims it; a call from
   // another thread before the owner calls Context::release_thread() is refused (debug builds).
   void enter(std::string_view call);
+  // Gives up the claim (Context::release_thread): the next thread to call claims it.
+  void leave() noexcept;
 
   void check_alive(std::string_view call, std::string_view what) const;
 

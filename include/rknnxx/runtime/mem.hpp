@@ -19,11 +19,11 @@
 
 #include <rknnxx/core/error.hpp>
 #include <rknnxx/core/element_type.hpp>
+#include <rknnxx/core/std_light.hpp>  // std::function
 #include <rknnxx/runtime/context_state.hpp>
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <span>
 #include <string>

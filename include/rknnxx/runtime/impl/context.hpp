@@ -332,7 +332,7 @@ RKNNXX_DECL void ContextOps::set_io_mem(const Mem& m, const TensorInfo& attr) {
 }
 
 RKNNXX_DECL void ContextOps::release_thread() noexcept {
-  if (state_) state_->owner.store(nullptr, std::memory_order_release);
+  if (state_) state_->leave();
 }
 
 RKNNXX_DECL std::shared_ptr<ContextState> ContextOps::make_state(std::shared_ptr<const Runtime> rt,

@@ -6,6 +6,8 @@
 #include <rknnxx/impl/decl.hpp>
 #include <rknnxx/runtime/context_state.hpp>
 
+#include <atomic>
+
 namespace rknnxx::detail {
 
 RKNNXX_DECL const void* this_thread_token() noexcept {
@@ -22,14 +24,19 @@ RKNNXX_DECL std::string with_runtime_message(std::string message, const Runtime&
 RKNNXX_DECL void ContextState::enter([[maybe_unused]] std::string_view call) {
 #if RKNNXX_THREAD_CHECKS
   const void* const me = this_thread_token();
-  const void* current = owner.load(std::memory_order_acquire);
+  std::atomic_ref<const void*> claimed(owner);
+  const void* current = claimed.load(std::memory_order_acquire);
   if (current == me) return;
-  if (current == nullptr && owner.compare_exchange_strong(current, me)) return;
+  if (current == nullptr && claimed.compare_exchange_strong(current, me)) return;
   throw Error(Errc::ctx_invalid, std::string(call),
               "the context belongs to another thread: a Context is used by one thread at a time (call "
               "release_thread() on the owning thread to hand it over, or give each thread its own Context, e.g. "
               "with dup())");
 #endif
+}
+
+RKNNXX_DECL void ContextState::leave() noexcept {
+  std::atomic_ref<const void*>(owner).store(nullptr, std::memory_order_release);
 }
 
 RKNNXX_DECL void ContextState::check_alive(std::string_view call, std::string_view what) const {

@@ -6,7 +6,29 @@
 #include <rknnxx/impl/decl.hpp>
 #include <rknnxx/runtime/loader.hpp>
 
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+
 namespace rknnxx {
+
+namespace detail {
+struct RuntimeRecord {
+  std::atomic<RuntimeKind> kind{RuntimeKind::vendor};  // the first context may correct it (record_sdk_version)
+  std::mutex version_mutex;
+  std::optional<SdkVersion> version;
+};
+}  // namespace detail
+
+RKNNXX_DECL Runtime::Runtime() : record_(std::make_unique<detail::RuntimeRecord>()) {}
+RKNNXX_DECL Runtime::~Runtime() = default;
+
+RKNNXX_DECL RuntimeKind Runtime::kind() const noexcept { return record_->kind.load(); }
 
 RKNNXX_DECL RuntimeChoice RuntimeChoice::parse(std::string_view s) {
   if (s.empty() || s == "auto") return automatic();
@@ -74,19 +96,19 @@ RKNNXX_DECL std::string Runtime::last_error(std::string_view call) const {
 }
 
 RKNNXX_DECL std::optional<SdkVersion> Runtime::sdk_version() const {
-  std::lock_guard lock(version_mutex_);
-  return version_;
+  std::lock_guard lock(record_->version_mutex);
+  return record_->version;
 }
 
 RKNNXX_DECL void Runtime::record_sdk_version(const SdkVersion& v) const {
-  std::lock_guard lock(version_mutex_);
-  if (version_) return;
+  std::lock_guard lock(record_->version_mutex);
+  if (record_->version) return;
   SdkVersion checked = v;
   checked.api_version = check_sdk_version(v, path_);
-  version_ = checked;
+  record_->version = checked;
   // The host runtime says so in its driver version, whatever its file is called.
   if (v.driver.find("rknnxx-host") != std::string::npos || v.api.find("rknnxx host") != std::string::npos)
-    kind_.store(RuntimeKind::host);
+    record_->kind.store(RuntimeKind::host);
 }
 
 RKNNXX_DECL std::vector<std::string> Runtime::candidates(const RuntimeChoice& choice) {
@@ -164,7 +186,8 @@ RKNNXX_DECL Runtime* Runtime::open(const RuntimeChoice& choice) {
                            rt->path_, missing, min_sdk_version.major, min_sdk_version.minor, min_sdk_version.patch);
       continue;
     }
-    rt->kind_.store(rt->path_.find("rknnxx_host") != std::string::npos ? RuntimeKind::host : RuntimeKind::vendor);
+    rt->record_->kind.store(rt->path_.find("rknnxx_host") != std::string::npos ? RuntimeKind::host
+                                                                               : RuntimeKind::vendor);
     return rt.release();
   }
   throw Error(Errc::fail, "rknnxx::Runtime::load",

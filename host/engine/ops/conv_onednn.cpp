@@ -23,6 +23,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -210,27 +211,38 @@ std::vector<int64_t> slice_bounds(int64_t units, int64_t step, std::size_t threa
   return bounds;
 }
 
-// The layouts blocked_layout.hpp may keep a value in: oneDNN's blocks of channels, in which a slice that starts
-// a block is the same bytes at the same offset as in NCHW; NHWC only read or written whole (one slice).
+// The layouts blocked_layout.hpp may keep a value in. Each slice's part of the value (the channels it reads or
+// writes) lies where its channels start in NCHW: in oneDNN's blocks of channels, when every slice starts a
+// block, the bytes do not depend on the slicing; in NHWC (oneDNN's pick on AVX-512) each slice's channels are
+// dense NHWC of their own, one slice after another, so the slicing is part of the layout and both sides must
+// share it (one slice: plain NHWC).
 struct KeptFormat {
   tag format;
   const char* name;
-  int64_t block;  // channels; 0 for NHWC
+  int64_t block;  // channels; 0: NHWC per slice
 };
 constexpr KeptFormat kept_formats[] = {{tag::nChw16c, "nChw16c", 16}, {tag::nChw8c, "nChw8c", 8}, {tag::nhwc, "nhwc", 0}};
 
-// The kept format in which every slice's `part` (its source or destination) lies in the whole image, given
-// the slice's first channel there; nullptr when there is none.
-const KeptFormat* kept_format(std::span<const Slice> slices, dnnl::memory::desc Slice::*part, int64_t Slice::*first) {
+struct KeptLayout {
+  const KeptFormat* format = nullptr;  // nullptr: none
+  std::string name;                    // BlockedPorts' layout
+};
+
+// The kept layout of the slices' `part` (source or destination), given each slice's first channel.
+KeptLayout kept_layout(std::span<const Slice> slices, dnnl::memory::desc Slice::*part, int64_t Slice::*first) {
   for (const KeptFormat& f : kept_formats) {
     const bool fits = std::all_of(slices.begin(), slices.end(), [&](const Slice& s) {
       const dnnl::memory::desc& d = s.*part;
-      return d == dnnl::memory::desc(d.dims(), dt::f32, f.format) &&
-          (f.block > 0 ? s.*first % f.block == 0 : slices.size() == 1);
+      return d == dnnl::memory::desc(d.dims(), dt::f32, f.format) && (f.block == 0 || s.*first % f.block == 0);
     });
-    if (fits) return &f;
+    if (!fits) continue;
+    KeptLayout kept{&f, f.name};
+    for (const Slice& s : slices) {
+      if (f.block == 0) kept.name += " " + std::to_string(s.*first) + "+" + std::to_string((s.*part).dims()[1]);
+    }
+    return kept;
   }
-  return nullptr;
+  return {};
 }
 
 // Floats of one image of `channels` x h x w in format `f`, with its padded channels.
@@ -238,23 +250,23 @@ int64_t kept_image_floats(const KeptFormat& f, int64_t channels, int64_t h, int6
   return static_cast<int64_t>(dnnl::memory::desc({1, channels, h, w}, dt::f32, f.format).get_size() / sizeof(float));
 }
 
-// What this Conv offers blocked_layout.hpp: its input when the primitive reads it in a kept format (one reorder
-// for every slice, or slices starting blocks), its output likewise when nothing after the primitive reads it
-// as NCHW (the whole fused chain is post-ops).
+// What this Conv offers blocked_layout.hpp: its input when the primitive reads it in a kept layout (one reorder
+// for every slice, or each slice's own), its output likewise when nothing after the primitive reads it as NCHW
+// (the whole fused chain is post-ops).
 std::shared_ptr<const BlockedPorts> blocked_ports(const std::shared_ptr<OnednnConv>& impl, const WindowGeometry& g,
                                                   bool all_post_ops) {
   auto ports = std::make_shared<BlockedPorts>();
   const std::span<const Slice> slices(impl->slices);
   const auto in_slices = impl->shared_src_reorder ? slices.first(1) : slices;
-  if (const KeptFormat* f = kept_format(in_slices, &Slice::conv_src, &Slice::in_first)) {
-    ports->input_layout = f->name;
-    impl->kept_in_image = kept_image_floats(*f, g.channels, g.in_h, g.in_w);
+  if (KeptLayout in = kept_layout(in_slices, &Slice::conv_src, &Slice::in_first); in.format != nullptr) {
+    ports->input_layout = std::move(in.name);
+    impl->kept_in_image = kept_image_floats(*in.format, g.channels, g.in_h, g.in_w);
     ports->keep_input = [impl] { impl->kept_src = true; };
   }
-  const KeptFormat* f = all_post_ops ? kept_format(slices, &Slice::conv_dst, &Slice::bias_offset) : nullptr;
-  if (f != nullptr) {
-    ports->output_layout = f->name;
-    impl->kept_out_image = kept_image_floats(*f, impl->out_channels, g.out_h, g.out_w);
+  KeptLayout out = all_post_ops ? kept_layout(slices, &Slice::conv_dst, &Slice::bias_offset) : KeptLayout{};
+  if (out.format != nullptr) {
+    ports->output_layout = std::move(out.name);
+    impl->kept_out_image = kept_image_floats(*out.format, impl->out_channels, g.out_h, g.out_w);
     ports->output_bytes = static_cast<std::size_t>(impl->kept_out_image * g.batch) * sizeof(float);
     ports->keep_output = [impl] { impl->kept_dst = true; };
   }

@@ -58,15 +58,18 @@ enum class ShapeClass {
 // The per-class rule, from benchmarks/README.md ("Conv on oneDNN in the engine"): the layout that took the
 // least CPU time per class, the engine's own kernels where neither oneDNN layout beat them. oneDNN's NCHW
 // kernel is its GEMM, fast alone but slow with an eltwise post-op, so pointwise Convs with a fused activation
-// take the blocked layout or the engine's kernel.
-Layout measured_layout(ShapeClass c) {
+// take the blocked layout or the engine's kernel. Depthwise Convs on large planes lost to the engine's kernel
+// by the reorders around them; where values stay in oneDNN's layout between Convs (blocked_layout.hpp) they
+// sit between two blocked Convs and skip the larger reorder, and measured faster blocked (benchmarks/README.md,
+// "Blocked values between Convs").
+Layout measured_layout(ShapeClass c, bool values_kept) {
   switch (c) {
     case ShapeClass::pointwise: return Layout::nchw;
     case ShapeClass::pointwise_activated_expanding: return Layout::blocked;
     case ShapeClass::pointwise_activated_reducing: return Layout::builtin;
     case ShapeClass::dense: return Layout::blocked;
     case ShapeClass::depthwise_small: return Layout::blocked;
-    case ShapeClass::depthwise_large: return Layout::builtin;
+    case ShapeClass::depthwise_large: return values_kept ? Layout::blocked : Layout::builtin;
     case ShapeClass::grouped: return Layout::blocked;
   }
   return Layout::builtin;
@@ -77,7 +80,7 @@ Layout measured_layout(ShapeClass c) {
 Layout chosen_layout(const OpContext& ctx, ShapeClass c) {
   const char* env = std::getenv("RKNNXX_ENGINE_CONV");
   const std::string_view mode = env != nullptr ? env : "auto";
-  if (mode == "auto" || mode.empty()) return measured_layout(c);
+  if (mode == "auto" || mode.empty()) return measured_layout(c, blocked_layout_enabled());
   if (mode == "builtin") return Layout::builtin;
   if (mode == "onednn-nchw") return Layout::nchw;
   if (mode == "onednn-blocked") return Layout::blocked;

@@ -228,6 +228,8 @@ int main(int argc, char** argv) try {
     profiling.run(feeds);
     profiling.run(feeds);
     print_profile(profiling.last_profile());
+    // docs/runtime-extensions.md, "Blocked values between Convs"
+    fmt::print(stderr, "  values kept in oneDNN's layout: {}\n", profiling.stats().blocked_values);
   }
   return 0;
 } catch (const std::exception& e) {

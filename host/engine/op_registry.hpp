@@ -28,6 +28,8 @@
 
 namespace rknnxx::host {
 
+struct BlockedPorts;  // blocked_layout.hpp
+
 // What a kernel sees when it runs. Inputs and outputs are views with the planned shapes;
 // outputs live in the session's arena and hold garbage on entry.
 struct KernelContext {
@@ -56,6 +58,8 @@ struct PreparedOp {
   // and the session prepares the node again when it runs, with every input known, and computes it
   // as it folds constants. The nodes downstream of it are prepared at run time the same way.
   bool shape_from_data = false;
+  // A oneDNN Conv's offer to keep its input or output in oneDNN's layout (blocked_layout.hpp).
+  std::shared_ptr<const BlockedPorts> blocked;
 };
 
 // The PreparedOp of a node whose output shapes are decided by data: `bounds` are the largest

@@ -1,5 +1,6 @@
 #include "session.hpp"
 
+#include "blocked_layout.hpp"
 #include "op_registry.hpp"
 #include "thread_pool.hpp"
 
@@ -56,7 +57,9 @@ struct Step {
   std::vector<const Tensor*> inputs;
   std::vector<Tensor*> outputs;
   std::size_t scratch_offset = 0;
-  std::vector<Tensor*> round_to_half;  // float32 outputs rounded when storing activations as float16
+  // float32 outputs rounded when storing activations as float16, with their element counts (more than the
+  // shape's for a value kept in oneDNN's layout, blocked_layout.hpp: its padding is rounded too)
+  std::vector<std::pair<Tensor*, int64_t>> round_to_half;
   bool at_run_time = false;            // prepared and computed when running (docs/conformance.md#run-time-shapes)
 };
 
@@ -106,9 +109,9 @@ void defer_to_run(Plan& plan, const Graph& graph, const Node& node, std::vector<
   }
 }
 
-void round_tensor_to_half(Tensor& t, ThreadPool& pool) {
+void round_tensor_to_half(Tensor& t, ThreadPool& pool, int64_t elements) {
   float* data = t.data<float>();
-  pool.parallel_for(t.elements(), int64_t{1} << 14, [data](int64_t begin, int64_t end) {
+  pool.parallel_for(elements, int64_t{1} << 14, [data](int64_t begin, int64_t end) {
     round_to_half(data + begin, static_cast<std::size_t>(end - begin));
   });
 }
@@ -264,7 +267,7 @@ void Session::State::run_now(Plan& plan, const Step& step) {
     const auto v = static_cast<std::size_t>(node.outputs[o]);
     Tensor& value = plan.run_values[v] = std::move(outs[o]);
     if (options.float16_activations && value.dtype() == DataType::float32) {
-      round_tensor_to_half(value, pool);
+      round_tensor_to_half(value, pool, value.elements());
     }
     plan.slots[v] = Tensor::view(value.dtype(), value.shape(), value.raw());
   }
@@ -498,6 +501,19 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
     pending.push_back(Pending{&node, std::move(prepared)});
   }
 
+  // Values kept in oneDNN's layout between oneDNN Convs, decided once for the plan. Not while an observer
+  // reads every step's outputs: it sees NCHW (docs/runtime-extensions.md, "Blocked values between Convs").
+  std::vector<std::size_t> blocked_bytes(value_count, 0);
+  if (!observer && blocked_layout_enabled()) {
+    std::vector<BlockedStep> offers;
+    for (const Pending& p : pending) {
+      offers.push_back(BlockedStep{p.node, p.prepared.blocked.get()});
+    }
+    blocked_bytes = keep_blocked_values(offers, graph.outputs(), value_count);
+    plan->stats.blocked_values = static_cast<std::size_t>(
+        std::count_if(blocked_bytes.begin(), blocked_bytes.end(), [](std::size_t b) { return b != 0; }));
+  }
+
   // Lifetimes: step s runs at time s + 1; time 0 copies inputs that are stored as float16.
   const auto end_time = static_cast<int32_t>(pending.size() + 1);
   std::vector<int32_t> first_use(value_count, -1);
@@ -539,7 +555,7 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
     for (ValueId out : pending[s].node->outputs) {
       if (out != no_value && !pending[s].at_run_time) {  // run-time values are allocated when running
         const auto v = static_cast<std::size_t>(out);
-        add_block(plan->infos[v].bytes(), first_use[v], last_use[v], out);
+        add_block(blocked_bytes[v] != 0 ? blocked_bytes[v] : plan->infos[v].bytes(), first_use[v], last_use[v], out);
       }
     }
     if (pending[s].prepared.scratch_bytes != 0) {
@@ -579,7 +595,8 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
       Tensor* t = out == no_value ? nullptr : &plan->slots[static_cast<std::size_t>(out)];
       step.outputs.push_back(t);
       if (half_storage && t != nullptr && t->dtype() == DataType::float32) {
-        step.round_to_half.push_back(t);
+        const std::size_t kept = blocked_bytes[static_cast<std::size_t>(out)];
+        step.round_to_half.emplace_back(t, kept != 0 ? static_cast<int64_t>(kept / sizeof(float)) : t->elements());
       }
     }
     step.at_run_time = pending[s].at_run_time;
@@ -667,7 +684,16 @@ const PlanStats& Session::stats() const { return current_plan(state_->current).s
 
 std::span<const StepTime> Session::last_profile() const noexcept { return state_->profile; }
 
-void Session::set_step_observer(StepObserver observer) { state_->observer = std::move(observer); }
+void Session::set_step_observer(StepObserver observer) {
+  if (observer) {  // plans made without one may keep values in oneDNN's layout, which an observer must not see
+    std::erase_if(state_->plans, [&](const auto& plan) {
+      const bool drop = plan->stats.blocked_values != 0;
+      if (drop && plan.get() == state_->current) state_->current = nullptr;
+      return drop;
+    });
+  }
+  state_->observer = std::move(observer);
+}
 
 void Session::set_custom_op_runner(CustomOpRunner runner) { state_->custom_runner = std::move(runner); }
 
@@ -750,7 +776,7 @@ std::span<const Tensor> Session::run_views(std::span<const Tensor> inputs) {
       if (slot.bytes() != 0) {
         std::memcpy(slot.raw(), inputs[i].raw(), slot.bytes());
       }
-      round_tensor_to_half(slot, s.pool);
+      round_tensor_to_half(slot, s.pool, slot.elements());
     } else {
       slot.rebind(const_cast<std::byte*>(inputs[i].raw()));
     }
@@ -773,8 +799,8 @@ std::span<const Tensor> Session::run_views(std::span<const Tensor> inputs) {
         throw EngineError(fmt::format("{}: {}", step.node->label(), e.what()));
       }
     }
-    for (Tensor* t : step.round_to_half) {
-      round_tensor_to_half(*t, s.pool);
+    for (const auto& [t, elements] : step.round_to_half) {
+      round_tensor_to_half(*t, s.pool, elements);
     }
     if (s.observer) {
       s.observer(*step.node, step.outputs);

@@ -43,6 +43,7 @@ struct PlanStats {
   std::size_t intermediate_bytes = 0;  // what they would take without sharing memory
   std::size_t steps = 0;               // kernels executed per run
   std::size_t folded_nodes = 0;        // nodes computed once while planning
+  std::size_t blocked_values = 0;      // values kept in oneDNN's layout between Convs (blocked_layout.hpp)
 };
 
 // How a graph output's shape is known (docs/conformance.md#run-time-shapes): planned; decided by
@@ -98,7 +99,9 @@ public:
   // omitted output), before any later step reads them. An observer may read the values
   // (calibration statistics) or rewrite them in place, keeping type and shape (quantized
   // execution, docs/quantization.md). Values folded while planning are not reported. An exception
-  // from the observer ends the run. An empty function removes the observer.
+  // from the observer ends the run. An empty function removes the observer. An observer sees every value
+  // NCHW: plans that keep values in oneDNN's layout are dropped and planned again without it
+  // (docs/runtime-extensions.md, "Blocked values between Convs"), which ends the last run's views.
   using StepObserver = std::function<void(const Node& node, std::span<Tensor* const> outputs)>;
   void set_step_observer(StepObserver observer);
 

@@ -12,6 +12,7 @@
 // HardSigmoid, Sigmoid, SiLU); the rest, from a residual Add on, runs on each slice's output right after it.
 
 #include "conv_onednn.hpp"
+#include "../blocked_layout.hpp"
 #include "onednn_threads.hpp"
 
 #if defined(RKNNXX_ENGINE_ONEDNN)
@@ -21,6 +22,8 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <span>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -55,15 +58,18 @@ enum class ShapeClass {
 // The per-class rule, from benchmarks/README.md ("Conv on oneDNN in the engine"): the layout that took the
 // least CPU time per class, the engine's own kernels where neither oneDNN layout beat them. oneDNN's NCHW
 // kernel is its GEMM, fast alone but slow with an eltwise post-op, so pointwise Convs with a fused activation
-// take the blocked layout or the engine's kernel.
-Layout measured_layout(ShapeClass c) {
+// take the blocked layout or the engine's kernel. Depthwise Convs on large planes lost to the engine's kernel
+// by the reorders around them; where values stay in oneDNN's layout between Convs (blocked_layout.hpp) they
+// sit between two blocked Convs and skip the larger reorder, and measured faster blocked (benchmarks/README.md,
+// "Blocked values between Convs").
+Layout measured_layout(ShapeClass c, bool values_kept) {
   switch (c) {
     case ShapeClass::pointwise: return Layout::nchw;
     case ShapeClass::pointwise_activated_expanding: return Layout::blocked;
     case ShapeClass::pointwise_activated_reducing: return Layout::builtin;
     case ShapeClass::dense: return Layout::blocked;
     case ShapeClass::depthwise_small: return Layout::blocked;
-    case ShapeClass::depthwise_large: return Layout::builtin;
+    case ShapeClass::depthwise_large: return values_kept ? Layout::blocked : Layout::builtin;
     case ShapeClass::grouped: return Layout::blocked;
   }
   return Layout::builtin;
@@ -74,7 +80,7 @@ Layout measured_layout(ShapeClass c) {
 Layout chosen_layout(const OpContext& ctx, ShapeClass c) {
   const char* env = std::getenv("RKNNXX_ENGINE_CONV");
   const std::string_view mode = env != nullptr ? env : "auto";
-  if (mode == "auto" || mode.empty()) return measured_layout(c);
+  if (mode == "auto" || mode.empty()) return measured_layout(c, blocked_layout_enabled());
   if (mode == "builtin") return Layout::builtin;
   if (mode == "onednn-nchw") return Layout::nchw;
   if (mode == "onednn-blocked") return Layout::blocked;
@@ -92,6 +98,7 @@ constexpr std::size_t alignment = 64;
 std::size_t aligned(std::size_t bytes) { return (bytes + alignment - 1) / alignment * alignment; }
 
 struct Slice {
+  int64_t in_first = 0;                   // its first input channel
   int64_t src_offset = 0;                 // floats into one image of the input
   int64_t dst_offset = 0;                 // floats into one image of the output
   int64_t bias_offset = 0;                // channels
@@ -117,6 +124,10 @@ struct OnednnConv {
   dnnl::memory::desc shared_user_src, shared_conv_src;
   std::size_t shared_src_bytes = 0;  // per image, aligned
   std::size_t worker_bytes = 0;      // per worker, aligned
+  // Input and output kept in the primitive's layout by blocked_layout.hpp: no reorder, images this many
+  // floats apart. A slice's offsets are the same as in NCHW, as its first channel starts a block.
+  bool kept_src = false, kept_dst = false;
+  int64_t kept_in_image = 0, kept_out_image = 0;
 
   void run(KernelContext& k) const {
     const float* x = k.input(0).data<float>();
@@ -127,7 +138,9 @@ struct OnednnConv {
     const dnnl::engine& engine = cpu_engine();
     std::byte* shared = k.scratch;
     std::byte* workers = k.scratch + shared_src_bytes * static_cast<std::size_t>(batch);
-    if (shared_src_reorder) {
+    const int64_t in_image_floats = kept_src ? kept_in_image : in_image;
+    const int64_t out_image_floats = kept_dst ? kept_out_image : out_image;
+    if (shared_src_reorder && !kept_src) {
       k.pool.parallel_for(batch, 1, [&](int64_t begin, int64_t end) {
         SerialOpenmp serial;
         dnnl::stream stream(engine);
@@ -147,10 +160,12 @@ struct OnednnConv {
       for (int64_t t = begin; t < end; ++t) {
         const int64_t n = t / count;
         const Slice& s = slices[static_cast<std::size_t>(t % count)];
-        void* user_src = const_cast<float*>(x + n * in_image + s.src_offset);
-        float* user_dst = y + n * out_image + s.dst_offset;
+        void* user_src = const_cast<float*>(x + n * in_image_floats + s.src_offset);
+        float* user_dst = y + n * out_image_floats + s.dst_offset;
         dnnl::memory src;
-        if (shared_src_reorder) {
+        if (kept_src) {
+          src = dnnl::memory(s.conv_src, engine, user_src);
+        } else if (shared_src_reorder) {
           src = dnnl::memory(s.conv_src, engine, shared + shared_src_bytes * static_cast<std::size_t>(n));
         } else if (s.src_reorder) {
           src = dnnl::memory(s.conv_src, engine, region + s.src_offset_bytes);
@@ -159,8 +174,8 @@ struct OnednnConv {
         } else {
           src = dnnl::memory(s.conv_src, engine, user_src);
         }
-        dnnl::memory dst(s.conv_dst, engine,
-                         s.dst_reorder ? static_cast<void*>(region + s.dst_offset_bytes) : user_dst);
+        const bool reorder_dst = s.dst_reorder && !kept_dst;
+        dnnl::memory dst(s.conv_dst, engine, reorder_dst ? static_cast<void*>(region + s.dst_offset_bytes) : user_dst);
         dnnl::memory scratchpad(s.scratchpad, engine, region + s.scratchpad_offset);
         std::unordered_map<int, dnnl::memory> args{
             {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, s.weights}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratchpad}};
@@ -168,7 +183,7 @@ struct OnednnConv {
           args.emplace(DNNL_ARG_BIAS, dnnl::memory(s.bias, engine, const_cast<float*>(bias + s.bias_offset)));
         }
         s.conv.execute(stream, args);
-        if (s.dst_reorder) {
+        if (reorder_dst) {
           dnnl::memory to(s.user_dst, engine, user_dst);
           s.dst_reorder->execute(stream, dst, to);
         }
@@ -197,6 +212,68 @@ std::vector<int64_t> slice_bounds(int64_t units, int64_t step, std::size_t threa
   std::vector<int64_t> bounds{0};
   while (bounds.back() < units) bounds.push_back(std::min(units, bounds.back() + per));
   return bounds;
+}
+
+// The layouts blocked_layout.hpp may keep a value in. Each slice's part of the value (the channels it reads or
+// writes) lies where its channels start in NCHW: in oneDNN's blocks of channels, when every slice starts a
+// block, the bytes do not depend on the slicing; in NHWC (oneDNN's pick on AVX-512) each slice's channels are
+// dense NHWC of their own, one slice after another, so the slicing is part of the layout and both sides must
+// share it (one slice: plain NHWC).
+struct KeptFormat {
+  tag format;
+  const char* name;
+  int64_t block;  // channels; 0: NHWC per slice
+};
+constexpr KeptFormat kept_formats[] = {{tag::nChw16c, "nChw16c", 16}, {tag::nChw8c, "nChw8c", 8}, {tag::nhwc, "nhwc", 0}};
+
+struct KeptLayout {
+  const KeptFormat* format = nullptr;  // nullptr: none
+  std::string name;                    // BlockedPorts' layout
+};
+
+// The kept layout of the slices' `part` (source or destination), given each slice's first channel.
+KeptLayout kept_layout(std::span<const Slice> slices, dnnl::memory::desc Slice::*part, int64_t Slice::*first) {
+  for (const KeptFormat& f : kept_formats) {
+    const bool fits = std::all_of(slices.begin(), slices.end(), [&](const Slice& s) {
+      const dnnl::memory::desc& d = s.*part;
+      return d == dnnl::memory::desc(d.dims(), dt::f32, f.format) && (f.block == 0 || s.*first % f.block == 0);
+    });
+    if (!fits) continue;
+    KeptLayout kept{&f, f.name};
+    for (const Slice& s : slices) {
+      if (f.block == 0) kept.name += " " + std::to_string(s.*first) + "+" + std::to_string((s.*part).dims()[1]);
+    }
+    return kept;
+  }
+  return {};
+}
+
+// Floats of one image of `channels` x h x w in format `f`, with its padded channels.
+int64_t kept_image_floats(const KeptFormat& f, int64_t channels, int64_t h, int64_t w) {
+  return static_cast<int64_t>(dnnl::memory::desc({1, channels, h, w}, dt::f32, f.format).get_size() / sizeof(float));
+}
+
+// What this Conv offers blocked_layout.hpp: its input when the primitive reads it in a kept layout (one reorder
+// for every slice, or each slice's own), its output likewise when nothing after the primitive reads it as NCHW
+// (the whole fused chain is post-ops).
+std::shared_ptr<const BlockedPorts> blocked_ports(const std::shared_ptr<OnednnConv>& impl, const WindowGeometry& g,
+                                                  bool all_post_ops) {
+  auto ports = std::make_shared<BlockedPorts>();
+  const std::span<const Slice> slices(impl->slices);
+  const auto in_slices = impl->shared_src_reorder ? slices.first(1) : slices;
+  if (KeptLayout in = kept_layout(in_slices, &Slice::conv_src, &Slice::in_first); in.format != nullptr) {
+    ports->input_layout = std::move(in.name);
+    impl->kept_in_image = kept_image_floats(*in.format, g.channels, g.in_h, g.in_w);
+    ports->keep_input = [impl] { impl->kept_src = true; };
+  }
+  KeptLayout out = all_post_ops ? kept_layout(slices, &Slice::conv_dst, &Slice::bias_offset) : KeptLayout{};
+  if (out.format != nullptr) {
+    ports->output_layout = std::move(out.name);
+    impl->kept_out_image = kept_image_floats(*out.format, impl->out_channels, g.out_h, g.out_w);
+    ports->output_bytes = static_cast<std::size_t>(impl->kept_out_image * g.batch) * sizeof(float);
+    ports->keep_output = [impl] { impl->kept_dst = true; };
+  }
+  return ports;
 }
 
 }  // namespace
@@ -294,7 +371,8 @@ bool prepare_onednn_conv(const OpContext& ctx, const OnednnConvRequest& r, Prepa
       const int64_t in_c = grouped ? units * in_per_group : g.channels;
       const int64_t out_c = grouped ? units * out_per_group : units;
       Slice s;
-      s.src_offset = grouped ? first * in_per_group * g.in_size() : 0;
+      s.in_first = grouped ? first * in_per_group : 0;
+      s.src_offset = s.in_first * g.in_size();
       s.bias_offset = grouped ? first * out_per_group : first;
       s.dst_offset = s.bias_offset * g.out_size();
       s.user_src = dnnl::memory::desc({1, in_c, g.in_h, g.in_w}, dt::f32, tag::nchw);
@@ -361,6 +439,9 @@ bool prepare_onednn_conv(const OpContext& ctx, const OnednnConvRequest& r, Prepa
   const int64_t workers_bytes =
       checked_mul(static_cast<int64_t>(impl->worker_bytes), static_cast<int64_t>(ctx.threads()), "the scratch size");
   op.scratch_bytes = static_cast<std::size_t>(checked_add(shared_bytes, workers_bytes, "the scratch size"));
+  if (layout == Layout::blocked) {
+    op.blocked = blocked_ports(impl, g, post_op_steps == r.epilogue.steps.size());
+  }
   op.kernel = [impl](KernelContext& k) { impl->run(k); };
   return true;
 }

@@ -1,0 +1,63 @@
+// The per-plan pass of blocked_layout.hpp (docs/runtime-extensions.md, "Blocked values between Convs").
+
+#include "blocked_layout.hpp"
+
+#include "engine_error.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <string_view>
+
+namespace rknnxx::host {
+
+bool blocked_layout_enabled() {
+  const char* env = std::getenv("RKNNXX_ENGINE_LAYOUT");
+  const std::string_view mode = env != nullptr ? env : "";
+  if (mode.empty() || mode == "blocked") return true;
+  if (mode == "nchw") return false;
+  throw EngineError(fmt::format("RKNNXX_ENGINE_LAYOUT is '{}'; expected blocked or nchw", mode));
+}
+
+std::vector<std::size_t> keep_blocked_values(std::span<const BlockedStep> steps, std::span<const ValueId> graph_outputs,
+                                             std::size_t value_count) {
+  // Per value: its producer's offer, then cleared by the first reader that cannot take it.
+  std::vector<const BlockedPorts*> producer(value_count, nullptr);
+  std::vector<char> read(value_count, 0);
+  for (const BlockedStep& step : steps) {
+    const ValueId out = step.node->outputs.empty() ? no_value : step.node->outputs[0];
+    if (step.ports != nullptr && !step.ports->output_layout.empty() && out != no_value) {
+      producer[static_cast<std::size_t>(out)] = step.ports;
+    }
+  }
+  for (const BlockedStep& step : steps) {
+    const auto& inputs = step.node->inputs;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      if (inputs[i] == no_value) continue;
+      const auto v = static_cast<std::size_t>(inputs[i]);
+      read[v] = 1;
+      // Only input 0 of a kernel that reads this very layout (a residual, input 3, is read as NCHW).
+      const bool takes = i == 0 && step.ports != nullptr && producer[v] != nullptr &&
+          step.ports->input_layout == producer[v]->output_layout;
+      if (!takes) producer[v] = nullptr;
+    }
+  }
+  for (ValueId out : graph_outputs) {
+    producer[static_cast<std::size_t>(out)] = nullptr;  // callers see NCHW
+  }
+  std::vector<std::size_t> bytes(value_count, 0);
+  for (std::size_t v = 0; v < value_count; ++v) {
+    if (producer[v] == nullptr || read[v] == 0) continue;
+    producer[v]->keep_output();
+    bytes[v] = producer[v]->output_bytes;
+  }
+  for (const BlockedStep& step : steps) {
+    if (step.ports != nullptr && !step.node->inputs.empty() && step.node->inputs[0] != no_value &&
+        bytes[static_cast<std::size_t>(step.node->inputs[0])] != 0) {
+      step.ports->keep_input();
+    }
+  }
+  return bytes;
+}
+
+}  // namespace rknnxx::host

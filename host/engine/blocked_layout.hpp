@@ -1,0 +1,43 @@
+#pragma once
+// Values kept in oneDNN's layout between oneDNN Convs (docs/runtime-extensions.md, "Blocked values between
+// Convs"). A oneDNN Conv on the blocked path reorders its input from NCHW and its output back; between two
+// such Convs both copies are wasted. Once per plan this pass finds the values made by such a Conv and read
+// only by such Convs (as their input 0, never a graph output) whose layouts agree, and tells both sides to
+// skip the copy; the session sizes the value's arena block for that layout (its padded channels).
+
+#include "graph.hpp"
+
+#include <cstddef>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace rknnxx::host {
+
+// What a kernel offers the pass (PreparedOp::blocked). A layout is a name: two equal names for the same value
+// mean the same bytes. Hooks are called while planning, before the first run.
+struct BlockedPorts {
+  std::string output_layout;         // what output 0 is written in when kept; "" when it stays NCHW
+  std::size_t output_bytes = 0;      // the whole output in that layout
+  std::function<void()> keep_output;
+  std::string input_layout;          // what input 0 is read in when kept; "" when it is read as NCHW
+  std::function<void()> keep_input;
+};
+
+// RKNNXX_ENGINE_LAYOUT, read when a session is planned: unset or "blocked" runs the pass, "nchw" keeps every
+// value NCHW; anything else throws EngineError naming the variable.
+bool blocked_layout_enabled();
+
+// One step of the plan in order: its node and its offer (nullptr: it reads and writes NCHW only).
+struct BlockedStep {
+  const Node* node = nullptr;
+  const BlockedPorts* ports = nullptr;
+};
+
+// Decides the kept values, calls their producers' keep_output and consumers' keep_input, and returns per
+// value id the bytes of the value in its kept layout (0: the value stays NCHW).
+std::vector<std::size_t> keep_blocked_values(std::span<const BlockedStep> steps, std::span<const ValueId> graph_outputs,
+                                             std::size_t value_count);
+
+}  // namespace rknnxx::host

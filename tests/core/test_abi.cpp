@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <type_traits>
 
-// Every function of reference section 1 has the documented signature.
+// Every function of the C interface (docs/c-interface.md) has the documented signature.
 #define RKNNXX_SIGNATURE(fn, ret, args) static_assert(std::is_same_v<decltype(fn), ret args>, "signature of " #fn)
 #include "abi_signatures.inc"
 // The plugin entry point's type (a typedef, not a function).

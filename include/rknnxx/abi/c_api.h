@@ -56,7 +56,7 @@ extern "C" {
 #define RKNNXX_ENUM_BASE
 #endif
 
-/* ---- basic types and limits (reference section 0) ------------------------------------------ */
+/* ---- basic types and limits (docs/c-interface.md) ------------------------------------------------ */
 #if defined(__arm__) && !defined(__aarch64__)
 typedef uint32_t rknn_context;
 #else

@@ -1,5 +1,5 @@
 #pragma once
-// Platforms: what each Rockchip NPU offers, as constexpr traits (reference section 7, 4.1, 4.2, 5.3).
+// Platforms: what each Rockchip NPU offers, as constexpr traits (docs/c-interface.md#platforms).
 //
 //   constexpr auto& rk3588 = platform_traits<Platform::rk3588>;
 //   rk3588.npu_cores == 3; rk3588.supports(Function::set_core_mask); rk3588.c2(TensorType::int8) == 16

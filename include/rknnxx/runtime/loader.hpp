@@ -81,7 +81,7 @@ struct Version {
 };
 
 // The SDK whose ABI rknnxx/abi declares, and the oldest runtime whose ABI it matches (1.6.0: the
-// first with rknn_mem_sync and the current rknn_tensor_attr; reference section 8).
+// first with rknn_mem_sync and the current rknn_tensor_attr; docs/c-interface.md#versions).
 inline constexpr Version abi_sdk_version{2, 3, 2};
 inline constexpr Version min_sdk_version{1, 6, 0};
 

@@ -18,10 +18,10 @@ namespace rknnxx::host {
 // What a kernel offers the pass (PreparedOp::blocked). A layout is a name: two equal names for the same value
 // mean the same bytes. Hooks are called while planning, before the first run.
 struct BlockedPorts {
-  std::string output_layout;         // what output 0 is written in when kept; "" when it stays NCHW
-  std::size_t output_bytes = 0;      // the whole output in that layout
+  std::string output_layout;     // what output 0 is written in when kept; "" when it stays NCHW
+  std::size_t output_bytes = 0;  // the whole output in that layout
   std::function<void()> keep_output;
-  std::string input_layout;          // what input 0 is read in when kept; "" when it is read as NCHW
+  std::string input_layout;  // what input 0 is read in when kept; "" when it is read as NCHW
   std::function<void()> keep_input;
 };
 

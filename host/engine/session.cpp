@@ -60,7 +60,7 @@ struct Step {
   // float32 outputs rounded when storing activations as float16, with their element counts (more than the
   // shape's for a value kept in oneDNN's layout, blocked_layout.hpp: its padding is rounded too)
   std::vector<std::pair<Tensor*, int64_t>> round_to_half;
-  bool at_run_time = false;            // prepared and computed when running (docs/conformance.md#run-time-shapes)
+  bool at_run_time = false;  // prepared and computed when running (docs/conformance.md#run-time-shapes)
 };
 
 struct Plan {

@@ -57,10 +57,10 @@ struct Job {
   int64_t chunk = 0;
   int64_t chunks = 0;
   std::atomic<int64_t> next{0};
-  std::size_t helpers_wanted = 0;   // the share's size - 1
-  std::size_t helpers = 0;          // workers that joined (under the mutex); their index is their order
+  std::size_t helpers_wanted = 0;      // the share's size - 1
+  std::size_t helpers = 0;             // workers that joined (under the mutex); their index is their order
   std::atomic<std::size_t> active{0};  // workers still running its chunks (changed under the mutex)
-  std::exception_ptr error;         // the first exception (under the mutex)
+  std::exception_ptr error;            // the first exception (under the mutex)
 
   [[nodiscard]] bool wants_help() const noexcept {
     return helpers < helpers_wanted && next.load(std::memory_order_relaxed) < chunks;
@@ -188,14 +188,14 @@ private:
     inside_parallel_for = false;
   }
 
-  const std::size_t slots_;             // threads that may compute at once, callers included
-  std::atomic<std::size_t> busy_{0};    // slots held (changed under the mutex, read by spinners)
-  std::atomic<uint64_t> posted_{0};     // counts jobs posted and slots freed, for spinning workers
+  const std::size_t slots_;           // threads that may compute at once, callers included
+  std::atomic<std::size_t> busy_{0};  // slots held (changed under the mutex, read by spinners)
+  std::atomic<uint64_t> posted_{0};   // counts jobs posted and slots freed, for spinning workers
   std::vector<std::thread> threads_;
   std::mutex mutex_;
-  std::condition_variable wake_;        // workers: a job was posted or a slot freed
-  std::condition_variable finished_;    // callers: a helper left a job
-  std::condition_variable slot_free_;   // callers: a slot was freed
+  std::condition_variable wake_;       // workers: a job was posted or a slot freed
+  std::condition_variable finished_;   // callers: a helper left a job
+  std::condition_variable slot_free_;  // callers: a slot was freed
   std::vector<Job*> open_;
 };
 

@@ -222,7 +222,7 @@ void HostContext::inputs_set(std::span<rknn_input> inputs) {
 void HostContext::run(rknn_run_extend* extend) {
   ThreadClaim claim(*this);
   const ComputeSlot slot;  // the conversions compute on this thread, within the process's threads
-  cycle_open_ = false;  // a failed run ends this thread's turn; a successful one opens it again below
+  cycle_open_ = false;     // a failed run ends this thread's turn; a successful one opens it again below
   require_full_context("rknn_run");
   (void)extend;  // the documentation says it must be NULL at present; frame ids are not tracked
   memory_.require_outside_memory();
@@ -264,7 +264,7 @@ void HostContext::run(rknn_run_extend* extend) {
 void HostContext::outputs_get(std::span<rknn_output> outputs, rknn_output_extend* extend) {
   ThreadClaim claim(*this);
   const ComputeSlot slot;  // the conversions compute on this thread, within the process's threads
-  cycle_open_ = false;  // whatever happens, this thread's turn ends here
+  cycle_open_ = false;     // whatever happens, this thread's turn ends here
   require_full_context("rknn_outputs_get");
   check_function(Function::outputs_get, "rknn_outputs_get");
   (void)extend;

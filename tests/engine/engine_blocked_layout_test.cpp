@@ -28,7 +28,8 @@ onnx::ModelProto chain(void (*extra)(ModelBuilder&) = nullptr) {
       .initializer("w3", random_tensor({12, 20, 3, 3}, 5))
       .node("Conv", {"x", "w1", "b1"}, {"c1"}, {attr("pads", std::vector<int64_t>{1, 1, 1, 1})})
       .node("Relu", {"c1"}, {"a"})
-      .node("Conv", {"a", "w2", "b2"}, {"c2"}, {attr("group", int64_t{20}), attr("pads", std::vector<int64_t>{1, 1, 1, 1})})
+      .node("Conv", {"a", "w2", "b2"}, {"c2"},
+            {attr("group", int64_t{20}), attr("pads", std::vector<int64_t>{1, 1, 1, 1})})
       .node("HardSigmoid", {"c2"}, {"b"}, {attr("alpha", 0.3f), attr("beta", 0.4f)})
       .node("Conv", {"b", "w3"}, {"y"}, {attr("pads", std::vector<int64_t>{1, 1, 1, 1})})
       .output("y");
@@ -39,7 +40,9 @@ onnx::ModelProto chain(void (*extra)(ModelBuilder&) = nullptr) {
 void branch_to_sigmoid(ModelBuilder& m) { m.node("Sigmoid", {"a"}, {"s"}).output("s"); }
 void middle_output(ModelBuilder& m) { m.output("a"); }
 void residual(ModelBuilder& m) {  // "a" read again as the fused residual of a fourth Conv
-  m.initializer("w4", random_tensor({20, 20, 1, 1}, 6)).node("Conv", {"a", "w4"}, {"c4"}).node("Add", {"c4", "a"}, {"r"})
+  m.initializer("w4", random_tensor({20, 20, 1, 1}, 6))
+      .node("Conv", {"a", "w4"}, {"c4"})
+      .node("Add", {"c4", "a"}, {"r"})
       .output("r");
 }
 

@@ -373,7 +373,8 @@ PreparedOp prepare_group_normalization(OpContext& ctx) {
                shape_string(ctx.input(i).shape), params, per_channel ? "channel" : "group", ctx.opset());
     }
   }
-  return normalized_groups(ctx, Groups{.groups = groups, .per_group = channels / groups, .per_channel_parameters = per_channel});
+  return normalized_groups(
+      ctx, Groups{.groups = groups, .per_group = channels / groups, .per_channel_parameters = per_channel});
 }
 
 const OpRegistrar layer_normalization_op{"LayerNormalization", prepare_layer_normalization};

@@ -2,6 +2,7 @@
 
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -195,17 +196,22 @@ def test_versions_and_close(conv_model):
 
 
 def test_the_gil_is_released_while_the_runtime_runs(conv_model):
-    """With a switch interval longer than the test, a thread gives up the GIL only where it blocks;
-    the main thread gets it back while the worker is still running its inferences only if run()
-    releases it."""
+    """With a switch interval longer than the test, a thread gives up the GIL only where it blocks. The
+    worker runs inferences until the main thread has run a line of Python (or for 20 s): the main thread
+    can get the GIL while the worker is still running only if run() releases it. A race on a fixed
+    number of runs is not enough: a small model's run can end before the waiting thread wakes up."""
     ctx = rknnxx.Context(conv_model)
     x = np.zeros((1, 8, 8, 3), np.uint8)
-    runs, total = [0], 200
-    started = threading.Event()
+    runs, stopped_by_main = [0], [False]
+    started, main_ran = threading.Event(), threading.Event()
 
     def work():
         started.set()
-        for _ in range(total):
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if main_ran.is_set():
+                stopped_by_main[0] = True
+                return
             ctx.run([x])
             runs[0] += 1
 
@@ -215,8 +221,8 @@ def test_the_gil_is_released_while_the_runtime_runs(conv_model):
         worker = threading.Thread(target=work)
         worker.start()
         started.wait()
-        seen = runs[0]
+        main_ran.set()
         worker.join()
     finally:
         sys.setswitchinterval(interval)
-    assert seen < total and runs[0] == total
+    assert stopped_by_main[0], f"the main thread did not run during {runs[0]} runs"

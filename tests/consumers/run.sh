@@ -2,11 +2,12 @@
 # The README's install command as a packager runs it, and what users build against the result.
 # Prints its own "N passed, N failed".
 #   tests/consumers/run.sh WORKDIR [RELEASE_BUILD]
-# 1. Installs three ways into prefixes under WORKDIR: with the default options, with
-#    --buildtype=plain (headers only: -Dhost_runtime=false), and RELEASE_BUILD (a --buildtype=release tree that scripts/test.sh has already
-#    built, so -O3 is not compiled twice; without it, one is configured here). Against each installed
+# 1. Installs two ways into prefixes under WORKDIR: the full package and --buildtype=plain (headers only:
+#    -Dhost_runtime=false). The full package is RELEASE_BUILD when given (a --buildtype=release tree that
+#    scripts/test.sh has already built: a third full build with the default options would add six minutes
+#    of CI for compiler flags alone), else one built here with the default options. Against each installed
 #    tree it builds a CMake project (find_package) and a pkg-config one.
-# 2. In the default install: runs the installed `rknnxx`, an installed-package C++ application, C
+# 2. In the full install: runs the installed `rknnxx`, an installed-package C++ application, C
 #    programs linked with the installed host runtime and the installed Python package, all without any environment variable
 #    (RKNNXX_RUNTIME, LD_LIBRARY_PATH); pkg-config --define-prefix on a relocated (DESTDIR) copy.
 # 3. A Meson project with rknnxx as a subproject; for aarch64, the installed package's consumer
@@ -48,24 +49,26 @@ pkgconfig_consumer() {  # pkgconfig_consumer VARIANT
       $(PKG_CONFIG_PATH=$pcdir pkg-config --cflags --libs rknnxx) &&
     "$work/pc-consumer-$1" | grep -q '^rknnxx '
 }
-stage=$work/stage  # a DESTDIR copy of the default install, as a package build stages it
+if [ -n "$release_build" ]; then full=release full_build=$release_build
+else full=defaults full_build=$work/build-defaults; fi
+stage=$work/stage  # a DESTDIR copy of the full install, as a package build stages it
 stage_package() {
   rm -rf "$stage"
-  meson install -C "$work/build-defaults" --destdir "$stage" --quiet
+  meson install -C "$full_build" --destdir "$stage" --quiet
 }
 pkgconfig_define_prefix() {  # relocated: the include path follows the .pc file
   local pcfile cflags
   pcfile=$(find "$stage" -name rknnxx.pc | head -n 1)
   cflags=$(PKG_CONFIG_PATH=$(dirname "$pcfile") pkg-config --define-prefix --cflags rknnxx) || return 1
   echo "cflags: $cflags"
-  [[ " $cflags " == *" -I$stage$(prefix_of defaults)/include "* ]] && [ -f "$stage$(prefix_of defaults)/include/rknnxx/rknn.hpp" ]
+  [[ " $cflags " == *" -I$stage$prefix/include "* ]] && [ -f "$stage$prefix/include/rknnxx/rknn.hpp" ]
 }
 meson_consumer() {
   rm -rf "$work/meson-build"
   meson setup "$work/meson-build" "$root/tests/consumers/meson" && ninja -C "$work/meson-build" &&
     "$work/meson-build/consumer" | grep -q '^rknnxx '
 }
-prefix=$(prefix_of defaults)
+prefix=  # the full install's prefix, resolved once it is installed (install_prebuilt links to it)
 env_free() { env -u RKNNXX_RUNTIME -u LD_LIBRARY_PATH -u RKNNXX_HOST_RUNTIME_PATH "$@"; }
 installed_version() {
   env_free "$prefix/bin/rknnxx" --version | tee /dev/stderr | grep -q '^rknnxx [0-9]'
@@ -153,7 +156,10 @@ assert RKNNLite().load_rknn(not_a_model) == 0
 PY
 }
 
-if check install-defaults install_package defaults; then
+if [ -n "$release_build" ]; then installed=(check install-release install_prebuilt release "$release_build")
+else installed=(check install-defaults install_package defaults); fi
+if "${installed[@]}"; then
+  prefix=$(readlink -f "$(prefix_of "$full")")
   check installed-rknnxx-version installed_version
   check installed-rknnxx-inspect installed_inspect
   check installed-rknnxx-convert-inspect installed_inspect_model
@@ -161,21 +167,16 @@ if check install-defaults install_package defaults; then
   check installed-c-consumer-pkgconfig installed_c_consumer_pkgconfig
   check installed-c-consumer-cmake installed_c_consumer_cmake
   check installed-python installed_python
-  check stage-defaults stage_package && check pkg-config-define-prefix pkgconfig_define_prefix
+  check stage-package stage_package && check pkg-config-define-prefix pkgconfig_define_prefix
   if command -v aarch64-linux-gnu-g++ >/dev/null && command -v qemu-aarch64 >/dev/null; then
     check aarch64-cmake-consumer-qemu aarch64_consumer
     check aarch64-runtime-consumer-qemu aarch64_runtime_consumer
   fi
 fi
 # A distribution's headers-only package: the header-only library without the host runtime, the tool or
-# the examples (the defaults install above already builds and runs those).
+# the examples (the full install above already builds and runs those).
 check install-plain install_package plain --buildtype=plain -Dhost_runtime=false -Dexamples=false
-if [ -n "$release_build" ]; then
-  check install-release install_prebuilt release "$release_build"
-else
-  check install-release install_package release --buildtype=release
-fi
-for variant in defaults plain release; do
+for variant in "$full" plain; do
   if [ -d "$(prefix_of "$variant")" ]; then
     check "cmake-find-package-$variant" cmake_consumer "$variant"
     check "pkg-config-$variant" pkgconfig_consumer "$variant"

@@ -1,6 +1,7 @@
-// MaxPool's four-outputs-at-once interior (host/engine/ops/pool.cpp) against a direct loop with the
-// same rule: the first maximum in kernel order wins, so a NaN in a window's first tap is the result,
-// a later NaN is skipped, and of equal values (0 and -0) the first is kept.
+// MaxPool's fast paths (host/engine/ops/pool.cpp: four outputs at once, and the maximum of rows then of
+// columns) against a direct loop with the rule of the walk in kernel order: the first maximum wins, so a
+// NaN in a window's first tap is the result, a later NaN is skipped, and of equal values (0 and -0) the
+// first is kept. A plane holding a NaN or -0 is walked in kernel order; the others take the rows first.
 
 #include "engine_test_model.hpp"
 
@@ -43,15 +44,30 @@ Tensor naive_max_pool(const PoolCase& p, const Tensor& x, int64_t out_h, int64_t
   return y;
 }
 
-void check_max_pool(const PoolCase& p) {
+// Where the input holds values whose maximum depends on the order of the walk.
+enum class Specials { everywhere, none, one_plane };
+
+void check_max_pool(const PoolCase& p, Specials specials = Specials::everywhere) {
+  CAPTURE(p.h);
   CAPTURE(p.w);
+  CAPTURE(p.k);
   CAPTURE(p.stride);
   CAPTURE(p.dilation);
+  CAPTURE(p.pad);
+  CAPTURE(p.ceil);
+  CAPTURE(static_cast<int>(specials));
   Tensor x = random_tensor({1, 3, p.h, p.w}, 7, -1.0f, 1.0f);
   float* xd = x.data<float>();
-  for (int64_t i = 0; i < x.elements(); i += 5) xd[i] = (i / 5) % 2 == 0 ? 0.0f : -0.0f;  // ties of 0 and -0
-  for (int64_t i = 3; i < x.elements(); i += 23) xd[i] = std::numeric_limits<float>::quiet_NaN();
-  for (int64_t i = 1; i < x.elements(); i += 7) xd[i] = -std::fabs(xd[i]);  // windows with negative maxima
+  // Where the NaNs and -0s go: everywhere, nowhere (ties of 0 and 0 instead) or the second plane only.
+  const int64_t plane = p.h * p.w, first = specials == Specials::one_plane ? plane : 0;
+  const int64_t last = specials == Specials::none ? 0 : specials == Specials::one_plane ? 2 * plane : x.elements();
+  for (int64_t i = 0; i < x.elements(); i += 5) {
+    xd[i] = (i / 5) % 2 == 0 || i < first || i >= last ? 0.0f : -0.0f;  // ties of 0 and -0
+  }
+  for (int64_t i = first + 3; i < last; i += 23) xd[i] = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t i = 1; i < x.elements(); i += 7) {                              // windows with negative maxima
+    if (xd[i] != 0.0f || (i >= first && i < last)) xd[i] = -std::fabs(xd[i]);  // -fabs(0) is -0
+  }
   ModelBuilder m(13);
   m.input("x", DataType::float32, {1, 3, p.h, p.w})
       .output("y")
@@ -86,5 +102,21 @@ TEST_SUITE("engine.pool") {
     check_max_pool({7, 40, 2, 2, 1, 0});
     check_max_pool({10, 45, 3, 3, 2, 2});
     check_max_pool({5, 6, 3, 1, 1, 0});  // narrower than one vector of outputs
+  }
+
+  TEST_CASE("MaxPool's row maxima: strides 1, 2 and 3, dilations, pads, ceil_mode; planes with a NaN walked alone") {
+    for (const Specials specials : {Specials::none, Specials::one_plane}) {
+      check_max_pool({9, 37, 3, 2, 1, 0, true}, specials);
+      check_max_pool({12, 111, 3, 2, 1, 0, true}, specials);
+      check_max_pool({6, 64, 3, 1, 1, 0}, specials);
+      check_max_pool({8, 29, 3, 1, 1, 1}, specials);
+      check_max_pool({7, 40, 2, 2, 1, 0}, specials);
+      check_max_pool({10, 45, 3, 3, 2, 2}, specials);
+      check_max_pool({11, 13, 2, 2, 1, 1, true}, specials);
+      check_max_pool({9, 21, 4, 2, 2, 3}, specials);
+      check_max_pool({5, 6, 3, 1, 1, 0}, specials);
+      check_max_pool({3, 3, 1, 1, 1, 0}, specials);
+      check_max_pool({6, 7, 5, 1, 1, 0}, specials);  // a window as large as the plane
+    }
   }
 }

@@ -10,7 +10,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
 namespace rknnxx::host {
@@ -204,6 +206,121 @@ void pool_plane(const PoolPlan& p, const T* x, T* y, int64_t* indices, int64_t p
   }
 }
 
+// MaxPool of float32 over two spatial axes without Indices, a row of outputs at a time: first the maximum of
+// the window's input rows, column by column (contiguous, four columns at a time), into a line padded with
+// -inf; then the maximum of each window's columns of that line (in L1). The walk in kernel order above gives
+// the same values except where its rule depends on the order: a NaN (the result only when first in the
+// window) and ties of 0 and -0 (the first one wins). The rows are checked for both as they are read, and a
+// plane holding either is walked in kernel order instead.
+using float4 = float __attribute__((vector_size(16)));
+using int4 = int32_t __attribute__((vector_size(16)));
+
+struct RowMaxPlan {
+  int64_t in_h = 0, in_w = 0, out_h = 0, out_w = 0;
+  int64_t kernel_h = 0, kernel_w = 0, stride_h = 0, stride_w = 0, dilation_h = 0, dilation_w = 0;
+  int64_t pad_h = 0, pad_w = 0;
+  int64_t line = 0;  // columns of the padded line the windows reach: pad_w, the input's columns, the end padding
+};
+
+// The plan when the pool fits: two spatial axes, and every window holds at least one input element (so the
+// -inf padding never is a result of its own).
+std::optional<RowMaxPlan> row_max_plan(const WindowND& g) {
+  if (g.spatial() != 2) return std::nullopt;
+  RowMaxPlan m{g.in[0],     g.in[1],     g.out[0],      g.out[1],      g.kernel[0],    g.kernel[1],
+               g.stride[0], g.stride[1], g.dilation[0], g.dilation[1], g.pad_begin[0], g.pad_begin[1]};
+  if (m.out_h <= 0 || m.out_w <= 0 || m.in_w > (int64_t{1} << 24) || m.pad_w > m.in_w) return std::nullopt;
+  for (int64_t o = 0; o < m.out_h; ++o) {
+    const TapRange r = valid_taps(o * m.stride_h - m.pad_h, m.kernel_h, m.dilation_h, m.in_h);
+    if (r.begin >= r.end) return std::nullopt;
+  }
+  for (int64_t o = 0; o < m.out_w; ++o) {
+    const TapRange c = valid_taps(o * m.stride_w - m.pad_w, m.kernel_w, m.dilation_w, m.in_w);
+    if (c.begin >= c.end) return std::nullopt;
+  }
+  // The last window's last column, as the line's index (the line starts at input column -pad_w).
+  m.line = (m.out_w - 1) * m.stride_w + (m.kernel_w - 1) * m.dilation_w + 1;
+  if (m.line > 4 * m.in_w + 64) return std::nullopt;  // windows mostly padding: not worth a line
+  return m;
+}
+
+inline float4 load4(const float* p) {
+  float4 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+// Lanes p[0], p[S], p[2S], p[3S]; S = 0 is "any stride", given as `stride`.
+template <int S> inline float4 load4_strided(const float* p, int64_t stride) {
+  if constexpr (S == 1) {
+    return load4(p);
+  } else if constexpr (S == 2) {
+    return __builtin_shufflevector(load4(p), load4(p + 4), 0, 2, 4, 6);
+  } else {
+    return float4{p[0], p[stride], p[2 * stride], p[3 * stride]};
+  }
+}
+inline float4 max4(float4 a, float4 b) { return b > a ? b : a; }
+
+// The maxima of one line's windows into out[0, out_w); the line has 8 readable columns past m.line.
+template <int S> void window_maxima(const RowMaxPlan& m, const float* line, float* out) {
+  const int64_t stride = S == 0 ? m.stride_w : S;
+  int64_t ow = 0;
+  for (; ow + 4 <= m.out_w; ow += 4) {
+    const float* at = line + ow * stride;
+    float4 best = load4_strided<S>(at, stride);
+    for (int64_t kj = 1; kj < m.kernel_w; ++kj) best = max4(best, load4_strided<S>(at + kj * m.dilation_w, stride));
+    std::memcpy(out + ow, &best, sizeof best);
+  }
+  for (; ow < m.out_w; ++ow) {
+    const float* at = line + ow * stride;
+    float best = at[0];
+    for (int64_t kj = 1; kj < m.kernel_w; ++kj) best = std::max(best, at[kj * m.dilation_w]);
+    out[ow] = best;
+  }
+}
+
+// Pools plane x into y; false (y partly written) when the plane holds a NaN or -0 inside some window.
+bool row_max_plane(const RowMaxPlan& m, const float* x, float* y, std::vector<float>& line) {
+  constexpr float low = -std::numeric_limits<float>::infinity();
+  line.assign(static_cast<std::size_t>(m.line + 8), low);
+  float* row = line.data() + m.pad_w;                          // input column 0
+  const int64_t columns = std::min(m.in_w, m.line - m.pad_w);  // the input columns some window reaches
+  int4 odd{};  // lanes with a NaN (unequal to itself) or -0 (the sign bit alone) seen
+  const auto check = [&odd](float4 v) {
+    int4 bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    odd |= (v != v) | (bits == std::numeric_limits<int32_t>::min());
+  };
+  for (int64_t oh = 0; oh < m.out_h; ++oh) {
+    const int64_t start = oh * m.stride_h - m.pad_h;
+    const TapRange r = valid_taps(start, m.kernel_h, m.dilation_h, m.in_h);
+    for (int64_t k = r.begin; k < r.end; ++k) {
+      const float* src = x + (start + k * m.dilation_h) * m.in_w;
+      const bool first = k == r.begin;
+      int64_t c = 0;
+      for (; c + 4 <= columns; c += 4) {
+        const float4 v = load4(src + c);
+        check(v);
+        const float4 best = first ? v : max4(load4(row + c), v);
+        std::memcpy(row + c, &best, sizeof best);
+      }
+      for (; c < columns; ++c) {
+        const float v = src[c];
+        if (std::isnan(v) || (v == 0.0f && std::signbit(v))) odd[0] = 1;
+        row[c] = first ? v : std::max(row[c], v);
+      }
+    }
+    float* out = y + oh * m.out_w;
+    if (m.stride_w == 1) {
+      window_maxima<1>(m, line.data(), out);
+    } else if (m.stride_w == 2) {
+      window_maxima<2>(m, line.data(), out);
+    } else {
+      window_maxima<0>(m, line.data(), out);
+    }
+  }
+  return (odd[0] | odd[1] | odd[2] | odd[3]) == 0;
+}
+
 // The exponent of LpPool and GlobalLpPool: an int from opset 2 on; their opset 1 forms had a float.
 float lp_exponent(const OpContext& ctx) {
   const onnx::AttributeProto* given = ctx.attribute("p");
@@ -246,6 +363,24 @@ template <PoolKind kind> PreparedOp prepare_pool(OpContext& ctx) {
   op.outputs = {TensorInfo{dtype, p.g.output_shape(p.g.channels)}};
   if (kind == PoolKind::max && ctx.output_count() > 1) {
     op.outputs.push_back(TensorInfo{DataType::int64, p.g.output_shape(p.g.channels)});
+  }
+  const bool values_only = kind == PoolKind::max && dtype == DataType::float32 && op.outputs.size() == 1;
+  if (const std::optional<RowMaxPlan> m = values_only ? row_max_plan(p.g) : std::nullopt) {
+    op.kernel = [p, m = *m](KernelContext& k) {
+      const int64_t in_size = p.g.in_size(), out_size = p.g.out_size();
+      const float* x = k.input(0).data<float>();
+      float* y = k.output(0).data<float>();
+      k.pool.parallel_for(p.g.batch * p.g.channels, 1, [&](int64_t begin, int64_t end) {
+        std::vector<float> line;
+        RowTaps taps;
+        for (int64_t c = begin; c < end; ++c) {
+          if (!row_max_plane(m, x + c * in_size, y + c * out_size, line)) {
+            pool_plane<PoolKind::max, float>(p, x + c * in_size, y + c * out_size, nullptr, c * in_size, taps);
+          }
+        }
+      });
+    };
+    return op;
   }
   op.kernel = [p, dtype](KernelContext& k) {
     const WindowND& g = p.g;

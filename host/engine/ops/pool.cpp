@@ -211,7 +211,7 @@ void pool_plane(const PoolPlan& p, const T* x, T* y, int64_t* indices, int64_t p
 // -inf; then the maximum of each window's columns of that line (in L1). The walk in kernel order above gives
 // the same values except where its rule depends on the order: a NaN (the result only when first in the
 // window) and ties of 0 and -0 (the first one wins). The rows are checked for both as they are read, and a
-// plane holding either is walked in kernel order instead.
+// plane holding either is walked in kernel order instead (docs/conformance.md, "Windows over any number of axes").
 using float4 = float __attribute__((vector_size(16)));
 using int4 = int32_t __attribute__((vector_size(16)));
 

@@ -598,7 +598,7 @@ def convert(tool, onnx, config, out, config_json):
     return rc == 0
 
 
-def model_checks(tool, ocr, work, models, repo):
+def model_checks(tool, ocr, work, models, repo, examples_off=False):
     # A static classifier and a dynamic-shape CNN (the SDK guide's shape set).
     mobilenet = work / "mobilenet_v2.hrknn"
     dyncnn = work / "dyncnn.hrknn"
@@ -727,6 +727,9 @@ def model_checks(tool, ocr, work, models, repo):
     fails_one_line("bench: bad --core-mask", [tool, "bench", mobilenet, "--core-mask", "7"], "core mask")
 
     # OCR: the demo's models, image and text
+    if ocr is None and examples_off:
+        print("skipped: the OCR example's checks (a build with -Dexamples=false)")
+        return
     if ocr is None or not ocr.exists():
         check("examples/ocr built (libstb-dev)", False, f"{ocr} is missing")
         return
@@ -753,6 +756,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rknnxx", required=True)
     ap.add_argument("--ocr")
+    ap.add_argument("--examples-off", action="store_true", help="the build has no examples: skip the OCR checks")
     ap.add_argument("--work", required=True)
     ap.add_argument("--models")
     ap.add_argument("--repo", default=str(Path(__file__).resolve().parents[2]))
@@ -771,7 +775,7 @@ def main():
         if not all((models / n).exists() for n in needed):
             print(f"skipped: the real models are not in {models}; run tests/models/fetch.sh")
             sys.exit(77)
-        model_checks(tool, Path(a.ocr) if a.ocr else None, work, models, Path(a.repo))
+        model_checks(tool, Path(a.ocr) if a.ocr else None, work, models, Path(a.repo), a.examples_off)
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 

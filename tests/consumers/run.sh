@@ -49,8 +49,8 @@ pkgconfig_consumer() {  # pkgconfig_consumer VARIANT
       $(PKG_CONFIG_PATH=$pcdir pkg-config --cflags --libs rknnxx) &&
     "$work/pc-consumer-$1" | grep -q '^rknnxx '
 }
-if [ -n "$release_build" ]; then full=release full_build=$release_build
-else full=defaults full_build=$work/build-defaults; fi
+if [ -n "$release_build" ]; then full=release full_build=$release_build install_full=(install_prebuilt release "$release_build")
+else full=defaults full_build=$work/build-defaults install_full=(install_package defaults); fi
 stage=$work/stage  # a DESTDIR copy of the full install, as a package build stages it
 stage_package() {
   rm -rf "$stage"
@@ -156,9 +156,7 @@ assert RKNNLite().load_rknn(not_a_model) == 0
 PY
 }
 
-if [ -n "$release_build" ]; then installed=(check install-release install_prebuilt release "$release_build")
-else installed=(check install-defaults install_package defaults); fi
-if "${installed[@]}"; then
+if check "install-$full" "${install_full[@]}"; then
   prefix=$(readlink -f "$(prefix_of "$full")")
   check installed-rknnxx-version installed_version
   check installed-rknnxx-inspect installed_inspect

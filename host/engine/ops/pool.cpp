@@ -20,6 +20,10 @@ namespace {
 
 enum class PoolKind { max, average, lp };
 
+// Four lanes, for the MaxPool paths that compute four outputs or columns at once.
+using float4 = float __attribute__((vector_size(16)));
+using int4 = int32_t __attribute__((vector_size(16)));
+
 struct PoolPlan {
   WindowND g;
   PoolKind kind = PoolKind::max;
@@ -106,8 +110,6 @@ void pool_plane(const PoolPlan& p, const T* x, T* y, int64_t* indices, int64_t p
       if constexpr (kind == PoolKind::max && std::is_same_v<T, float>) {
         // Four outputs at once where their windows lie inside the row: lane i is output ow + i, with the
         // same taps in the same order and the same compare as the loop below, so the same value.
-        using float4 = float __attribute__((vector_size(16)));
-        using int4 = int32_t __attribute__((vector_size(16)));
         const int64_t last_w0 = (ow + 3) * stride_w - pad_w;
         if (indices == nullptr && n_rows > 0 && ow + 4 <= out_w && w0 >= 0 &&
             last_w0 + (kernel_w - 1) * dilation_w < in_w) {
@@ -212,9 +214,6 @@ void pool_plane(const PoolPlan& p, const T* x, T* y, int64_t* indices, int64_t p
 // the same values except where its rule depends on the order: a NaN (the result only when first in the
 // window) and ties of 0 and -0 (the first one wins). The rows are checked for both as they are read, and a
 // plane holding either is walked in kernel order instead (docs/conformance.md, "Windows over any number of axes").
-using float4 = float __attribute__((vector_size(16)));
-using int4 = int32_t __attribute__((vector_size(16)));
-
 struct RowMaxPlan {
   int64_t in_h = 0, in_w = 0, out_h = 0, out_w = 0;
   int64_t kernel_h = 0, kernel_w = 0, stride_h = 0, stride_w = 0, dilation_h = 0, dilation_w = 0;

@@ -1,7 +1,7 @@
 // Times the host engine on one reference case, the counterpart of ort_bench.mjs (same arguments,
 // same JSON line, so that compare.sh can divide the two; the contract is in README.md).
 //
-//   engine_bench --case NAME [--threads N] [--warmup W] [--runs R] [--models DIR] [--float16] [--profile]
+//   engine_bench --case NAME [--threads N] [--warmup W] [--runs R] [--models DIR] [--float16] [--profile | --profile-all]
 //   engine_bench --model FILE.onnx --input NAME=FILE.npy ... [same options]
 //
 // With --case the model and the inputs are those of CACHE/ref/NAME (made by tests/models/fetch.sh),
@@ -11,8 +11,9 @@
 // timed alone with a monotonic clock. Prints one JSON line:
 //   {"runtime":"rknnxx-host","case":...,"threads":N,"warmup":W,"runs":R,"median_ms":...,...,
 //    "median_thread_cpu_ms":...}
-// --profile prints, on stderr, the slowest steps of one more (untimed) profiled run, and the
-// total per operator type: where the time goes, for work on the kernels.
+// --profile prints, on stderr, each step's median over R more (untimed) profiled runs: the slowest
+// steps and the total per operator type, where the time goes, for work on the kernels; --profile-all
+// lists every step in the graph's order (to compare two thread counts step by step).
 #include "reference_case.hpp"
 
 #include "onnx_reader.hpp"
@@ -44,7 +45,7 @@ using namespace rknnxx;
   fmt::print(stderr, "engine_bench: error: {}\n", problem);
   fmt::print(stderr,
              "usage: engine_bench (--case NAME | --model FILE --input NAME=FILE.npy ...) [--threads N] [--warmup W] "
-             "[--runs R] [--models DIR] [--float16] [--profile]\n");
+             "[--runs R] [--models DIR] [--float16] [--profile | --profile-all]\n");
   std::exit(2);
 }
 
@@ -97,7 +98,7 @@ double median_of(std::vector<double> sorted) {
 
 double rounded(double ms) { return std::round(ms * 1000) / 1000; }
 
-void print_profile(std::span<const host::StepTime> steps) {
+void print_profile(std::span<const host::StepTime> steps, bool all) {
   double total = 0;
   std::map<std::string, std::pair<double, int>> by_type;
   for (const auto& s : steps) {
@@ -113,8 +114,10 @@ void print_profile(std::span<const host::StepTime> steps) {
                100 * time.first / total);
   std::vector<const host::StepTime*> slowest;
   for (const auto& s : steps) slowest.push_back(&s);
-  std::sort(slowest.begin(), slowest.end(), [](auto* a, auto* b) { return a->microseconds > b->microseconds; });
-  slowest.resize(std::min<std::size_t>(slowest.size(), 15));
+  if (!all) {
+    std::sort(slowest.begin(), slowest.end(), [](auto* a, auto* b) { return a->microseconds > b->microseconds; });
+    slowest.resize(std::min<std::size_t>(slowest.size(), 15));
+  }
   for (const auto* s : slowest)
     fmt::print(stderr, "  {:10.3f} ms  {} -> {}\n", s->microseconds / 1000, s->node,
                host::shape_string(s->output_shape));
@@ -126,7 +129,7 @@ int main(int argc, char** argv) try {
   std::optional<std::string> case_name, model_file;
   std::vector<std::string> input_specs;
   int threads = 1, warmup = 3, runs = 20;
-  bool float16 = false, profile = false;
+  bool float16 = false, profile = false, profile_all = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -142,6 +145,7 @@ int main(int argc, char** argv) try {
     else if (arg == "--runs") runs = whole_number(value(), arg, 1);
     else if (arg == "--float16") float16 = true;
     else if (arg == "--profile") profile = true;
+    else if (arg == "--profile-all") profile = profile_all = true;
     else usage("unknown argument '" + arg + "'");
   }
   if (case_name.has_value() == model_file.has_value()) usage("give either --case or --model");
@@ -226,8 +230,22 @@ int main(int argc, char** argv) try {
     profiled.profile = true;
     host::Session profiling(host::onnx::read_model_file(model_path), profiled);
     profiling.run(feeds);
-    profiling.run(feeds);
-    print_profile(profiling.last_profile());
+    std::vector<host::StepTime> steps;  // each step's median over the runs
+    std::vector<std::vector<double>> samples;
+    for (int r = 0; r < runs; ++r) {
+      profiling.run(feeds);
+      const auto last = profiling.last_profile();
+      if (steps.empty()) {
+        steps.assign(last.begin(), last.end());
+        samples.resize(steps.size());
+      }
+      for (std::size_t i = 0; i < steps.size() && i < last.size(); ++i) samples[i].push_back(last[i].microseconds);
+    }
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      std::sort(samples[i].begin(), samples[i].end());
+      steps[i].microseconds = median_of(samples[i]);
+    }
+    print_profile(steps, profile_all);
     // docs/runtime-extensions.md, "Blocked values between Convs"
     fmt::print(stderr, "  values kept in oneDNN's layout: {}\n", profiling.stats().blocked_values);
   }

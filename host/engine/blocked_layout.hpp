@@ -1,9 +1,10 @@
 #pragma once
-// Values kept in oneDNN's layout between oneDNN Convs (docs/runtime-extensions.md, "Blocked values between
-// Convs"). A oneDNN Conv on the blocked path reorders its input from NCHW and its output back; between two
-// such Convs both copies are wasted. Once per plan this pass finds the values made by such a Conv and read
-// only by such Convs (as their input 0, never a graph output) whose layouts agree, and tells both sides to
-// skip the copy; the session sizes the value's arena block for that layout (its padded channels).
+// Values kept in oneDNN's layout between the operators that can read it (docs/runtime-extensions.md, "Blocked
+// values between Convs"). A oneDNN Conv on the blocked path reorders its input from NCHW and its output back;
+// between two such Convs both copies are wasted, and so they are across the MaxPool and Concat of a network that
+// keeps NHWC (squeezenet's fire modules). Once per plan this pass finds the values made in such a layout and read
+// only by operators that take it (never a graph output), and tells both sides to skip the copy; the session sizes
+// the value's arena block for that layout (its padded channels).
 
 #include "graph.hpp"
 
@@ -21,8 +22,11 @@ struct BlockedPorts {
   std::string output_layout;     // what output 0 is written in when kept; "" when it stays NCHW
   std::size_t output_bytes = 0;  // the whole output in that layout
   std::function<void()> keep_output;
-  std::string input_layout;  // what input 0 is read in when kept; "" when it is read as NCHW
-  std::function<void()> keep_input;
+  std::string input_layout;  // what the inputs below are read in when kept; "" when they are read as NCHW
+  bool every_input = false;  // input_layout is offered for every input (Concat), else for input 0 alone
+  // The output is written in the inputs' layout, so it is kept only when they all are (MaxPool, Concat).
+  bool output_follows_inputs = false;
+  std::function<void(std::size_t input)> keep_input;
 };
 
 // RKNNXX_ENGINE_LAYOUT, read when a session is planned: unset or "blocked" runs the pass, "nchw" keeps every

@@ -1,13 +1,15 @@
 // Values kept in oneDNN's layout between oneDNN Convs (host/engine/blocked_layout.hpp; docs/runtime-extensions.md,
 // "Blocked values between Convs"): every graph gives the same outputs, bit for bit, as with the pass off
-// (RKNNXX_ENGINE_LAYOUT=nchw), with batch 2, 1 and 2 threads (test_threads), float32 and float16 activations, and keeps the
-// values it may: made by a oneDNN Conv, read only as input 0 of oneDNN Convs, not graph outputs, no observer.
+// (RKNNXX_ENGINE_LAYOUT=nchw), with batch 2, 1 to 7 threads (test_thread_counts), float32 and float16 activations, and
+// keeps the values it may, on any number of threads: made by a oneDNN Conv, read only as input 0 of oneDNN Convs, not
+// graph outputs, no observer.
 
 #include "engine_test_model.hpp"
 #include "scoped_env.hpp"
 #include "ops/conv_onednn.hpp"
 
 #include <cstring>
+#include <limits>
 #include <string>
 
 using namespace rknnxx::host;
@@ -37,6 +39,69 @@ onnx::ModelProto chain(void (*extra)(ModelBuilder&) = nullptr) {
   return m.model();
 }
 
+// A fire module between pools, as in squeezenet, where oneDNN's Convs take NHWC: x (2x8x9x9) -> Conv 3x3 + Relu ->
+// "a" (16 channels) -> MaxPool 3x3/2 -> "p" -> Conv 1x1 + Relu -> "s" -> {Conv 1x1 + Relu -> "e1" (12), Conv 3x3
+// + Relu -> "e3" (20)} -> Concat -> "f" -> MaxPool 2x2/1 -> "q" -> Conv 3x3 -> "y". Seven values to keep.
+onnx::ModelProto fire_module() {
+  ModelBuilder m(13);
+  const auto pads = [](int64_t p) { return attr("pads", std::vector<int64_t>{p, p, p, p}); };
+  m.input("x", DataType::float32, {2, 8, 9, 9})
+      .initializer("w1", random_tensor({16, 8, 3, 3}, 1))
+      .initializer("ws", random_tensor({8, 16, 1, 1}, 2))
+      .initializer("we1", random_tensor({12, 8, 1, 1}, 3))
+      .initializer("we3", random_tensor({20, 8, 3, 3}, 4))
+      .initializer("wy", random_tensor({6, 32, 3, 3}, 5))
+      .node("Conv", {"x", "w1"}, {"c1"}, {pads(1)})
+      .node("Relu", {"c1"}, {"a"})
+      .node("MaxPool", {"a"}, {"p"},
+            {attr("kernel_shape", std::vector<int64_t>{3, 3}), attr("strides", std::vector<int64_t>{2, 2})})
+      .node("Conv", {"p", "ws"}, {"cs"})
+      .node("Relu", {"cs"}, {"s"})
+      .node("Conv", {"s", "we1"}, {"ce1"})
+      .node("Relu", {"ce1"}, {"e1"})
+      .node("Conv", {"s", "we3"}, {"ce3"}, {pads(1)})
+      .node("Relu", {"ce3"}, {"e3"})
+      .node("Concat", {"e1", "e3"}, {"f"}, {attr("axis", int64_t{1})})
+      .node("MaxPool", {"f"}, {"q"}, {attr("kernel_shape", std::vector<int64_t>{2, 2})})
+      .node("Conv", {"q", "wy"}, {"y"}, {pads(1)})
+      .output("y");
+  return m.model();
+}
+
+// x -> Conv 3x3 -> "a" (16 channels) -> MaxPool 3x3/2 -> "p" -> Conv 1x1 -> "y": a NaN in x reaches "a" around it
+// (a Relu would clear it), and each pixel of "y" depends on one window of the pool alone, so the pool's walk order
+// shows.
+onnx::ModelProto pool_between_convs() {
+  ModelBuilder m(13);
+  m.input("x", DataType::float32, {2, 8, 9, 9})
+      .initializer("w1", random_tensor({16, 8, 3, 3}, 1))
+      .initializer("wy", random_tensor({4, 16, 1, 1}, 2))
+      .node("Conv", {"x", "w1"}, {"a"}, {attr("pads", std::vector<int64_t>{1, 1, 1, 1})})
+      .node("MaxPool", {"a"}, {"p"},
+            {attr("kernel_shape", std::vector<int64_t>{3, 3}), attr("strides", std::vector<int64_t>{2, 2})})
+      .node("Conv", {"p", "wy"}, {"y"})
+      .output("y");
+  return m.model();
+}
+
+// x -> Conv 3x3 + Relu -> "a" -> {Concat(a, x) -> Conv 1x1 -> "y", MaxPool -> Sigmoid -> "z"}: "a" kept, read by a
+// Concat whose other input is NCHW and by a MaxPool whose reader takes NCHW, so both write NCHW.
+onnx::ModelProto mixed_readers() {
+  ModelBuilder m(13);
+  m.input("x", DataType::float32, {2, 8, 9, 9})
+      .initializer("w1", random_tensor({16, 8, 3, 3}, 1))
+      .initializer("wy", random_tensor({5, 24, 1, 1}, 2))
+      .node("Conv", {"x", "w1"}, {"c1"}, {attr("pads", std::vector<int64_t>{1, 1, 1, 1})})
+      .node("Relu", {"c1"}, {"a"})
+      .node("Concat", {"a", "x"}, {"f"}, {attr("axis", int64_t{1})})
+      .node("Conv", {"f", "wy"}, {"y"})
+      .node("MaxPool", {"a"}, {"p"}, {attr("kernel_shape", std::vector<int64_t>{2, 2})})
+      .node("Sigmoid", {"p"}, {"z"})
+      .output("y")
+      .output("z");
+  return m.model();
+}
+
 void branch_to_sigmoid(ModelBuilder& m) { m.node("Sigmoid", {"a"}, {"s"}).output("s"); }
 void middle_output(ModelBuilder& m) { m.output("a"); }
 void residual(ModelBuilder& m) {  // "a" read again as the fused residual of a fourth Conv
@@ -51,11 +116,18 @@ struct Run {
   std::size_t blocked_values = 0;
 };
 
-Run run(const onnx::ModelProto& model, const char* layout, std::size_t threads, bool half = false) {
+// The model on x (2x8x9x9, random; with a NaN in each image when `nan`, which MaxPool passes on only where it
+// comes first in a window).
+Run run(const onnx::ModelProto& model, const char* layout, std::size_t threads, bool half = false, bool nan = false) {
   const ScopedEnv env("RKNNXX_ENGINE_LAYOUT", layout);
   Session session(model, SessionOptions{.threads = test_threads(threads), .float16_activations = half});
+  Tensor x = random_tensor({2, 8, 9, 9}, 7);
+  if (nan) {
+    x.data<float>()[40] = std::numeric_limits<float>::quiet_NaN();
+    x.data<float>()[8 * 81 + 300] = std::numeric_limits<float>::quiet_NaN();
+  }
   Run r;
-  r.outputs = session.run(std::vector<Tensor>{random_tensor({2, 8, 9, 9}, 7)});
+  r.outputs = session.run(std::vector<Tensor>{x});
   r.blocked_values = session.stats().blocked_values;
   return r;
 }
@@ -65,20 +137,26 @@ void check_same(const Tensor& got, const Tensor& want) {
   CHECK(std::memcmp(got.raw(), want.raw(), got.bytes()) == 0);
 }
 
-// The graph with the pass on gives the NCHW outputs exactly, keeping `kept` values.
-void check_graph(const onnx::ModelProto& model, std::size_t kept) {
+// The graph with the pass on gives the NCHW outputs exactly, keeping `kept` values, or at most that many where
+// `only_nhwc` and oneDNN's Convs do not take NHWC on this CPU (MaxPool and Concat keep NHWC alone).
+void check_graph(const onnx::ModelProto& model, std::size_t kept, bool only_nhwc = false, bool nan = false) {
   const ScopedEnv conv("RKNNXX_ENGINE_CONV", "onednn-blocked");  // every Conv on the path the pass serves
-  for (const std::size_t threads : {1, 2}) {
+  for (const std::size_t threads : test_thread_counts({1, 2, 7})) {
     for (const bool half : {false, true}) {
       CAPTURE(threads);
       CAPTURE(half);
-      const Run off = run(model, "nchw", threads, half);
-      const Run on = run(model, "blocked", threads, half);
+      const Run off = run(model, "nchw", threads, half, nan);
+      const Run on = run(model, "blocked", threads, half, nan);
       CHECK(off.blocked_values == 0);
-      // On more threads each Conv is cut into blocks of channels: in NHWC (oneDNN's pick on AVX-512) a value is
-      // kept only between Convs cut alike (the depthwise one, not the dense one reading all channels).
-      if (threads == 1) CHECK(on.blocked_values == (onednn_conv_built() ? kept : 0));
-      if (threads > 1) CHECK(on.blocked_values <= kept);
+      // Cut into bands of rows (NHWC) or into blocks of channels that start a block, a Conv keeps the same layout
+      // on any number of threads.
+      if (!onednn_conv_built()) {
+        CHECK(on.blocked_values == 0);
+      } else if (only_nhwc && !onednn_conv_keeps_nhwc()) {
+        CHECK(on.blocked_values <= kept);
+      } else {
+        CHECK(on.blocked_values == kept);
+      }
       REQUIRE(on.outputs.size() == off.outputs.size());
       for (std::size_t o = 0; o < on.outputs.size(); ++o) check_same(on.outputs[o], off.outputs[o]);
     }
@@ -95,6 +173,16 @@ TEST_SUITE("engine.blocked_layout") {
   TEST_CASE("a value that is a graph output stays NCHW") { check_graph(chain(middle_output), 1); }
 
   TEST_CASE("a value read as a fused residual stays NCHW") { check_graph(chain(residual), 1); }
+
+  TEST_CASE("MaxPool and Concat keep NHWC between Convs") {
+    check_graph(fire_module(), 7, true);
+    check_graph(pool_between_convs(), 2, true);
+    check_graph(pool_between_convs(), 2, true, true);  // NaN where the pool's walk order decides
+  }
+
+  TEST_CASE("MaxPool and Concat read a kept value and write NCHW for readers that need it") {
+    check_graph(mixed_readers(), 1, true);
+  }
 
   TEST_CASE("an observer sees every value NCHW") {
     const ScopedEnv conv("RKNNXX_ENGINE_CONV", "onednn-blocked");

@@ -1,6 +1,8 @@
 // Conv on oneDNN (host/engine/ops/conv_onednn.cpp) against the engine's own kernels, RKNNXX_ENGINE_CONV
-// switching between them, on every shape class of the rule, with batch 2, fused activations and 1 to 3
-// threads; and a Conv on oneDNN starts no thread beside the engine's pool. Without oneDNN in the build
+// switching between them, on every shape class of the rule, with batch 2, fused activations and 1 to 7
+// threads (as many as $RKNNXX_HOST_THREADS allows: meson runs the suite again with 7, so that a Conv cut into
+// bands of rows has bands with and without padding, and bands that would read padding only); and a Conv on
+// oneDNN starts no thread beside the engine's pool. Without oneDNN in the build
 // only the builtin path exists and the comparisons are skipped.
 
 #include "engine_test_model.hpp"
@@ -48,6 +50,10 @@ const Shape shapes[] = {
     {"1x1 + Clip", 1, 32, 8, 8, 24, 1, 1, 1, 1, 0, 0, "Clip"},
     {"depthwise + Clip", 1, 32, 8, 8, 32, 32, 3, 1, 1, 1, 1, "Clip"},
     {"grouped + Relu, batch 2", 2, 16, 6, 6, 32, 2, 3, 2, 1, 1, 1, "Relu"},
+    {"3x3 with pads beyond its reach", 1, 8, 3, 8, 16, 1, 3, 1, 1, 3, 3},
+    {"5x5/3 dilated, uneven pads", 1, 6, 10, 9, 16, 1, 5, 3, 2, 4, 2},
+    {"one output row", 1, 16, 3, 7, 32, 1, 3, 1, 1, 0, 0},
+    {"depthwise 5x5/2, batch 2", 2, 16, 17, 15, 16, 16, 5, 2, 1, 2, 2, "Relu"},
 };
 
 onnx::ModelProto model(const Shape& s) {
@@ -111,7 +117,7 @@ TEST_SUITE("engine.conv_onednn") {
       return;
     }
     for (const Shape& s : shapes) {
-      for (const std::size_t threads : {std::size_t{1}, test_threads(3)}) {
+      for (const std::size_t threads : test_thread_counts({1, 2, 3, 7})) {
         const Tensor want = run_with("builtin", s, threads);
         for (const char* mode : {"onednn-nchw", "onednn-blocked", "auto"}) {
           CAPTURE(s.name);

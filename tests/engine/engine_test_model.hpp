@@ -121,6 +121,15 @@ private:
 // sets 1: qemu-user on the test machine hangs when a program starts a thread).
 inline std::size_t test_threads(std::size_t wanted) { return std::min(wanted, default_thread_count()); }
 
+// The distinct thread counts of `wanted` that test_threads allows.
+inline std::vector<std::size_t> test_thread_counts(std::initializer_list<std::size_t> wanted) {
+  std::vector<std::size_t> counts;
+  for (const std::size_t w : wanted) {
+    if (std::find(counts.begin(), counts.end(), test_threads(w)) == counts.end()) counts.push_back(test_threads(w));
+  }
+  return counts;
+}
+
 inline std::vector<float> random_floats(std::size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(lo, hi);

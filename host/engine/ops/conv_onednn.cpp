@@ -1,9 +1,11 @@
 // Float32 Conv on oneDNN (docs/runtime-extensions.md, "Conv kernels"; the measurements behind the rule are
 // in benchmarks/README.md, "Conv on oneDNN in the engine").
 //
-// The graph stays NCHW. A Conv is cut into slices, disjoint blocks of output channels (of groups when
-// group > 1), one oneDNN primitive per slice for one image, all made here at planning time with the
-// weights reordered once to the format oneDNN picks. A run hands the (image, slice) pairs to the engine's
+// The graph stays NCHW. A Conv is cut into slices, one oneDNN primitive per slice for one image, all made
+// here at planning time with the weights reordered once to the format oneDNN picks: bands of output rows,
+// each of all channels, when the blocked kernel takes NHWC (so NHWC stays one layout whatever the thread
+// count, and a Conv with few output channels still uses every thread); else disjoint blocks of output
+// channels (of groups when group > 1). A run hands the (image, slice) pairs to the engine's
 // pool; each worker executes its slices with OpenMP limited to one thread on that thread, so oneDNN never
 // starts an OpenMP team beside the pool (docs/runtime-extensions.md, "Threads"). Per class of shape, a
 // slice either runs oneDNN's kernels on NCHW directly ("nchw") or reorders its input to oneDNN's blocked
@@ -37,6 +39,8 @@ bool prepare_onednn_conv(const OpContext&, const OnednnConvRequest&, PreparedOp&
 
 bool onednn_conv_built() noexcept { return false; }
 
+bool onednn_conv_keeps_nhwc() { return false; }
+
 #else
 
 namespace {
@@ -58,15 +62,15 @@ enum class ShapeClass {
 // The per-class rule, from benchmarks/README.md ("Conv on oneDNN in the engine"): the layout that took the
 // least CPU time per class, the engine's own kernels where neither oneDNN layout beat them. oneDNN's NCHW
 // kernel is its GEMM, fast alone but slow with an eltwise post-op, so pointwise Convs with a fused activation
-// take the blocked layout or the engine's kernel. Depthwise Convs on large planes lost to the engine's kernel
-// by the reorders around them; where values stay in oneDNN's layout between Convs (blocked_layout.hpp) they
-// sit between two blocked Convs and skip the larger reorder, and measured faster blocked (benchmarks/README.md,
-// "Blocked values between Convs").
+// take the blocked layout or the engine's kernel. Depthwise Convs on large planes, and pointwise ones that reduce
+// the channels, lost to the engine's kernel by the reorders around them; where values stay in oneDNN's layout
+// (blocked_layout.hpp) they skip those reorders and measured faster blocked (benchmarks/README.md, "Blocked values
+// between Convs"; squeezenet's squeeze Convs between NHWC Concats and MaxPools).
 Layout measured_layout(ShapeClass c, bool values_kept) {
   switch (c) {
     case ShapeClass::pointwise: return Layout::nchw;
     case ShapeClass::pointwise_activated_expanding: return Layout::blocked;
-    case ShapeClass::pointwise_activated_reducing: return Layout::builtin;
+    case ShapeClass::pointwise_activated_reducing: return values_kept ? Layout::blocked : Layout::builtin;
     case ShapeClass::dense: return Layout::blocked;
     case ShapeClass::depthwise_small: return Layout::blocked;
     case ShapeClass::depthwise_large: return values_kept ? Layout::blocked : Layout::builtin;
@@ -98,12 +102,12 @@ constexpr std::size_t alignment = 64;
 std::size_t aligned(std::size_t bytes) { return (bytes + alignment - 1) / alignment * alignment; }
 
 struct Slice {
-  int64_t in_first = 0;                   // its first input channel
-  int64_t src_offset = 0;                 // floats into one image of the input
-  int64_t dst_offset = 0;                 // floats into one image of the output
-  int64_t bias_offset = 0;                // channels
-  dnnl::memory::desc user_src, user_dst;  // NCHW, one image
-  dnnl::memory::desc conv_src, conv_dst;  // what the primitive takes (= user_* for Layout::nchw)
+  int64_t in_first = 0;                         // its first input channel
+  int64_t src_offset = 0, kept_src_offset = 0;  // floats into one image of the input: NCHW, kept layout
+  int64_t dst_offset = 0, kept_dst_offset = 0;  // floats into one image of the output: NCHW, kept layout
+  int64_t bias_offset = 0;                      // channels
+  dnnl::memory::desc user_src, user_dst;        // NCHW views into one image
+  dnnl::memory::desc conv_src, conv_dst;        // what the primitive takes (= user_* for Layout::nchw)
   dnnl::memory::desc scratchpad, bias;
   dnnl::convolution_forward conv;
   dnnl::memory weights;                      // reordered once
@@ -114,6 +118,7 @@ struct Slice {
 
 struct OnednnConv {
   std::vector<Slice> slices;
+  bool bands = false;  // slices of output rows, else of output channels
   bool has_bias = false;
   Epilogue epilogue;           // the fused chain
   std::size_t first_tail = 0;  // its steps from here on run after the primitive
@@ -160,8 +165,8 @@ struct OnednnConv {
       for (int64_t t = begin; t < end; ++t) {
         const int64_t n = t / count;
         const Slice& s = slices[static_cast<std::size_t>(t % count)];
-        void* user_src = const_cast<float*>(x + n * in_image_floats + s.src_offset);
-        float* user_dst = y + n * out_image_floats + s.dst_offset;
+        void* user_src = const_cast<float*>(x + n * in_image_floats + (kept_src ? s.kept_src_offset : s.src_offset));
+        float* user_dst = y + n * out_image_floats + (kept_dst ? s.kept_dst_offset : s.dst_offset);
         dnnl::memory src;
         if (kept_src) {
           src = dnnl::memory(s.conv_src, engine, user_src);
@@ -188,10 +193,11 @@ struct OnednnConv {
           s.dst_reorder->execute(stream, dst, to);
         }
         if (first_tail < end_tail) {  // the rest of the chain, on this slice's output just written
-          const int64_t channels = s.user_dst.dims()[1], plane = out_image / out_channels;
+          const dnnl::memory::dims dims = s.user_dst.dims();
+          const int64_t plane = out_image / out_channels, span = dims[2] * dims[3];  // span: the slice's rows
           const float* r = residual != nullptr ? residual + (user_dst - y) : nullptr;
-          for (int64_t c = 0; c < channels; ++c) {
-            epilogue.apply(user_dst + c * plane, plane, 0.0f, false, r != nullptr ? r + c * plane : nullptr, first_tail,
+          for (int64_t c = 0; c < dims[1]; ++c) {
+            epilogue.apply(user_dst + c * plane, span, 0.0f, false, r != nullptr ? r + c * plane : nullptr, first_tail,
                            end_tail);
           }
         }
@@ -204,7 +210,7 @@ struct OnednnConv {
 using tag = dnnl::memory::format_tag;
 using dt = dnnl::memory::data_type;
 
-// Slice boundaries over `units` (output channels, or groups) in steps of `step`, at most `threads` slices.
+// Slice boundaries over `units` (output channels, groups or rows) in steps of `step`, at most `threads` slices.
 std::vector<int64_t> slice_bounds(int64_t units, int64_t step, std::size_t threads) {
   const int64_t steps = (units + step - 1) / step;
   const int64_t count = std::clamp<int64_t>(static_cast<int64_t>(threads), 1, steps);
@@ -214,11 +220,24 @@ std::vector<int64_t> slice_bounds(int64_t units, int64_t step, std::size_t threa
   return bounds;
 }
 
-// The layouts blocked_layout.hpp may keep a value in. Each slice's part of the value (the channels it reads or
-// writes) lies where its channels start in NCHW: in oneDNN's blocks of channels, when every slice starts a
-// block, the bytes do not depend on the slicing; in NHWC (oneDNN's pick on AVX-512) each slice's channels are
-// dense NHWC of their own, one slice after another, so the slicing is part of the layout and both sides must
-// share it (one slice: plain NHWC).
+// The input rows a band of output rows [begin, end) reads, and the padding above and below them.
+struct Band {
+  int64_t first = 0, rows = 0;  // input rows
+  int64_t pad_top = 0, pad_bottom = 0;
+};
+Band band_rows(const WindowGeometry& g, int64_t begin, int64_t end) {
+  const int64_t reach = (g.kernel_h - 1) * g.dilation_h + 1;
+  const int64_t top = begin * g.stride_h - g.pad_top;                 // may lie in the padding
+  const int64_t bottom = (end - 1) * g.stride_h - g.pad_top + reach;  // one past the last row read
+  const int64_t first = std::max<int64_t>(0, top), last = std::min(g.in_h, bottom);
+  return {first, last - first, first - top, bottom - last};
+}
+
+// The layouts blocked_layout.hpp may keep a value in. Each channel slice's part of the value (the channels it
+// reads or writes) lies where its channels start in NCHW: in oneDNN's blocks of channels, when every slice
+// starts a block, the bytes do not depend on the slicing; in NHWC each slice's channels are dense NHWC of their
+// own, one slice after another, so the slicing is part of the layout and both sides must share it. One slice,
+// or bands of rows (each of all channels), make plain NHWC.
 struct KeptFormat {
   tag format;
   const char* name;
@@ -233,7 +252,8 @@ struct KeptLayout {
 };
 
 // The kept layout of the slices' `part` (source or destination), given each slice's first channel.
-KeptLayout kept_layout(std::span<const Slice> slices, dnnl::memory::desc Slice::*part, int64_t Slice::*first) {
+KeptLayout kept_layout(std::span<const Slice> slices, bool bands, dnnl::memory::desc Slice::*part,
+                       int64_t Slice::*first) {
   for (const KeptFormat& f : kept_formats) {
     const bool fits = std::all_of(slices.begin(), slices.end(), [&](const Slice& s) {
       const dnnl::memory::desc& d = s.*part;
@@ -242,7 +262,9 @@ KeptLayout kept_layout(std::span<const Slice> slices, dnnl::memory::desc Slice::
     if (!fits) continue;
     KeptLayout kept{&f, f.name};
     for (const Slice& s : slices) {
-      if (f.block == 0) kept.name += " " + std::to_string(s.*first) + "+" + std::to_string((s.*part).dims()[1]);
+      if (f.block == 0 && !bands && slices.size() > 1) {
+        kept.name += " " + std::to_string(s.*first) + "+" + std::to_string((s.*part).dims()[1]);
+      }
     }
     return kept;
   }
@@ -262,12 +284,13 @@ std::shared_ptr<const BlockedPorts> blocked_ports(const std::shared_ptr<OnednnCo
   auto ports = std::make_shared<BlockedPorts>();
   const std::span<const Slice> slices(impl->slices);
   const auto in_slices = impl->shared_src_reorder ? slices.first(1) : slices;
-  if (KeptLayout in = kept_layout(in_slices, &Slice::conv_src, &Slice::in_first); in.format != nullptr) {
+  if (KeptLayout in = kept_layout(in_slices, impl->bands, &Slice::conv_src, &Slice::in_first); in.format != nullptr) {
     ports->input_layout = std::move(in.name);
     impl->kept_in_image = kept_image_floats(*in.format, g.channels, g.in_h, g.in_w);
-    ports->keep_input = [impl] { impl->kept_src = true; };
+    ports->keep_input = [impl](std::size_t) { impl->kept_src = true; };
   }
-  KeptLayout out = all_post_ops ? kept_layout(slices, &Slice::conv_dst, &Slice::bias_offset) : KeptLayout{};
+  KeptLayout out =
+      all_post_ops ? kept_layout(slices, impl->bands, &Slice::conv_dst, &Slice::bias_offset) : KeptLayout{};
   if (out.format != nullptr) {
     ports->output_layout = std::move(out.name);
     impl->kept_out_image = kept_image_floats(*out.format, impl->out_channels, g.out_h, g.out_w);
@@ -280,6 +303,14 @@ std::shared_ptr<const BlockedPorts> blocked_ports(const std::shared_ptr<OnednnCo
 }  // namespace
 
 bool onednn_conv_built() noexcept { return true; }
+
+bool onednn_conv_keeps_nhwc() {
+  const dnnl::memory::desc image({1, 16, 8, 8}, dt::f32, tag::any), weights({16, 16, 3, 3}, dt::f32, tag::any);
+  const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                             image, weights, image, {1, 1}, {1, 1}, {1, 1});
+  const dnnl::convolution_forward::primitive_desc pd(desc, cpu_engine());
+  return pd.src_desc() == dnnl::memory::desc({1, 16, 8, 8}, dt::f32, tag::nhwc);
+}
 
 bool prepare_onednn_conv(const OpContext& ctx, const OnednnConvRequest& r, PreparedOp& op) {
   const WindowGeometry& g = r.g;
@@ -360,51 +391,100 @@ bool prepare_onednn_conv(const OpContext& ctx, const OnednnConvRequest& r, Prepa
   impl->end_tail = r.residual_in_epilogue ? r.epilogue.steps.size() : r.epilogue.steps_before_residual();
   impl->out_channels = r.out_channels;
   const bool grouped = r.group > 1;
-  // Output channels are cut in multiples of 16 (AVX-512's block); groups so that a slice's channels are too.
-  const int64_t group_step = grouped && 16 % out_per_group == 0 ? std::max<int64_t>(1, 16 / out_per_group) : 1;
-  const std::vector<int64_t> bounds =
-      grouped ? slice_bounds(r.group, group_step, ctx.threads()) : slice_bounds(r.out_channels, 16, ctx.threads());
-  const bool shared_src = layout == Layout::blocked && !grouped;
+  // oneDNN's weight dimensions: OIHW, or GOIHW (per group) when grouped.
+  const auto weight_dims = [&](int64_t groups, int64_t out_c, int64_t in_c) {
+    return grouped ? dnnl::memory::dims{groups, out_c / groups, in_c / groups, g.kernel_h, g.kernel_w}
+                   : dnnl::memory::dims{out_c, in_c, g.kernel_h, g.kernel_w};
+  };
+  const auto primitive_desc = [&](const dnnl::memory::desc& src, const dnnl::memory::desc& w,
+                                  const dnnl::memory::desc& dst, const dnnl::memory::dims& top_left,
+                                  const dnnl::memory::dims& bottom_right) {
+    const dnnl::memory::desc bias({dst.dims()[1]}, dt::f32, tag::a);
+    const auto desc = impl->has_bias
+        ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
+                                          w, bias, dst, strides, dilates, top_left, bottom_right)
+        : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
+                                          w, dst, strides, dilates, top_left, bottom_right);
+    return dnnl::convolution_forward::primitive_desc(desc, attr, engine);
+  };
   std::size_t worker_bytes = 0;
   try {
+    std::vector<int64_t> bounds;
+    if (layout == Layout::blocked) {  // bands when the kernel oneDNN picks for the whole Conv takes NHWC
+      const dnnl::memory::dims src_dims{1, g.channels, g.in_h, g.in_w}, dst_dims{1, r.out_channels, g.out_h, g.out_w};
+      const auto whole =
+          primitive_desc(dnnl::memory::desc(src_dims, dt::f32, tag::any),
+                         dnnl::memory::desc(weight_dims(r.group, r.out_channels, g.channels), dt::f32, tag::any),
+                         dnnl::memory::desc(dst_dims, dt::f32, tag::any), pad_l, pad_r);
+      impl->bands = !std::getenv("TMP_NOBANDS") &&
+          whole.src_desc() == dnnl::memory::desc(src_dims, dt::f32, tag::nhwc) &&
+          whole.dst_desc() == dnnl::memory::desc(dst_dims, dt::f32, tag::nhwc);
+      if (impl->bands) {
+        bounds = slice_bounds(g.out_h, 1, ctx.threads());
+        // A band whose rows read only padding has no input rows; such a Conv runs as one band.
+        for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
+          if (band_rows(g, bounds[i], bounds[i + 1]).rows <= 0) bounds = {0, g.out_h};
+        }
+      }
+    }
+    // Output channels are cut in multiples of 16 (AVX-512's block); groups so that a slice's channels are too.
+    const int64_t group_step = grouped && 16 % out_per_group == 0 ? std::max<int64_t>(1, 16 / out_per_group) : 1;
+    if (!impl->bands) {
+      bounds =
+          grouped ? slice_bounds(r.group, group_step, ctx.threads()) : slice_bounds(r.out_channels, 16, ctx.threads());
+    }
+    const bool shared_src = layout == Layout::blocked && !grouped && !impl->bands;
     for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
       const int64_t first = bounds[i], units = bounds[i + 1] - bounds[i];
-      const int64_t in_c = grouped ? units * in_per_group : g.channels;
-      const int64_t out_c = grouped ? units * out_per_group : units;
       Slice s;
-      s.in_first = grouped ? first * in_per_group : 0;
-      s.src_offset = s.in_first * g.in_size();
-      s.bias_offset = grouped ? first * out_per_group : first;
-      s.dst_offset = s.bias_offset * g.out_size();
-      s.user_src = dnnl::memory::desc({1, in_c, g.in_h, g.in_w}, dt::f32, tag::nchw);
-      s.user_dst = dnnl::memory::desc({1, out_c, g.out_h, g.out_w}, dt::f32, tag::nchw);
-      const dnnl::memory::dims w_dims = grouped
-          ? dnnl::memory::dims{units, out_per_group, in_per_group, g.kernel_h, g.kernel_w}
-          : dnnl::memory::dims{out_c, in_c, g.kernel_h, g.kernel_w};
+      const Band band = impl->bands ? band_rows(g, first, first + units) : Band{0, g.in_h, g.pad_top, g.pad_bottom};
+      // A band has every channel; a slice its groups' or its own output channels.
+      const int64_t groups = impl->bands ? r.group : grouped ? units : 1;
+      const int64_t in_c = grouped ? groups * in_per_group : g.channels;
+      const int64_t out_c = impl->bands ? r.out_channels : grouped ? groups * out_per_group : units;
+      const int64_t out_rows = impl->bands ? units : g.out_h;
+      s.in_first = grouped && !impl->bands ? first * in_per_group : 0;
+      s.bias_offset = impl->bands ? 0 : grouped ? first * out_per_group : first;
+      if (impl->bands) {
+        s.src_offset = band.first * g.in_w;
+        s.kept_src_offset = s.src_offset * g.channels;
+        s.dst_offset = first * g.out_w;
+        s.kept_dst_offset = s.dst_offset * r.out_channels;
+      } else {
+        s.src_offset = s.kept_src_offset = s.in_first * g.in_size();
+        s.dst_offset = s.kept_dst_offset = s.bias_offset * g.out_size();
+      }
+      // Views into one NCHW image: a band's rows are strided by the whole planes.
+      s.user_src = dnnl::memory::desc({1, in_c, band.rows, g.in_w}, dt::f32,
+                                      dnnl::memory::dims{in_c * g.in_size(), g.in_size(), g.in_w, 1});
+      s.user_dst = dnnl::memory::desc({1, out_c, out_rows, g.out_w}, dt::f32,
+                                      dnnl::memory::dims{out_c * g.out_size(), g.out_size(), g.out_w, 1});
+      const dnnl::memory::dims w_dims = weight_dims(groups, out_c, in_c);
       const dnnl::memory::desc user_w(w_dims, dt::f32, grouped ? tag::goihw : tag::oihw);
       const float* w = weights->data<float>() + s.bias_offset * in_per_group * kernel;
       dnnl::memory::desc src_any = s.user_src, dst_any = s.user_dst;
-      if (layout == Layout::blocked) {
+      if (impl->bands) {  // what the probe above found oneDNN to pick
+        src_any = dnnl::memory::desc({1, in_c, band.rows, g.in_w}, dt::f32, tag::nhwc);
+        dst_any = dnnl::memory::desc({1, out_c, out_rows, g.out_w}, dt::f32, tag::nhwc);
+      } else if (layout == Layout::blocked) {
         src_any = shared_src && i > 0 ? impl->shared_conv_src
                                       : dnnl::memory::desc({1, in_c, g.in_h, g.in_w}, dt::f32, tag::any);
         dst_any = dnnl::memory::desc({1, out_c, g.out_h, g.out_w}, dt::f32, tag::any);
       }
-      const dnnl::memory::desc w_any(w_dims, dt::f32, tag::any);
-      const dnnl::memory::desc bias_desc({out_c}, dt::f32, tag::a);
-      const auto desc = impl->has_bias
-          ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                            src_any, w_any, bias_desc, dst_any, strides, dilates, pad_l, pad_r)
-          : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                            src_any, w_any, dst_any, strides, dilates, pad_l, pad_r);
-      const dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
+      const auto pd = primitive_desc(src_any, dnnl::memory::desc(w_dims, dt::f32, tag::any), dst_any,
+                                     {band.pad_top, g.pad_left}, {band.pad_bottom, g.pad_right});
       s.conv_src = pd.src_desc();
       s.conv_dst = pd.dst_desc();
       s.scratchpad = pd.scratchpad_desc();
-      s.bias = bias_desc;
+      s.bias = dnnl::memory::desc({out_c}, dt::f32, tag::a);
       s.conv = dnnl::convolution_forward(pd);
-      s.weights = dnnl::memory(pd.weights_desc(), engine);
-      dnnl::memory user_w_memory(user_w, engine, const_cast<float*>(w));
-      dnnl::reorder(user_w_memory, s.weights).execute(stream, user_w_memory, s.weights);
+      if (impl->bands && i > 0 && pd.weights_desc() == impl->slices[0].weights.get_desc()) {
+        s.weights = impl->slices[0].weights;  // every band reads all the weights: one copy
+      } else {
+        s.weights = dnnl::memory(pd.weights_desc(), engine);
+        dnnl::memory user_w_memory(user_w, engine, const_cast<float*>(w));
+        dnnl::reorder(user_w_memory, s.weights).execute(stream, user_w_memory, s.weights);
+      }
       std::size_t bytes = 0;
       s.scratchpad_offset = bytes;
       bytes += aligned(pd.scratchpad_desc().get_size());

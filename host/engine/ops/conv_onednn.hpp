@@ -28,4 +28,8 @@ bool prepare_onednn_conv(const OpContext& ctx, const OnednnConvRequest& request,
 // Whether this build has oneDNN (for tests).
 bool onednn_conv_built() noexcept;
 
+// Whether oneDNN's blocked Conv kernels take NHWC on this CPU (its pick on AVX-512), so that values are kept
+// across MaxPool and Concat too (blocked_layout.hpp; for tests).
+bool onednn_conv_keeps_nhwc();
+
 }  // namespace rknnxx::host

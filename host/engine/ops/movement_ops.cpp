@@ -3,12 +3,14 @@
 // Trilu, Where; and Equal, which compares them. The copies
 // work on element bytes, so each is written once for every element type.
 
+#include "../blocked_layout.hpp"
 #include "../broadcast.hpp"
 #include "../op_registry.hpp"
 #include "constant_inputs.hpp"
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <numeric>
 #include <type_traits>
 
@@ -120,6 +122,59 @@ PreparedOp prepare_transpose(OpContext& ctx) {
 
 // ---- Concat ----
 
+// Concat of float32 images along channels where blocked_layout.hpp keeps inputs in NHWC: each input read in its
+// layout, the output written in NHWC (when every input is) or NCHW. Rows [begin, end) of all images' rows.
+struct NhwcConcat {
+  std::vector<int64_t> channels;  // per input
+  std::vector<char> kept_input;   // per input: NHWC
+  bool kept_output = false;
+  int64_t height = 0, width = 0, out_channels = 0;
+
+  void rows(const KernelContext& k, int64_t begin, int64_t end) const {
+    float* y = k.outputs[0]->data<float>();
+    const int64_t plane = height * width;
+    int64_t first = 0;  // the input's first output channel
+    for (std::size_t i = 0; i < channels.size(); ++i) {
+      const float* x = k.inputs[i]->data<float>();
+      const int64_t c_in = channels[i];
+      for (int64_t row = begin; row < end; ++row) {
+        const int64_t n = row / height, h = row % height;
+        const int64_t pixel = row * width;  // of the row's first pixel, over all images
+        if (kept_output) {                  // NHWC from NHWC: each pixel's channels at their place in the output's
+          for (int64_t w = 0; w < width; ++w) {
+            std::memcpy(y + (pixel + w) * out_channels + first, x + (pixel + w) * c_in,
+                        static_cast<std::size_t>(c_in) * sizeof(float));
+          }
+        } else if (kept_input[i] != 0) {  // NCHW from NHWC
+          float* out = y + (n * out_channels + first) * plane + h * width;
+          for (int64_t w = 0; w < width; ++w) {
+            const float* in = x + (pixel + w) * c_in;
+            for (int64_t c = 0; c < c_in; ++c) out[c * plane + w] = in[c];
+          }
+        } else {  // NCHW from NCHW
+          for (int64_t c = 0; c < c_in; ++c) {
+            std::memcpy(y + ((n * out_channels + first + c) * height + h) * width,
+                        x + ((n * c_in + c) * height + h) * width, static_cast<std::size_t>(width) * sizeof(float));
+          }
+        }
+      }
+      first += c_in;
+    }
+  }
+};
+
+// Concat's offer to blocked_layout.hpp, for float32 images along channels: every input in NHWC, and the output in
+// NHWC when all of them are.
+std::shared_ptr<const BlockedPorts> concat_ports(const std::shared_ptr<NhwcConcat>& impl, std::size_t output_bytes) {
+  auto ports = std::make_shared<BlockedPorts>();
+  ports->input_layout = ports->output_layout = "nhwc";
+  ports->every_input = ports->output_follows_inputs = true;
+  ports->output_bytes = output_bytes;
+  ports->keep_input = [impl](std::size_t i) { impl->kept_input[i] = 1; };
+  ports->keep_output = [impl] { impl->kept_output = true; };
+  return ports;
+}
+
 PreparedOp prepare_concat(OpContext& ctx) {
   ctx.expect_inputs(1, 1 << 20);
   const TensorInfo first = ctx.input(0);
@@ -150,7 +205,23 @@ PreparedOp prepare_concat(OpContext& ctx) {
   const int64_t outer = element_count(std::span(first.shape).first(axis));
   PreparedOp op;
   op.outputs = {TensorInfo{first.dtype, shape}};
-  op.kernel = [outer, blocks, size = element_size(first.dtype)](KernelContext& k) {
+  std::shared_ptr<NhwcConcat> nhwc;
+  if (first.dtype == DataType::float32 && rank == 4 && axis == 1) {
+    nhwc = std::make_shared<NhwcConcat>();
+    for (std::size_t i = 0; i < ctx.input_count(); ++i) nhwc->channels.push_back(ctx.input(i).shape[1]);
+    nhwc->kept_input.assign(ctx.input_count(), 0);
+    nhwc->height = shape[2];
+    nhwc->width = shape[3];
+    nhwc->out_channels = shape[1];
+    op.blocked = concat_ports(nhwc, op.outputs[0].bytes());
+  }
+  op.kernel = [outer, blocks, size = element_size(first.dtype), nhwc](KernelContext& k) {
+    if (nhwc != nullptr && (nhwc->kept_output || std::count(nhwc->kept_input.begin(), nhwc->kept_input.end(), 1) > 0)) {
+      const int64_t rows = outer * nhwc->height;  // outer: the images
+      k.pool.parallel_for(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, nhwc->width * nhwc->out_channels)),
+                          [&](int64_t begin, int64_t end) { nhwc->rows(k, begin, end); });
+      return;
+    }
     std::byte* out = k.output(0).raw();
     for (int64_t o = 0; o < outer; ++o) {
       for (std::size_t i = 0; i < blocks.size(); ++i) {

@@ -5,6 +5,7 @@
 // the windows of that row cover, clipped to the input once, then for each output column the
 // clipped columns of each of those rows. No bounds test per element.
 
+#include "../blocked_layout.hpp"
 #include "../op_registry.hpp"
 #include "spatial.hpp"
 
@@ -12,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <type_traits>
 
@@ -320,6 +322,62 @@ bool row_max_plane(const RowMaxPlan& m, const float* x, float* y, std::vector<fl
   return (odd[0] | odd[1] | odd[2] | odd[3]) == 0;
 }
 
+// MaxPool as above on an input kept in NHWC (blocked_layout.hpp), writing NHWC or NCHW: all channels of an output
+// pixel at once, four lanes at a time, over the window's taps in kernel order with pool_plane's compare, so the
+// same values as the NCHW paths, NaN and -0 included. Rows [begin, end) of all images' output rows; `pixel` holds
+// the channels of one output pixel when the output is NCHW.
+void max_pool_nhwc_rows(const RowMaxPlan& m, int64_t channels, const float* x, float* y, bool nhwc_out, int64_t begin,
+                        int64_t end, float* pixel) {
+  const int64_t in_image = m.in_h * m.in_w * channels, out_plane = m.out_h * m.out_w;
+  for (int64_t row = begin; row < end; ++row) {
+    const int64_t n = row / m.out_h, oh = row % m.out_h, h0 = oh * m.stride_h - m.pad_h;
+    const TapRange r = valid_taps(h0, m.kernel_h, m.dilation_h, m.in_h);
+    for (int64_t ow = 0; ow < m.out_w; ++ow) {
+      const int64_t w0 = ow * m.stride_w - m.pad_w;
+      const TapRange c = valid_taps(w0, m.kernel_w, m.dilation_w, m.in_w);
+      float* best = nhwc_out ? y + (row * m.out_w + ow) * channels : pixel;
+      bool first = true;
+      for (int64_t kh = r.begin; kh < r.end; ++kh) {
+        const float* in_row = x + n * in_image + (h0 + kh * m.dilation_h) * m.in_w * channels;
+        for (int64_t kw = c.begin; kw < c.end; ++kw) {
+          const float* v = in_row + (w0 + kw * m.dilation_w) * channels;
+          if (first) {
+            std::memcpy(best, v, static_cast<std::size_t>(channels) * sizeof(float));
+            first = false;
+            continue;
+          }
+          int64_t k = 0;
+          for (; k + 4 <= channels; k += 4) {
+            const float4 b = max4(load4(best + k), load4(v + k));
+            std::memcpy(best + k, &b, sizeof b);
+          }
+          for (; k < channels; ++k) best[k] = v[k] > best[k] ? v[k] : best[k];
+        }
+      }
+      if (!nhwc_out) {
+        float* out = y + n * channels * out_plane + oh * m.out_w + ow;
+        for (int64_t k = 0; k < channels; ++k) out[k * out_plane] = pixel[k];
+      }
+    }
+  }
+}
+
+// Where MaxPool reads and writes NHWC, decided by blocked_layout.hpp while planning.
+struct KeptNhwc {
+  bool input = false, output = false;
+};
+
+// MaxPool's offer to blocked_layout.hpp: input 0 in NHWC, and its output in NHWC when the input is.
+std::shared_ptr<const BlockedPorts> max_pool_ports(const std::shared_ptr<KeptNhwc>& kept, std::size_t output_bytes) {
+  auto ports = std::make_shared<BlockedPorts>();
+  ports->input_layout = ports->output_layout = "nhwc";
+  ports->output_follows_inputs = true;
+  ports->output_bytes = output_bytes;
+  ports->keep_input = [kept](std::size_t) { kept->input = true; };
+  ports->keep_output = [kept] { kept->output = true; };
+  return ports;
+}
+
 // The exponent of LpPool and GlobalLpPool: an int from opset 2 on; their opset 1 forms had a float.
 float lp_exponent(const OpContext& ctx) {
   const onnx::AttributeProto* given = ctx.attribute("p");
@@ -365,10 +423,19 @@ template <PoolKind kind> PreparedOp prepare_pool(OpContext& ctx) {
   }
   const bool values_only = kind == PoolKind::max && dtype == DataType::float32 && op.outputs.size() == 1;
   if (const std::optional<RowMaxPlan> m = values_only ? row_max_plan(p.g) : std::nullopt) {
-    op.kernel = [p, m = *m](KernelContext& k) {
+    auto kept = std::make_shared<KeptNhwc>();
+    op.blocked = max_pool_ports(kept, op.outputs[0].bytes());
+    op.kernel = [p, m = *m, kept](KernelContext& k) {
       const int64_t in_size = p.g.in_size(), out_size = p.g.out_size();
       const float* x = k.input(0).data<float>();
       float* y = k.output(0).data<float>();
+      if (kept->input) {
+        k.pool.parallel_for(p.g.batch * m.out_h, 1, [&](int64_t begin, int64_t end) {
+          std::vector<float> pixel(kept->output ? 0 : static_cast<std::size_t>(p.g.channels));
+          max_pool_nhwc_rows(m, p.g.channels, x, y, kept->output, begin, end, pixel.data());
+        });
+        return;
+      }
       k.pool.parallel_for(p.g.batch * p.g.channels, 1, [&](int64_t begin, int64_t end) {
         std::vector<float> line;
         RowTaps taps;

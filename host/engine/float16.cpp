@@ -6,6 +6,7 @@
 // every float16 boundary and a sweep over all float bit patterns).
 
 #include "float16.hpp"
+#include "four_lanes.hpp"
 
 #include <cstdint>
 #include <cstring>
@@ -20,9 +21,6 @@
 namespace rknnxx::host {
 namespace detail {
 namespace {
-
-using u32x4 = std::uint32_t __attribute__((vector_size(16)));
-using f32x4 = float __attribute__((vector_size(16)));
 
 // Four values without branches: every case is computed and the right one selected.
 u32x4 round_to_half_bits(u32x4 x) noexcept {
@@ -84,17 +82,9 @@ void round_to_half_neon(float* data, std::size_t count) noexcept {
 void round_to_half_portable(float* data, std::size_t count) noexcept {
   constexpr std::size_t lanes = 4;
   std::size_t i = 0;
-  for (; i + lanes <= count; i += lanes) {
-    u32x4 x;
-    std::memcpy(&x, data + i, sizeof x);
-    x = round_to_half_bits(x);
-    std::memcpy(data + i, &x, sizeof x);
-  }
+  for (; i + lanes <= count; i += lanes) store4(data + i, round_to_half_bits(load4<u32x4>(data + i)));
   if (i < count) {  // the last 1 to 3 values, through a padded vector
-    u32x4 x{};
-    std::memcpy(&x, data + i, (count - i) * sizeof(float));
-    x = round_to_half_bits(x);
-    std::memcpy(data + i, &x, (count - i) * sizeof(float));
+    store4_partial(data + i, round_to_half_bits(load4_partial<u32x4>(data + i, count - i)), count - i);
   }
 }
 

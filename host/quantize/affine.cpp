@@ -1,9 +1,9 @@
 #include "affine.hpp"
+#include "four_lanes.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 
 namespace rknnxx::host::quantize {
 
@@ -69,25 +69,18 @@ struct FakeQuantize {
   }
 };
 
-#if defined(__GNUC__)
-typedef float Float4 __attribute__((vector_size(16)));
-typedef double Double4 __attribute__((vector_size(32)));
-
 // The same operations as FakeQuantize's, lane by lane.
 [[gnu::always_inline]] inline std::size_t quantize_lanes(float* values, std::size_t count,
                                                          const FakeQuantize& q) noexcept {
-  const Double4 scale = Double4{} + q.scale, lo = Double4{} + q.lo, hi = Double4{} + q.hi;
-  const Double4 magic = Double4{} + round_magic, zero = Double4{};
+  const f64x4 scale = f64x4{} + q.scale, lo = f64x4{} + q.lo, hi = f64x4{} + q.hi;
+  const f64x4 magic = f64x4{} + round_magic, zero = f64x4{};
   std::size_t i = 0;
   for (; i + 4 <= count; i += 4) {
-    Float4 v;
-    std::memcpy(&v, values + i, sizeof v);
-    Double4 t = __builtin_convertvector(v, Double4) / scale;
+    f64x4 t = __builtin_convertvector(load4(values + i), f64x4) / scale;
     t = t < lo ? lo : t;
     t = t > hi ? hi : t;
     t = t == t ? t : zero;
-    v = __builtin_convertvector(((t + magic) - magic) * scale, Float4);
-    std::memcpy(values + i, &v, sizeof v);
+    store4(values + i, __builtin_convertvector(((t + magic) - magic) * scale, f32x4));
   }
   return i;
 }
@@ -108,9 +101,6 @@ std::size_t fake_quantize_lanes(float* values, std::size_t count, const FakeQuan
 #endif
   return quantize_lanes(values, count, q);
 }
-#else
-std::size_t fake_quantize_lanes(float*, std::size_t, const FakeQuantize&) noexcept { return 0; }
-#endif
 }  // namespace
 
 void fake_quantize(std::span<float> values, const AffineParams& params) noexcept {

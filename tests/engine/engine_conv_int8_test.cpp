@@ -10,6 +10,7 @@
 
 #include "engine_test_model.hpp"
 #include "scoped_env.hpp"
+#include "square_conv.hpp"
 #include "ops/conv_int8.hpp"
 
 #include <cmath>
@@ -31,29 +32,25 @@ struct AlwaysIntegers : ScopedEnv {
   AlwaysIntegers() : ScopedEnv("RKNNXX_ENGINE_INT8", "always") {}
 };
 
-struct Case {
-  const char* name;
-  int64_t n, c, h, w, m, group, k, stride, dilation, pad_begin, pad_end;
-  const char* activation = "";  // "", "Relu" or "Clip" after the Conv (fused into it)
-  bool bias = true;
+struct Case : SquareConv {
   bool per_layer = false;  // one weight scale and zero point for the whole tensor
 };
 
 const Case cases[] = {
-    {"1x1", 1, 32, 9, 10, 48, 1, 1, 1, 1, 0, 0},
-    {"1x1 strided, no bias", 1, 16, 9, 9, 24, 1, 1, 2, 1, 0, 0, "", false},
-    {"3x3 padded", 1, 8, 11, 12, 20, 1, 3, 1, 1, 1, 1},
-    {"3x3 strided, asymmetric pads", 1, 6, 13, 12, 17, 1, 3, 2, 1, 0, 1},
-    {"3x3 dilated", 1, 5, 12, 12, 16, 1, 3, 1, 2, 2, 2},
-    {"7x7/2 on 3 channels", 1, 3, 30, 30, 16, 1, 7, 2, 1, 3, 3},
-    {"3x3 on 256 channels (2304-term sums)", 1, 256, 6, 6, 40, 1, 3, 1, 1, 1, 1},
-    {"depthwise 3x3", 1, 32, 10, 10, 32, 32, 3, 1, 1, 1, 1},
-    {"depthwise 3x3/2, 2 outputs per channel", 1, 8, 11, 11, 16, 8, 3, 2, 1, 1, 1},
-    {"grouped 3x3", 1, 32, 9, 9, 48, 4, 3, 1, 1, 1, 1},
-    {"batch 2 3x3 + Relu", 2, 16, 8, 9, 32, 1, 3, 1, 1, 1, 1, "Relu"},
-    {"batch 2 grouped", 2, 12, 7, 7, 18, 3, 3, 1, 1, 1, 1},
-    {"1x1 + Clip, per-layer weights", 1, 32, 8, 8, 24, 1, 1, 1, 1, 0, 0, "Clip", true, true},
-    {"depthwise + Clip", 1, 32, 8, 8, 32, 32, 3, 1, 1, 1, 1, "Clip"},
+    {{"1x1", 1, 32, 9, 10, 48, 1, 1, 1, 1, 0, 0}},
+    {{"1x1 strided, no bias", 1, 16, 9, 9, 24, 1, 1, 2, 1, 0, 0, "", false}},
+    {{"3x3 padded", 1, 8, 11, 12, 20, 1, 3, 1, 1, 1, 1}},
+    {{"3x3 strided, asymmetric pads", 1, 6, 13, 12, 17, 1, 3, 2, 1, 0, 1}},
+    {{"3x3 dilated", 1, 5, 12, 12, 16, 1, 3, 1, 2, 2, 2}},
+    {{"7x7/2 on 3 channels", 1, 3, 30, 30, 16, 1, 7, 2, 1, 3, 3}},
+    {{"3x3 on 256 channels (2304-term sums)", 1, 256, 6, 6, 40, 1, 3, 1, 1, 1, 1}},
+    {{"depthwise 3x3", 1, 32, 10, 10, 32, 32, 3, 1, 1, 1, 1}},
+    {{"depthwise 3x3/2, 2 outputs per channel", 1, 8, 11, 11, 16, 8, 3, 2, 1, 1, 1}},
+    {{"grouped 3x3", 1, 32, 9, 9, 48, 4, 3, 1, 1, 1, 1}},
+    {{"batch 2 3x3 + Relu", 2, 16, 8, 9, 32, 1, 3, 1, 1, 1, 1, "Relu"}},
+    {{"batch 2 grouped", 2, 12, 7, 7, 18, 3, 3, 1, 1, 1, 1}},
+    {{"1x1 + Clip, per-layer weights", 1, 32, 8, 8, 24, 1, 1, 1, 1, 0, 0, "Clip"}, true},
+    {{"depthwise + Clip", 1, 32, 8, 8, 32, 32, 3, 1, 1, 1, 1, "Clip"}},
 };
 
 // A random int8 grid tensor: its integers, scales and zero points (one per channel of axis 0, or one).
@@ -81,28 +78,6 @@ GridTensor random_grid_tensor(std::vector<int64_t> shape, std::size_t params, st
     values[i] = grid_value(t.grid.scale[p], integer(rng), t.grid.zero_point[p]);
   }
   return t;
-}
-
-onnx::ModelProto model(const Case& s, const Tensor& w, const Tensor& bias) {
-  ModelBuilder b(13);
-  b.input("x", DataType::float32, {s.n, s.c, s.h, s.w}).initializer("w", w).output("y");
-  std::vector<std::string> inputs{"x", "w"};
-  if (s.bias) {
-    b.initializer("b", bias);
-    inputs.emplace_back("b");
-  }
-  const std::string activation = s.activation;
-  b.node("Conv", inputs, {activation.empty() ? "y" : "c"},
-         {attr("strides", std::vector<int64_t>{s.stride, s.stride}),
-          attr("dilations", std::vector<int64_t>{s.dilation, s.dilation}), attr("group", s.group),
-          attr("pads", std::vector<int64_t>{s.pad_begin, s.pad_begin, s.pad_end, s.pad_end})},
-         "conv");
-  if (activation == "Relu") b.node("Relu", {"c"}, {"y"});
-  if (activation == "Clip") {
-    b.initializer("lo", Tensor::scalar(-0.3f)).initializer("hi", Tensor::scalar(0.4f));
-    b.node("Clip", {"c", "lo", "hi"}, {"y"});
-  }
-  return b.model();
 }
 
 // The exact sum (double) of each output before the activation, and the sum of its terms' magnitudes.
@@ -168,11 +143,11 @@ TEST_SUITE("engine.conv_int8") {
         const std::string name = s.name;
         CAPTURE(name);
         CAPTURE(threads);
-        Graph annotated(model(s, w.values, bias));
+        Graph annotated(square_conv_model(s, w.values, bias));
         annotated.set_integer_grid(*annotated.find("x"), x.grid);
         annotated.set_integer_grid(*annotated.find("w"), w.grid);
         Session integer(std::move(annotated), {.threads = threads});
-        Session floats(model(s, w.values, bias), {.threads = threads});
+        Session floats(square_conv_model(s, w.values, bias), {.threads = threads});
         const Tensor from_floats = floats.run(std::vector{x.values.clone()})[0];
         if (!int8_conv_available()) {
           const Tensor got = integer.run(std::vector{x.values.clone()})[0];
@@ -205,11 +180,11 @@ TEST_SUITE("engine.conv_int8") {
     GridTensor w = random_grid_tensor({s.m, s.c, s.k, s.k}, static_cast<std::size_t>(s.m), rng, 0.002, 0.02);
     w.values.values<float>()[5] += 0.25f * w.grid.scale[0];  // one weight between two grid values
     const Tensor bias = random_tensor({s.m}, 3);
-    Graph annotated(model(s, w.values, bias));
+    Graph annotated(square_conv_model(s, w.values, bias));
     annotated.set_integer_grid(*annotated.find("x"), x.grid);
     annotated.set_integer_grid(*annotated.find("w"), w.grid);
     Session integer(std::move(annotated), {.threads = 1});
-    Session floats(model(s, w.values, bias), {.threads = 1});
+    Session floats(square_conv_model(s, w.values, bias), {.threads = 1});
     Tensor moved = x.values.clone();
     for (float& v : moved.values<float>()) v += 0.2f * x.grid.scale[0];
     const Tensor got = integer.run(std::vector{moved.clone()})[0];
@@ -222,7 +197,7 @@ TEST_SUITE("engine.conv_int8") {
     AlwaysIntegers always;
     ::unsetenv("RKNNXX_ENGINE_INT8");  // the rule (restored by the guard)
     // 3x3 on 256 channels of 16x16: 2304-term windows, 2^25 products and more; and the small 1x1 of cases[0].
-    const Case large{"large", 1, 256, 16, 16, 64, 1, 3, 1, 1, 1, 1};
+    const Case large{{"large", 1, 256, 16, 16, 64, 1, 3, 1, 1, 1, 1}};
     for (const Case* c : {&large, &cases[0]}) {
       const Case& s = *c;
       const std::string name = s.name;
@@ -231,11 +206,11 @@ TEST_SUITE("engine.conv_int8") {
       GridTensor x = random_grid_tensor({s.n, s.c, s.h, s.w}, 1, rng, 0.04, 0.06);
       GridTensor w = random_grid_tensor({s.m, s.c, s.k, s.k}, static_cast<std::size_t>(s.m), rng, 0.002, 0.02);
       const Tensor bias = random_tensor({s.m}, 3);
-      Graph annotated(model(s, w.values, bias));
+      Graph annotated(square_conv_model(s, w.values, bias));
       annotated.set_integer_grid(*annotated.find("x"), x.grid);
       annotated.set_integer_grid(*annotated.find("w"), w.grid);
       Session integer(std::move(annotated), {.threads = 1});
-      Session floats(model(s, w.values, bias), {.threads = 1});
+      Session floats(square_conv_model(s, w.values, bias), {.threads = 1});
       Tensor moved = x.values.clone();
       for (float& v : moved.values<float>()) v += 0.2f * x.grid.scale[0];
       const Tensor got = integer.run(std::vector{moved.clone()})[0];
@@ -256,7 +231,7 @@ TEST_SUITE("engine.conv_int8") {
   }
 
   TEST_CASE("set_integer_grid refuses a grid without parameters") {
-    Graph graph(model(cases[0], random_tensor({48, 32, 1, 1}, 2), random_tensor({48}, 3)));
+    Graph graph(square_conv_model(cases[0], random_tensor({48, 32, 1, 1}, 2), random_tensor({48}, 3)));
     IntegerGrid grid;
     CHECK_THROWS_WITH_AS(graph.set_integer_grid(*graph.find("x"), grid),
                          doctest::Contains("'x' is given 0 scales and 0 zero points"), EngineError);

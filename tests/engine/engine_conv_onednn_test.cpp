@@ -7,6 +7,7 @@
 
 #include "engine_test_model.hpp"
 #include "scoped_env.hpp"
+#include "square_conv.hpp"
 #include "ops/conv_onednn.hpp"
 
 #include <filesystem>
@@ -23,14 +24,7 @@ struct ConvMode : ScopedEnv {
   explicit ConvMode(const char* mode) : ScopedEnv("RKNNXX_ENGINE_CONV", mode) {}
 };
 
-struct Shape {
-  const char* name;
-  int64_t n, c, h, w, m, group, k, stride, dilation, pad_begin, pad_end;
-  const char* activation = "";  // "", "Relu" or "Clip" after the Conv (fused into it)
-  bool bias = true;
-};
-
-const Shape shapes[] = {
+const SquareConv shapes[] = {
     {"1x1", 1, 32, 9, 10, 48, 1, 1, 1, 1, 0, 0},
     {"1x1 strided", 1, 16, 9, 9, 24, 1, 1, 2, 1, 0, 0},
     {"1x1 no bias", 1, 20, 6, 7, 33, 1, 1, 1, 1, 0, 0, "", false},
@@ -56,29 +50,9 @@ const Shape shapes[] = {
     {"depthwise 5x5/2, batch 2", 2, 16, 17, 15, 16, 16, 5, 2, 1, 2, 2, "Relu"},
 };
 
-onnx::ModelProto model(const Shape& s) {
-  ModelBuilder b(13);
-  const Tensor w = random_tensor({s.m, s.c / s.group, s.k, s.k}, 2);
-  const Tensor bias = random_tensor({s.m}, 3);
-  b.input("x", DataType::float32, {s.n, s.c, s.h, s.w}).initializer("w", w).output("y");
-  std::vector<std::string> inputs{"x", "w"};
-  if (s.bias) {
-    b.initializer("b", bias);
-    inputs.emplace_back("b");
-  }
-  const std::string activation = s.activation;
-  const std::string conv_out = activation.empty() ? "y" : "c";
-  b.node("Conv", inputs, {conv_out},
-         {attr("strides", std::vector<int64_t>{s.stride, s.stride}),
-          attr("dilations", std::vector<int64_t>{s.dilation, s.dilation}), attr("group", s.group),
-          attr("pads", std::vector<int64_t>{s.pad_begin, s.pad_begin, s.pad_end, s.pad_end})},
-         "conv");
-  if (activation == "Relu") b.node("Relu", {"c"}, {"y"});
-  if (activation == "Clip") {
-    b.initializer("lo", Tensor::scalar(-0.3f)).initializer("hi", Tensor::scalar(0.4f));
-    b.node("Clip", {"c", "lo", "hi"}, {"y"});
-  }
-  return b.model();
+// The Conv with random weights and bias, the same in every run.
+onnx::ModelProto model(const SquareConv& s) {
+  return square_conv_model(s, random_tensor({s.m, s.c / s.group, s.k, s.k}, 2), random_tensor({s.m}, 3));
 }
 
 // The largest difference relative to the largest value of `want`.
@@ -94,7 +68,7 @@ double relative_difference(const Tensor& got, const Tensor& want) {
   return diff / top;
 }
 
-Tensor run_with(const char* mode, const Shape& s, std::size_t threads) {
+Tensor run_with(const char* mode, const SquareConv& s, std::size_t threads) {
   ConvMode conv_mode(mode);
   const Tensor x = random_tensor({s.n, s.c, s.h, s.w}, 1);
   Session session(model(s), {.threads = threads});
@@ -116,7 +90,7 @@ TEST_SUITE("engine.conv_onednn") {
       MESSAGE("built without oneDNN: only the engine's kernels run Conv");
       return;
     }
-    for (const Shape& s : shapes) {
+    for (const SquareConv& s : shapes) {
       for (const std::size_t threads : test_thread_counts({1, 2, 3, 7})) {
         const Tensor want = run_with("builtin", s, threads);
         for (const char* mode : {"onednn-nchw", "onednn-blocked", "auto"}) {
@@ -132,7 +106,7 @@ TEST_SUITE("engine.conv_onednn") {
   TEST_CASE("RKNNXX_ENGINE_CONV names a known mode") {
     if (!onednn_conv_built()) return;
     ConvMode mode("fastest");
-    const Shape& s = shapes[0];
+    const SquareConv& s = shapes[0];
     Session session(model(s));  // planned by the first run
     CHECK_THROWS_WITH_AS(session.run(std::vector{random_tensor({s.n, s.c, s.h, s.w}, 1)}),
                          doctest::Contains("RKNNXX_ENGINE_CONV is 'fastest'"), EngineError);
@@ -141,7 +115,7 @@ TEST_SUITE("engine.conv_onednn") {
   TEST_CASE("a Conv on oneDNN starts no thread beside the engine's pool") {
     if (!onednn_conv_built()) return;
     // The pool's workers start on first use: a builtin run first, then the count may not grow.
-    const Shape& s = shapes[11];  // batch 2 3x3
+    const SquareConv& s = shapes[11];  // batch 2 3x3
     run_with("builtin", s, default_thread_count());
     const std::size_t before = process_threads();
     for (const char* mode : {"onednn-nchw", "onednn-blocked", "auto"}) {

@@ -7,6 +7,7 @@
 // (Graph::fuse_for_inference, conv_epilogue.hpp) is applied to each finished tile (depthwise: to
 // each finished channel), while it is in cache; a lone clamp inside the depthwise stores.
 
+#include "../four_lanes.hpp"
 #include "../gemm.hpp"
 #include "../op_registry.hpp"
 #include "../broadcast.hpp"
@@ -17,7 +18,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 #include <limits>
 #include <optional>
 #include <vector>
@@ -112,7 +112,6 @@ void im2col(const ConvPlan& p, const float* x, int64_t first, int64_t len, float
 // Written out because GCC's -O2 cost model leaves loops of unknown length scalar (this kernel was
 // most of mobilenet_v2's time), and as one function: a helper per block, not inlined, was slower.
 void depthwise_channel(const ConvPlan& p, const float* x, const float* w, float bias, float* y) {
-  using float4 = float __attribute__((vector_size(16)));
   const WindowGeometry& g = p.g;
   const float lo_clamp = p.has_activation ? p.act_min : -std::numeric_limits<float>::infinity();
   const float hi_clamp = p.has_activation ? p.act_max : std::numeric_limits<float>::infinity();
@@ -162,18 +161,14 @@ void depthwise_channel(const ConvPlan& p, const float* x, const float* w, float 
     int64_t ow = inner_begin;
     if (g.stride_w == 1) {
       for (; ow + 16 <= inner_end; ow += 16) {
-        float4 a0 = {bias, bias, bias, bias};
-        float4 a1 = a0, a2 = a0, a3 = a0;
+        f32x4 a0 = {bias, bias, bias, bias};
+        f32x4 a1 = a0, a2 = a0, a3 = a0;
         for (int64_t r = 0; r < taps_h; ++r) {
           const float* wr = w + kis[r] * g.kernel_w;
           const float* src = rows[r] + ow - g.pad_left;
           for (int64_t kj = 0; kj < g.kernel_w; ++kj) {
             const float* s = src + kj * g.dilation_w;
-            float4 v0, v1, v2, v3;
-            std::memcpy(&v0, s, sizeof v0);
-            std::memcpy(&v1, s + 4, sizeof v1);
-            std::memcpy(&v2, s + 8, sizeof v2);
-            std::memcpy(&v3, s + 12, sizeof v3);
+            const f32x4 v0 = load4(s), v1 = load4(s + 4), v2 = load4(s + 8), v3 = load4(s + 12);
             const float wv = wr[kj];
             a0 += wv * v0;
             a1 += wv * v1;
@@ -189,13 +184,12 @@ void depthwise_channel(const ConvPlan& p, const float* x, const float* w, float 
         }
       }
       for (; ow + 4 <= inner_end; ow += 4) {
-        float4 a0 = {bias, bias, bias, bias};
+        f32x4 a0 = {bias, bias, bias, bias};
         for (int64_t r = 0; r < taps_h; ++r) {
           const float* wr = w + kis[r] * g.kernel_w;
           const float* src = rows[r] + ow - g.pad_left;
           for (int64_t kj = 0; kj < g.kernel_w; ++kj) {
-            float4 v0;
-            std::memcpy(&v0, src + kj * g.dilation_w, sizeof v0);
+            const f32x4 v0 = load4(src + kj * g.dilation_w);
             a0 += wr[kj] * v0;
           }
         }
@@ -205,13 +199,13 @@ void depthwise_channel(const ConvPlan& p, const float* x, const float* w, float 
       // Strided (the downsampling layers): 4 outputs at a time from strided loads.
       const int64_t st = g.stride_w;
       for (; ow + 4 <= inner_end; ow += 4) {
-        float4 a = {bias, bias, bias, bias};
+        f32x4 a = {bias, bias, bias, bias};
         const int64_t iw0 = ow * st - g.pad_left;
         for (int64_t r = 0; r < taps_h; ++r) {
           const float* wr = w + kis[r] * g.kernel_w;
           for (int64_t kj = 0; kj < g.kernel_w; ++kj) {
             const float* s = rows[r] + iw0 + kj * g.dilation_w;
-            const float4 v = {s[0], s[st], s[2 * st], s[3 * st]};
+            const f32x4 v = {s[0], s[st], s[2 * st], s[3 * st]};
             a += wr[kj] * v;
           }
         }

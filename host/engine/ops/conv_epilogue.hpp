@@ -5,10 +5,11 @@
 // (docs/runtime-extensions.md, "Fused element-wise chains"); one rule for both Conv paths (conv.cpp's kernels
 // and oneDNN's post-ops in conv_onednn.cpp).
 
+#include "../four_lanes.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <string_view>
 #include <vector>
@@ -61,45 +62,43 @@ struct Epilogue {
     last = std::min(last, steps.size());
     if (with_bias && first < last && steps[first].kind == EpilogueKind::clamp) {  // one pass for both
       const float a = steps[first].a, b = steps[first].b;
-      each4(row, nullptr, n, [=](float4 v, float4) { return clamp(v + bias, a, b); });
+      each4(row, nullptr, n, [=](f32x4 v, f32x4) { return clamp(v + bias, a, b); });
       ++first;
     } else if (with_bias && bias != 0.0f) {
-      each4(row, nullptr, n, [=](float4 v, float4) { return v + bias; });
+      each4(row, nullptr, n, [=](f32x4 v, f32x4) { return v + bias; });
     }
     for (std::size_t s = first; s < last; ++s) {
       const float a = steps[s].a, b = steps[s].b;
       switch (steps[s].kind) {
-        case EpilogueKind::clamp: each4(row, nullptr, n, [=](float4 v, float4) { return clamp(v, a, b); }); break;
+        case EpilogueKind::clamp: each4(row, nullptr, n, [=](f32x4 v, f32x4) { return clamp(v, a, b); }); break;
         case EpilogueKind::hard_swish:
-          each4(row, nullptr, n, [=](float4 v, float4) { return v * clamp(a * v + b, 0.0f, 1.0f); });
+          each4(row, nullptr, n, [=](f32x4 v, f32x4) { return v * clamp(a * v + b, 0.0f, 1.0f); });
           break;
         case EpilogueKind::hard_sigmoid:
-          each4(row, nullptr, n, [=](float4 v, float4) { return clamp(a * v + b, 0.0f, 1.0f); });
+          each4(row, nullptr, n, [=](f32x4 v, f32x4) { return clamp(a * v + b, 0.0f, 1.0f); });
           break;
         case EpilogueKind::sigmoid:
-          each4(row, nullptr, n, [](float4 v, float4) {
+          each4(row, nullptr, n, [](f32x4 v, f32x4) {
             for (int l = 0; l < 4; ++l) v[l] = 1.0f / (1.0f + std::exp(-v[l]));
             return v;
           });
           break;
         case EpilogueKind::silu:
-          each4(row, nullptr, n, [](float4 v, float4) {
+          each4(row, nullptr, n, [](f32x4 v, f32x4) {
             for (int l = 0; l < 4; ++l) v[l] = v[l] * (1.0f / (1.0f + std::exp(-v[l])));
             return v;
           });
           break;
-        case EpilogueKind::add: each4(row, residual, n, [](float4 v, float4 r) { return v + r; }); break;
-        case EpilogueKind::affine: each4(row, nullptr, n, [=](float4 v, float4) { return a * v + b; }); break;
+        case EpilogueKind::add: each4(row, residual, n, [](f32x4 v, f32x4 r) { return v + r; }); break;
+        case EpilogueKind::affine: each4(row, nullptr, n, [=](f32x4 v, f32x4) { return a * v + b; }); break;
       }
     }
   }
 
 private:
-  using float4 = float __attribute__((vector_size(16)));
-
   // std::min(std::max(v, lo), hi) lane by lane, NaN kept as std::min and std::max keep it.
-  static float4 clamp(float4 v, float lo, float hi) {
-    const float4 l{lo, lo, lo, lo}, h{hi, hi, hi, hi};
+  static f32x4 clamp(f32x4 v, float lo, float hi) {
+    const f32x4 l{lo, lo, lo, lo}, h{hi, hi, hi, hi};
     v = v < l ? l : v;
     return h < v ? h : v;
   }
@@ -107,20 +106,15 @@ private:
   // row[i] = f(row[i..i+4), other[i..i+4)) four at a time, the tail through a zero-padded vector.
   template <class F> static void each4(float* row, const float* other, int64_t n, F f) {
     int64_t i = 0;
-    float4 v, o{};
+    f32x4 o{};
     for (; i + 4 <= n; i += 4) {
-      std::memcpy(&v, row + i, sizeof v);
-      if (other != nullptr) std::memcpy(&o, other + i, sizeof o);
-      v = f(v, o);
-      std::memcpy(row + i, &v, sizeof v);
+      if (other != nullptr) o = load4(other + i);
+      store4(row + i, f(load4(row + i), o));
     }
     if (i < n) {
-      const auto bytes = static_cast<std::size_t>(n - i) * sizeof(float);
-      v = float4{};
-      std::memcpy(&v, row + i, bytes);
-      if (other != nullptr) std::memcpy(&o, other + i, bytes);
-      v = f(v, o);
-      std::memcpy(row + i, &v, bytes);
+      const auto count = static_cast<std::size_t>(n - i);
+      if (other != nullptr) o = load4_partial(other + i, count);
+      store4_partial(row + i, f(load4_partial(row + i, count), o), count);
     }
   }
 };

@@ -6,6 +6,7 @@
 // clipped columns of each of those rows. No bounds test per element.
 
 #include "../blocked_layout.hpp"
+#include "../four_lanes.hpp"
 #include "../op_registry.hpp"
 #include "spatial.hpp"
 
@@ -21,10 +22,6 @@ namespace rknnxx::host {
 namespace {
 
 enum class PoolKind { max, average, lp };
-
-// Four lanes, for the MaxPool paths that compute four outputs or columns at once.
-using float4 = float __attribute__((vector_size(16)));
-using int4 = int32_t __attribute__((vector_size(16)));
 
 struct PoolPlan {
   WindowND g;
@@ -115,14 +112,14 @@ void pool_plane(const PoolPlan& p, const T* x, T* y, int64_t* indices, int64_t p
         const int64_t last_w0 = (ow + 3) * stride_w - pad_w;
         if (indices == nullptr && n_rows > 0 && ow + 4 <= out_w && w0 >= 0 &&
             last_w0 + (kernel_w - 1) * dilation_w < in_w) {
-          float4 best{};
+          f32x4 best{};
           bool first = true;
           for (int64_t r = 0; r < n_rows; ++r) {
             const float* src = x + taps.offset[static_cast<std::size_t>(r)] + w0;
             for (int64_t kj = 0; kj < kernel_w; ++kj) {
               const float* s = src + kj * dilation_w;
-              const float4 v = {s[0], s[stride_w], s[2 * stride_w], s[3 * stride_w]};
-              const int4 greater = v > best;
+              const f32x4 v = {s[0], s[stride_w], s[2 * stride_w], s[3 * stride_w]};
+              const i32x4 greater = v > best;
               best = first ? v : (greater ? v : best);
               first = false;
             }
@@ -244,22 +241,17 @@ std::optional<RowMaxPlan> row_max_plan(const WindowND& g) {
   return m;
 }
 
-inline float4 load4(const float* p) {
-  float4 v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
 // Lanes p[0], p[S], p[2S], p[3S]; S = 0 is "any stride", given as `stride`.
-template <int S> inline float4 load4_strided(const float* p, int64_t stride) {
+template <int S> inline f32x4 load4_strided(const float* p, int64_t stride) {
   if constexpr (S == 1) {
     return load4(p);
   } else if constexpr (S == 2) {
     return __builtin_shufflevector(load4(p), load4(p + 4), 0, 2, 4, 6);
   } else {
-    return float4{p[0], p[stride], p[2 * stride], p[3 * stride]};
+    return f32x4{p[0], p[stride], p[2 * stride], p[3 * stride]};
   }
 }
-inline float4 max4(float4 a, float4 b) { return b > a ? b : a; }
+inline f32x4 max4(f32x4 a, f32x4 b) { return b > a ? b : a; }
 
 // The maxima of one line's windows into out[0, out_w); the line has 8 readable columns past m.line.
 template <int S> void window_maxima(const RowMaxPlan& m, const float* line, float* out) {
@@ -267,9 +259,9 @@ template <int S> void window_maxima(const RowMaxPlan& m, const float* line, floa
   int64_t ow = 0;
   for (; ow + 4 <= m.out_w; ow += 4) {
     const float* at = line + ow * stride;
-    float4 best = load4_strided<S>(at, stride);
+    f32x4 best = load4_strided<S>(at, stride);
     for (int64_t kj = 1; kj < m.kernel_w; ++kj) best = max4(best, load4_strided<S>(at + kj * m.dilation_w, stride));
-    std::memcpy(out + ow, &best, sizeof best);
+    store4(out + ow, best);
   }
   for (; ow < m.out_w; ++ow) {
     const float* at = line + ow * stride;
@@ -285,9 +277,9 @@ bool row_max_plane(const RowMaxPlan& m, const float* x, float* y, std::vector<fl
   line.assign(static_cast<std::size_t>(m.line + 8), low);
   float* row = line.data() + m.pad_w;                          // input column 0
   const int64_t columns = std::min(m.in_w, m.line - m.pad_w);  // the input columns some window reaches
-  int4 odd{};  // lanes with a NaN (unequal to itself) or -0 (the sign bit alone) seen
-  const auto check = [&odd](float4 v) {
-    int4 bits;
+  i32x4 odd{};  // lanes with a NaN (unequal to itself) or -0 (the sign bit alone) seen
+  const auto check = [&odd](f32x4 v) {
+    i32x4 bits;
     std::memcpy(&bits, &v, sizeof bits);
     odd |= (v != v) | (bits == std::numeric_limits<int32_t>::min());
   };
@@ -299,10 +291,10 @@ bool row_max_plane(const RowMaxPlan& m, const float* x, float* y, std::vector<fl
       const bool first = k == r.begin;
       int64_t c = 0;
       for (; c + 4 <= columns; c += 4) {
-        const float4 v = load4(src + c);
+        const f32x4 v = load4(src + c);
         check(v);
-        const float4 best = first ? v : max4(load4(row + c), v);
-        std::memcpy(row + c, &best, sizeof best);
+        const f32x4 best = first ? v : max4(load4(row + c), v);
+        store4(row + c, best);
       }
       for (; c < columns; ++c) {
         const float v = src[c];
@@ -348,8 +340,7 @@ void max_pool_nhwc_rows(const RowMaxPlan& m, int64_t channels, const float* x, f
           }
           int64_t k = 0;
           for (; k + 4 <= channels; k += 4) {
-            const float4 b = max4(load4(best + k), load4(v + k));
-            std::memcpy(best + k, &b, sizeof b);
+            store4(best + k, max4(load4(best + k), load4(v + k)));
           }
           for (; k < channels; ++k) best[k] = v[k] > best[k] ? v[k] : best[k];
         }

@@ -8,10 +8,12 @@
 #include "engine_test_model.hpp"
 #include "scoped_env.hpp"
 #include "square_conv.hpp"
+#include "float16.hpp"
 #include "ops/conv_onednn.hpp"
 
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 
 using namespace rknnxx::host;
@@ -68,10 +70,15 @@ double relative_difference(const Tensor& got, const Tensor& want) {
   return diff / top;
 }
 
-Tensor run_with(const char* mode, const SquareConv& s, std::size_t threads) {
+// The Conv on x (random; rounded to float16 when `half_input`), with float16 activations when `half`.
+Tensor run_with(const char* mode, const SquareConv& s, std::size_t threads, bool half = false,
+                bool half_input = false) {
   ConvMode conv_mode(mode);
-  const Tensor x = random_tensor({s.n, s.c, s.h, s.w}, 1);
-  Session session(model(s), {.threads = threads});
+  Tensor x = random_tensor({s.n, s.c, s.h, s.w}, 1);
+  if (half || half_input) {
+    for (float& v : std::span(x.data<float>(), static_cast<std::size_t>(x.elements()))) v = round_to_half(v);
+  }
+  Session session(model(s), {.threads = threads, .float16_activations = half});
   CHECK(session.graph().nodes().size() == 1);  // the activation is fused into the Conv
   return session.run(std::vector{x})[0];
 }
@@ -98,6 +105,28 @@ TEST_SUITE("engine.conv_onednn") {
           CAPTURE(mode);
           CAPTURE(threads);
           CHECK(relative_difference(run_with(mode, s, threads), want) <= 1e-5);
+        }
+      }
+    }
+  }
+
+  TEST_CASE("with float16 activations every output value is rounded, on any slicing") {
+    // The result must be the float32 one rounded, every band and block of channels included.
+    if (!onednn_conv_built()) return;
+    for (const SquareConv& s : shapes) {
+      for (const std::size_t threads : test_thread_counts({1, 2, 7})) {
+        for (const char* mode : {"onednn-nchw", "onednn-blocked"}) {
+          CAPTURE(s.name);
+          CAPTURE(mode);
+          CAPTURE(threads);
+          const Tensor half = run_with(mode, s, threads, true);
+          const Tensor exact = run_with(mode, s, threads, false, true);  // the same input, float32 activations
+          const auto got = half.values<float>();
+          const auto want = exact.values<float>();
+          REQUIRE(got.size() == want.size());
+          std::size_t unrounded = 0;
+          for (std::size_t i = 0; i < got.size(); ++i) unrounded += got[i] != round_to_half(want[i]) ? 1 : 0;
+          CHECK(unrounded == 0);
         }
       }
     }

@@ -136,7 +136,10 @@ std::vector<Tensor> IoState::gather_inputs(const ShapeChoice& shapes, bool emula
              role, model_.inputs()[i].name, e.what());
       }
     } else if (staged_inputs_[i]) {
-      values.push_back(staged_inputs_[i]->clone());
+      // A view, not a copy (a 600 KB image cost 5 % of mobilenet_v3_small's run): the engine only reads its
+      // inputs and copies any it hands back, and the staged value outlives the run (one thread per context).
+      const Tensor& staged = *staged_inputs_[i];
+      values.push_back(Tensor::view(staged.dtype(), staged.shape(), staged.raw()));
     } else {
       fail(RKNN_ERR_INPUT_INVALID,
            "input {} ('{}') has no data: call rknn_inputs_set or bind memory with "

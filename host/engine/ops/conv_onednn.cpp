@@ -416,8 +416,7 @@ bool prepare_onednn_conv(const OpContext& ctx, const OnednnConvRequest& r, Prepa
           primitive_desc(dnnl::memory::desc(src_dims, dt::f32, tag::any),
                          dnnl::memory::desc(weight_dims(r.group, r.out_channels, g.channels), dt::f32, tag::any),
                          dnnl::memory::desc(dst_dims, dt::f32, tag::any), pad_l, pad_r);
-      impl->bands = !std::getenv("TMP_NOBANDS") &&
-          whole.src_desc() == dnnl::memory::desc(src_dims, dt::f32, tag::nhwc) &&
+      impl->bands = whole.src_desc() == dnnl::memory::desc(src_dims, dt::f32, tag::nhwc) &&
           whole.dst_desc() == dnnl::memory::desc(dst_dims, dt::f32, tag::nhwc);
       if (impl->bands) {
         bounds = slice_bounds(g.out_h, 1, ctx.threads());

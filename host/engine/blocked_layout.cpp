@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <string_view>
+#include <utility>
 
 namespace rknnxx::host {
 
@@ -17,6 +18,19 @@ bool blocked_layout_enabled() {
   if (mode.empty() || mode == "blocked") return true;
   if (mode == "nchw") return false;
   throw EngineError(fmt::format("RKNNXX_ENGINE_LAYOUT is '{}'; expected blocked or nchw", mode));
+}
+
+std::shared_ptr<const BlockedPorts> nhwc_following_ports(std::size_t output_bytes, bool every_input,
+                                                         std::function<void(std::size_t input)> keep_input,
+                                                         std::function<void()> keep_output) {
+  auto ports = std::make_shared<BlockedPorts>();
+  ports->input_layout = ports->output_layout = nhwc_layout;
+  ports->every_input = every_input;
+  ports->output_follows_inputs = true;
+  ports->output_bytes = output_bytes;
+  ports->keep_input = std::move(keep_input);
+  ports->keep_output = std::move(keep_output);
+  return ports;
 }
 
 namespace {

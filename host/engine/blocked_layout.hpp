@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -28,6 +29,15 @@ struct BlockedPorts {
   bool output_follows_inputs = false;
   std::function<void(std::size_t input)> keep_input;
 };
+
+// Plain NHWC: what a oneDNN Conv cut into bands of rows reads and writes, and the one layout MaxPool and Concat keep.
+inline constexpr char nhwc_layout[] = "nhwc";
+
+// The offer of an operator that reads NHWC and writes its output in its inputs' layout (MaxPool: input 0; Concat:
+// every input), so that the output is kept only when they all are.
+std::shared_ptr<const BlockedPorts> nhwc_following_ports(std::size_t output_bytes, bool every_input,
+                                                         std::function<void(std::size_t input)> keep_input,
+                                                         std::function<void()> keep_output);
 
 // RKNNXX_ENGINE_LAYOUT, read when a session is planned: unset or "blocked" runs the pass, "nchw" keeps every
 // value NCHW; anything else throws EngineError naming the variable.

@@ -244,7 +244,7 @@ struct KeptFormat {
   int64_t block;  // channels; 0: NHWC per slice
 };
 constexpr KeptFormat kept_formats[] = {
-    {tag::nChw16c, "nChw16c", 16}, {tag::nChw8c, "nChw8c", 8}, {tag::nhwc, "nhwc", 0}};
+    {tag::nChw16c, "nChw16c", 16}, {tag::nChw8c, "nChw8c", 8}, {tag::nhwc, nhwc_layout, 0}};
 
 struct KeptLayout {
   const KeptFormat* format = nullptr;  // nullptr: none

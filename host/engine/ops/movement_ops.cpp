@@ -163,18 +163,6 @@ struct NhwcConcat {
   }
 };
 
-// Concat's offer to blocked_layout.hpp, for float32 images along channels: every input in NHWC, and the output in
-// NHWC when all of them are.
-std::shared_ptr<const BlockedPorts> concat_ports(const std::shared_ptr<NhwcConcat>& impl, std::size_t output_bytes) {
-  auto ports = std::make_shared<BlockedPorts>();
-  ports->input_layout = ports->output_layout = "nhwc";
-  ports->every_input = ports->output_follows_inputs = true;
-  ports->output_bytes = output_bytes;
-  ports->keep_input = [impl](std::size_t i) { impl->kept_input[i] = 1; };
-  ports->keep_output = [impl] { impl->kept_output = true; };
-  return ports;
-}
-
 PreparedOp prepare_concat(OpContext& ctx) {
   ctx.expect_inputs(1, 1 << 20);
   const TensorInfo first = ctx.input(0);
@@ -213,7 +201,9 @@ PreparedOp prepare_concat(OpContext& ctx) {
     nhwc->height = shape[2];
     nhwc->width = shape[3];
     nhwc->out_channels = shape[1];
-    op.blocked = concat_ports(nhwc, op.outputs[0].bytes());
+    op.blocked = nhwc_following_ports(  // every input in NHWC, and the output when all of them are
+        op.outputs[0].bytes(), true, [nhwc](std::size_t i) { nhwc->kept_input[i] = 1; },
+        [nhwc] { nhwc->kept_output = true; });
   }
   op.kernel = [outer, blocks, size = element_size(first.dtype), nhwc](KernelContext& k) {
     if (nhwc != nullptr && (nhwc->kept_output || std::count(nhwc->kept_input.begin(), nhwc->kept_input.end(), 1) > 0)) {

@@ -358,17 +358,6 @@ struct KeptNhwc {
   bool input = false, output = false;
 };
 
-// MaxPool's offer to blocked_layout.hpp: input 0 in NHWC, and its output in NHWC when the input is.
-std::shared_ptr<const BlockedPorts> max_pool_ports(const std::shared_ptr<KeptNhwc>& kept, std::size_t output_bytes) {
-  auto ports = std::make_shared<BlockedPorts>();
-  ports->input_layout = ports->output_layout = "nhwc";
-  ports->output_follows_inputs = true;
-  ports->output_bytes = output_bytes;
-  ports->keep_input = [kept](std::size_t) { kept->input = true; };
-  ports->keep_output = [kept] { kept->output = true; };
-  return ports;
-}
-
 // The exponent of LpPool and GlobalLpPool: an int from opset 2 on; their opset 1 forms had a float.
 float lp_exponent(const OpContext& ctx) {
   const onnx::AttributeProto* given = ctx.attribute("p");
@@ -415,7 +404,8 @@ template <PoolKind kind> PreparedOp prepare_pool(OpContext& ctx) {
   const bool values_only = kind == PoolKind::max && dtype == DataType::float32 && op.outputs.size() == 1;
   if (const std::optional<RowMaxPlan> m = values_only ? row_max_plan(p.g) : std::nullopt) {
     auto kept = std::make_shared<KeptNhwc>();
-    op.blocked = max_pool_ports(kept, op.outputs[0].bytes());
+    op.blocked = nhwc_following_ports(  // input 0 in NHWC, and the output when the input is
+        op.outputs[0].bytes(), false, [kept](std::size_t) { kept->input = true; }, [kept] { kept->output = true; });
     op.kernel = [p, m = *m, kept](KernelContext& k) {
       const int64_t in_size = p.g.in_size(), out_size = p.g.out_size();
       const float* x = k.input(0).data<float>();

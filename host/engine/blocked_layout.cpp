@@ -20,12 +20,12 @@ bool blocked_layout_enabled() {
   throw EngineError(fmt::format("RKNNXX_ENGINE_LAYOUT is '{}'; expected blocked or nchw", mode));
 }
 
-std::shared_ptr<const BlockedPorts> nhwc_following_ports(std::size_t output_bytes, bool every_input,
+std::shared_ptr<const BlockedPorts> nhwc_following_ports(std::size_t output_bytes, std::size_t input,
                                                          std::function<void(std::size_t input)> keep_input,
                                                          std::function<void()> keep_output) {
   auto ports = std::make_shared<BlockedPorts>();
   ports->input_layout = ports->output_layout = nhwc_layout;
-  ports->every_input = every_input;
+  ports->input = input;
   ports->output_follows_inputs = true;
   ports->output_bytes = output_bytes;
   ports->keep_input = std::move(keep_input);
@@ -37,7 +37,8 @@ namespace {
 
 // Whether the step offers to read its input i in its input layout.
 bool offers_input(const BlockedStep& step, std::size_t i) {
-  return step.ports != nullptr && !step.ports->input_layout.empty() && (i == 0 || step.ports->every_input);
+  return step.ports != nullptr && !step.ports->input_layout.empty() &&
+      (i == step.ports->input || step.ports->input == every_input);
 }
 
 }  // namespace

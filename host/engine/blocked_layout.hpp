@@ -23,19 +23,24 @@ struct BlockedPorts {
   std::string output_layout;     // what output 0 is written in when kept; "" when it stays NCHW
   std::size_t output_bytes = 0;  // the whole output in that layout
   std::function<void()> keep_output;
-  std::string input_layout;  // what the inputs below are read in when kept; "" when they are read as NCHW
-  bool every_input = false;  // input_layout is offered for every input (Concat), else for input 0 alone
-  // The output is written in the inputs' layout, so it is kept only when they all are (MaxPool, Concat).
+  std::string input_layout;  // what the input below is read in when kept; "" when every input is read as NCHW
+  std::size_t input = 0;     // the input offered in input_layout, or every_input (Concat)
+  // The output is written in the offered inputs' layout, so it is kept only when they all are (MaxPool, Concat,
+  // a Mul by a channel's scale).
   bool output_follows_inputs = false;
   std::function<void(std::size_t input)> keep_input;
 };
 
-// Plain NHWC: what a oneDNN Conv cut into bands of rows reads and writes, and the one layout MaxPool and Concat keep.
+// BlockedPorts::input offering input_layout for every input.
+inline constexpr std::size_t every_input = static_cast<std::size_t>(-1);
+
+// Plain NHWC: what a oneDNN Conv cut into bands of rows reads and writes, and the one layout the operators between
+// such Convs keep (MaxPool, Concat, the squeeze-excitation's GlobalAveragePool and Mul).
 inline constexpr char nhwc_layout[] = "nhwc";
 
 // The offer of an operator that reads NHWC and writes its output in its inputs' layout (MaxPool: input 0; Concat:
-// every input), so that the output is kept only when they all are.
-std::shared_ptr<const BlockedPorts> nhwc_following_ports(std::size_t output_bytes, bool every_input,
+// every_input; a channel scale's Mul: its image), so that the output is kept only when they all are.
+std::shared_ptr<const BlockedPorts> nhwc_following_ports(std::size_t output_bytes, std::size_t input,
                                                          std::function<void(std::size_t input)> keep_input,
                                                          std::function<void()> keep_output);
 

@@ -102,6 +102,46 @@ onnx::ModelProto mixed_readers() {
   return m.model();
 }
 
+// A squeeze-excitation block, as in efficientnet and mobilenet_v3: x -> Conv 3x3 + Relu -> "a" (20 channels) ->
+// depthwise 3x3 -> "d" (9x9: each plane's 81 values span two of the pool's blocks of 64 and end in a partial vector)
+// -> {GlobalAveragePool (or GlobalMaxPool) -> Conv 1x1 + Relu -> "r" -> Conv 1x1 + HardSigmoid
+// -> "s", Mul(s, d) (or (d, s)) -> "m"} -> Conv 1x1 -> "y". The pool and the Mul read "d" in NHWC, so "a", "d", "m"
+// and the squeeze's "r" (1x1 pixels) are kept. With `scale_is_constant`, "d" is scaled by an initializer [1, 20, 1,
+// 1] instead; with `m_also_to_sigmoid`, "m" is an input of a Sigmoid too, so the Mul writes it NCHW.
+struct SqueezeExcitation {
+  const char* pool = "GlobalAveragePool";
+  bool image_first = false;
+  bool scale_is_constant = false;
+  bool m_also_to_sigmoid = false;
+};
+onnx::ModelProto squeeze_excitation(SqueezeExcitation se) {
+  ModelBuilder m(13);
+  m.input("x", DataType::float32, {2, 8, 9, 9})
+      .initializer("w1", random_tensor({20, 8, 3, 3}, 1))
+      .initializer("wd", random_tensor({20, 1, 3, 3}, 2))
+      .initializer("wr", random_tensor({8, 20, 1, 1}, 3))
+      .initializer("br", random_tensor({8}, 4))
+      .initializer("we", random_tensor({20, 8, 1, 1}, 5))
+      .initializer("be", random_tensor({20}, 6))
+      .initializer("wy", random_tensor({12, 20, 1, 1}, 7))
+      .initializer("k", random_tensor({1, 20, 1, 1}, 8))
+      .node("Conv", {"x", "w1"}, {"c1"}, {attr("pads", std::vector<int64_t>{1, 1, 1, 1})})
+      .node("Relu", {"c1"}, {"a"})
+      .node("Conv", {"a", "wd"}, {"d"}, {attr("group", int64_t{20}), attr("pads", std::vector<int64_t>{1, 1, 1, 1})})
+      .node(se.pool, {"d"}, {"g"})
+      .node("Conv", {"g", "wr", "br"}, {"r1"})
+      .node("Relu", {"r1"}, {"r"})
+      .node("Conv", {"r", "we", "be"}, {"e"})
+      .node("HardSigmoid", {"e"}, {"s"}, {attr("alpha", 0.2f), attr("beta", 0.5f)});
+  const std::string scale = se.scale_is_constant ? "k" : "s";
+  m.node("Mul", se.image_first ? std::vector<std::string>{"d", scale} : std::vector<std::string>{scale, "d"}, {"m"})
+      .node("Conv", {"m", "wy"}, {"y"})
+      .output("y");
+  if (se.scale_is_constant) m.output("s");  // still computed
+  if (se.m_also_to_sigmoid) m.node("Sigmoid", {"m"}, {"z"}).output("z");
+  return m.model();
+}
+
 void branch_to_sigmoid(ModelBuilder& m) { m.node("Sigmoid", {"a"}, {"s"}).output("s"); }
 void middle_output(ModelBuilder& m) { m.output("a"); }
 void residual(ModelBuilder& m) {  // "a" read again as the fused residual of a fourth Conv
@@ -182,6 +222,18 @@ TEST_SUITE("engine.blocked_layout") {
 
   TEST_CASE("MaxPool and Concat read a kept value and write NCHW for readers that need it") {
     check_graph(mixed_readers(), 1, true);
+  }
+
+  TEST_CASE("a squeeze-excitation block keeps NHWC through its pool and its Mul") {
+    check_graph(squeeze_excitation({}), 4, true);
+    check_graph(squeeze_excitation({.image_first = true}), 4, true);
+    check_graph(squeeze_excitation({.pool = "GlobalMaxPool"}), 4, true);
+    check_graph(squeeze_excitation({.pool = "GlobalMaxPool"}), 4, true, true);  // NaN in the planes
+    check_graph(squeeze_excitation({.scale_is_constant = true}), 4, true);
+    // "m" stays NCHW for the Sigmoid: the Mul reads "d" in NHWC and writes NCHW.
+    check_graph(squeeze_excitation({.m_also_to_sigmoid = true}), 3, true);
+    // GlobalLpPool reads NCHW alone: "d" stays NCHW, and so does "m", which follows it; "a" and "r" are kept.
+    check_graph(squeeze_excitation({.pool = "GlobalLpPool"}), 2, true);
   }
 
   TEST_CASE("an observer sees every value NCHW") {

@@ -3,9 +3,12 @@
 
 #include "elementwise.hpp"
 
+#include "../blocked_layout.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <type_traits>
 
 namespace rknnxx::host {
@@ -36,6 +39,59 @@ template <Arithmetic kind, class T> T arithmetic(T a, T b) {
   }
 }
 
+// A float32 Mul of an image [N, C, H, W] by one value per channel ([N, C, 1, 1], [1, C, 1, 1] or [C, 1, 1], either
+// input): the scale of a squeeze-excitation block, between the depthwise and the projecting Conv (efficientnet,
+// mobilenet_v3). The image may be read in NHWC (blocked_layout.hpp), and the output is then written in NHWC too
+// when its readers take it, else in NCHW.
+struct ChannelScale {
+  std::size_t image = 0;  // the input that is the image
+  int64_t channels = 0, plane = 0;
+  bool per_image = false;  // the scale has one value per image and channel, else per channel
+  bool kept_input = false, kept_output = false;
+
+  // The image's pixels [begin, end) over all images, from NHWC.
+  void pixels(const float* a, const float* b, float* out, int64_t begin, int64_t end) const {
+    const float* x = image == 0 ? a : b;
+    const float* scale = image == 0 ? b : a;
+    for (int64_t p = begin; p < end; ++p) {
+      const int64_t n = p / plane, i = p % plane;
+      const float* px = x + p * channels;
+      const float* s = scale + (per_image ? n * channels : 0);
+      if (kept_output) {
+        float* po = out + p * channels;
+        if (image == 0) {
+          for (int64_t c = 0; c < channels; ++c) po[c] = px[c] * s[c];
+        } else {
+          for (int64_t c = 0; c < channels; ++c) po[c] = s[c] * px[c];
+        }
+      } else {
+        float* po = out + n * channels * plane + i;
+        for (int64_t c = 0; c < channels; ++c) po[c * plane] = image == 0 ? px[c] * s[c] : s[c] * px[c];
+      }
+    }
+  }
+};
+
+std::shared_ptr<ChannelScale> channel_scale(const OpContext& ctx) {
+  if (ctx.input(0).dtype != DataType::float32) return nullptr;
+  for (std::size_t image = 0; image < 2; ++image) {
+    const auto& x = ctx.input(image).shape;
+    const auto& s = ctx.input(1 - image).shape;
+    if (x.size() != 4) continue;
+    const bool per_channel = (s.size() == 3 || (s.size() == 4 && s[0] == 1)) && s[s.size() - 3] == x[1] &&
+        s[s.size() - 2] == 1 && s[s.size() - 1] == 1;
+    const bool per_image = s.size() == 4 && s[0] == x[0] && s[1] == x[1] && s[2] == 1 && s[3] == 1;
+    if (!per_channel && !per_image) continue;
+    auto scale = std::make_shared<ChannelScale>();
+    scale->image = image;
+    scale->channels = x[1];
+    scale->plane = x[2] * x[3];
+    scale->per_image = per_image && !per_channel;
+    return scale;
+  }
+  return nullptr;
+}
+
 template <Arithmetic kind> PreparedOp prepare_arithmetic(OpContext& ctx) {
   ctx.expect_inputs(2, 2);
   ctx.expect_dtype(0,
@@ -45,6 +101,26 @@ template <Arithmetic kind> PreparedOp prepare_arithmetic(OpContext& ctx) {
   Broadcast bc = prepare_broadcast(ctx, {0, 1});
   PreparedOp op;
   op.outputs = {TensorInfo{dtype, bc.shape()}};
+  if (kind == Arithmetic::mul) {
+    if (std::shared_ptr<ChannelScale> scale = channel_scale(ctx)) {
+      op.blocked = nhwc_following_ports(
+          op.outputs[0].bytes(), scale->image, [scale](std::size_t) { scale->kept_input = true; },
+          [scale] { scale->kept_output = true; });
+      op.kernel = [bc, scale](KernelContext& k) {
+        const float* a = k.input(0).data<float>();
+        const float* b = k.input(1).data<float>();
+        float* out = k.output(0).data<float>();
+        if (!scale->kept_input) {
+          broadcast_binary(bc, k.pool, a, b, out, [](float x, float y) { return x * y; });
+          return;
+        }
+        const int64_t pixels = k.output(0).elements() / std::max<int64_t>(1, scale->channels);
+        k.pool.parallel_for(pixels, std::max<int64_t>(1, elementwise_grain / std::max<int64_t>(1, scale->channels)),
+                            [&](int64_t begin, int64_t end) { scale->pixels(a, b, out, begin, end); });
+      };
+      return op;
+    }
+  }
   op.kernel = [bc, dtype](KernelContext& k) {
     visit_dtype(dtype, [&]<class T>() {
       if constexpr (is_float_bits_v<T>) {

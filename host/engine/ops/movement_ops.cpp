@@ -202,7 +202,7 @@ PreparedOp prepare_concat(OpContext& ctx) {
     nhwc->width = shape[3];
     nhwc->out_channels = shape[1];
     op.blocked = nhwc_following_ports(  // every input in NHWC, and the output when all of them are
-        op.outputs[0].bytes(), true, [nhwc](std::size_t i) { nhwc->kept_input[i] = 1; },
+        op.outputs[0].bytes(), every_input, [nhwc](std::size_t i) { nhwc->kept_input[i] = 1; },
         [nhwc] { nhwc->kept_output = true; });
   }
   op.kernel = [outer, blocks, size = element_size(first.dtype), nhwc](KernelContext& k) {

@@ -405,7 +405,7 @@ template <PoolKind kind> PreparedOp prepare_pool(OpContext& ctx) {
   if (const std::optional<RowMaxPlan> m = values_only ? row_max_plan(p.g) : std::nullopt) {
     auto kept = std::make_shared<KeptNhwc>();
     op.blocked = nhwc_following_ports(  // input 0 in NHWC, and the output when the input is
-        op.outputs[0].bytes(), false, [kept](std::size_t) { kept->input = true; }, [kept] { kept->output = true; });
+        op.outputs[0].bytes(), 0, [kept](std::size_t) { kept->input = true; }, [kept] { kept->output = true; });
     op.kernel = [p, m = *m, kept](KernelContext& k) {
       const int64_t in_size = p.g.in_size(), out_size = p.g.out_size();
       const float* x = k.input(0).data<float>();
@@ -450,9 +450,114 @@ template <PoolKind kind> PreparedOp prepare_pool(OpContext& ctx) {
   return op;
 }
 
-// One value per image and channel over all spatial positions: the maximum, the mean, or the
-// p-norm (sum of |x|^p)^(1/p) of GlobalLpPool. Sums are in double: a float one drifts by ~1e-5
-// over the 160x160 planes of the OCR detector.
+// GlobalAveragePool's sum, in one order whether the plane is read from NCHW or from NHWC, so that both give the same
+// bits: the plane in blocks of 64 positions; in each block, position i adds into float lane i % 8; each block's
+// lanes add into double lanes, summed at the end as ((0+4) + (1+5)) + ((2+6) + (3+7)). Float chains of 8 values
+// and vector adds where one chain of double adds over the whole plane was 90 % of the pool's time; a float sum of
+// the whole plane would drift by ~1e-5 over the OCR detector's 160x160 planes.
+constexpr int64_t sum_block = 64, sum_lanes = 8;
+
+double combine_lanes(const double (&lane)[sum_lanes]) {
+  return ((lane[0] + lane[4]) + (lane[1] + lane[5])) + ((lane[2] + lane[6]) + (lane[3] + lane[7]));
+}
+
+// The sum of an NCHW plane.
+double plane_sum(const float* src, int64_t count) {
+  double total[sum_lanes] = {};
+  for (int64_t b = 0; b < count; b += sum_block) {
+    const int64_t n = std::min(sum_block, count - b);
+    f32x4 low{}, high{};  // lanes 0-3 and 4-7
+    int64_t i = 0;
+    for (; i + sum_lanes <= n; i += sum_lanes) {
+      low += load4(src + b + i);
+      high += load4(src + b + i + 4);
+    }
+    if (const int64_t rest = n - i; rest > 0) {  // the last 1 to 7 values; padded lanes add zero
+      low += load4_partial(src + b + i, static_cast<std::size_t>(std::min<int64_t>(4, rest)));
+      if (rest > 4) high += load4_partial(src + b + i + 4, static_cast<std::size_t>(rest - 4));
+    }
+    for (int l = 0; l < 4; ++l) {
+      total[l] += low[l];
+      total[l + 4] += high[l];
+    }
+  }
+  return combine_lanes(total);
+}
+
+// One value per image and channel over all spatial positions: the maximum, the mean, or GlobalLpPool's p-norm
+// (sum of |x|^p)^(1/p), summed in double.
+struct GlobalPool {
+  PoolKind kind = PoolKind::average;
+  float p = 2.0f;
+  int64_t planes = 0, plane = 0;  // images x channels, and the values of each
+  int64_t channels = 0;
+  bool nhwc = false;  // the input is kept in NHWC by blocked_layout.hpp (rank 4; max and average)
+
+  void nchw_planes(const float* x, float* y, int64_t begin, int64_t end) const {
+    for (int64_t c = begin; c < end; ++c) {
+      const float* src = x + c * plane;
+      if (kind == PoolKind::max) {
+        float best = std::numeric_limits<float>::lowest();
+        for (int64_t i = 0; i < plane; ++i) best = std::max(best, src[i]);
+        y[c] = best;
+      } else if (kind == PoolKind::average) {
+        y[c] = plane > 0 ? static_cast<float>(plane_sum(src, plane) / static_cast<double>(plane)) : 0.0f;
+      } else {
+        double sum = 0.0;
+        if (p == 2.0f) {
+          for (int64_t i = 0; i < plane; ++i) sum += static_cast<double>(src[i]) * src[i];
+          y[c] = static_cast<float>(std::sqrt(sum));
+        } else if (p == 1.0f) {
+          for (int64_t i = 0; i < plane; ++i) sum += std::fabs(src[i]);
+          y[c] = static_cast<float>(sum);
+        } else {
+          for (int64_t i = 0; i < plane; ++i) sum += std::pow(std::fabs(static_cast<double>(src[i])), p);
+          y[c] = static_cast<float>(std::pow(sum, 1.0 / p));
+        }
+      }
+    }
+  }
+
+  // Channels [c0, c1) of image n from NHWC, each as nchw_planes computes its plane. `scratch`: the float lanes
+  // then the double lanes of those channels (NhwcScratch).
+  void nhwc_channels(const float* x, float* y, std::byte* scratch, int64_t n, int64_t c0, int64_t c1) const {
+    const float* image = x + n * plane * channels;
+    float* out = y + n * channels;
+    const int64_t width = c1 - c0;
+    if (kind == PoolKind::max) {
+      std::fill(out + c0, out + c1, std::numeric_limits<float>::lowest());
+      for (int64_t i = 0; i < plane; ++i) {
+        const float* row = image + i * channels;
+        for (int64_t c = c0; c < c1; ++c) out[c] = std::max(out[c], row[c]);
+      }
+      return;
+    }
+    auto* lanes = reinterpret_cast<float*>(scratch);                          // sum_lanes x width
+    auto* totals = reinterpret_cast<double*>(scratch + nhwc_lane_bytes / 2);  // sum_lanes x width
+    std::fill(totals, totals + sum_lanes * width, 0.0);
+    for (int64_t b = 0; b < plane; b += sum_block) {
+      std::fill(lanes, lanes + sum_lanes * width, 0.0f);
+      for (int64_t i = b; i < std::min(plane, b + sum_block); ++i) {
+        const float* row = image + i * channels + c0;
+        float* lane = lanes + i % sum_lanes * width;
+        for (int64_t c = 0; c < width; ++c) lane[c] += row[c];
+      }
+      for (int64_t l = 0; l < sum_lanes * width; ++l) totals[l] += lanes[l];
+    }
+    for (int64_t c = 0; c < width; ++c) {
+      double lane[sum_lanes];
+      for (int64_t l = 0; l < sum_lanes; ++l) lane[l] = totals[l * width + c];
+      out[c0 + c] = plane > 0 ? static_cast<float>(combine_lanes(lane) / static_cast<double>(plane)) : 0.0f;
+    }
+  }
+
+  static constexpr int64_t channel_block = 16;  // channels per chunk of the NHWC walk: 64 bytes of each pixel
+  static constexpr std::size_t nhwc_lane_bytes = 2 * sum_lanes * channel_block * sizeof(double);  // per worker
+};
+
+// A rank-4 input of GlobalAveragePool or GlobalMaxPool may be read in NHWC, where a squeeze-excitation block's pool
+// reads the depthwise Conv's output (efficientnet, mobilenet_v3): the output, one value per channel, has the same
+// bytes in either layout.
 template <PoolKind kind> PreparedOp prepare_global_pool(OpContext& ctx) {
   ctx.expect_inputs(1, 1);
   ctx.expect_dtype(0, {DataType::float32});
@@ -460,47 +565,42 @@ template <PoolKind kind> PreparedOp prepare_global_pool(OpContext& ctx) {
   if (shape.size() < 3) {
     ctx.fail("input '{}' has shape {}, expected rank 3 or more", ctx.input_name(0), shape_string(shape));
   }
-  const float p = kind == PoolKind::lp ? lp_exponent(ctx) : 0.0f;
+  auto pool = std::make_shared<GlobalPool>();
+  pool->kind = kind;
+  pool->p = kind == PoolKind::lp ? lp_exponent(ctx) : 0.0f;
   std::vector<int64_t> out_shape(shape.size(), 1);
   out_shape[0] = shape[0];
   out_shape[1] = shape[1];
-  const int64_t planes = shape[0] * shape[1];
-  const int64_t plane = element_count(std::span(shape).subspan(2));
+  pool->planes = shape[0] * shape[1];
+  pool->plane = element_count(std::span(shape).subspan(2));
+  pool->channels = shape[1];
   PreparedOp op;
   op.outputs = {TensorInfo{DataType::float32, out_shape}};
-  op.kernel = [=](KernelContext& k) {
+  if (shape.size() == 4 && kind != PoolKind::lp) {
+    auto ports = std::make_shared<BlockedPorts>();
+    ports->input_layout = nhwc_layout;
+    ports->keep_input = [pool](std::size_t) { pool->nhwc = true; };
+    op.blocked = std::move(ports);
+    op.scratch_bytes = ctx.threads() * GlobalPool::nhwc_lane_bytes;
+  }
+  op.kernel = [pool](KernelContext& k) {
+    const GlobalPool& g = *pool;
     const float* x = k.input(0).data<float>();
     float* y = k.output(0).data<float>();
-    k.pool.parallel_for(planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, plane)), [&](int64_t b, int64_t e) {
-      for (int64_t c = b; c < e; ++c) {
-        const float* src = x + c * plane;
-        if constexpr (kind == PoolKind::max) {
-          float best = std::numeric_limits<float>::lowest();
-          for (int64_t i = 0; i < plane; ++i) {
-            best = std::max(best, src[i]);
-          }
-          y[c] = best;
-        } else if constexpr (kind == PoolKind::average) {
-          double sum = 0.0;
-          for (int64_t i = 0; i < plane; ++i) {
-            sum += src[i];
-          }
-          y[c] = plane > 0 ? static_cast<float>(sum / static_cast<double>(plane)) : 0.0f;
-        } else {
-          double sum = 0.0;
-          if (p == 2.0f) {
-            for (int64_t i = 0; i < plane; ++i) sum += static_cast<double>(src[i]) * src[i];
-            y[c] = static_cast<float>(std::sqrt(sum));
-          } else if (p == 1.0f) {
-            for (int64_t i = 0; i < plane; ++i) sum += std::fabs(src[i]);
-            y[c] = static_cast<float>(sum);
-          } else {
-            for (int64_t i = 0; i < plane; ++i) sum += std::pow(std::fabs(static_cast<double>(src[i])), p);
-            y[c] = static_cast<float>(std::pow(sum, 1.0 / p));
-          }
-        }
-      }
-    });
+    if (g.nhwc) {
+      const int64_t blocks = (g.channels + GlobalPool::channel_block - 1) / GlobalPool::channel_block;
+      k.pool.parallel_for(
+          g.planes / std::max<int64_t>(1, g.channels) * blocks, 1, [&](int64_t b, int64_t e, std::size_t worker) {
+            std::byte* scratch = k.scratch + worker * GlobalPool::nhwc_lane_bytes;
+            for (int64_t u = b; u < e; ++u) {
+              const int64_t c0 = u % blocks * GlobalPool::channel_block;
+              g.nhwc_channels(x, y, scratch, u / blocks, c0, std::min(g.channels, c0 + GlobalPool::channel_block));
+            }
+          });
+      return;
+    }
+    k.pool.parallel_for(g.planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, g.plane)),
+                        [&](int64_t b, int64_t e) { g.nchw_planes(x, y, b, e); });
   };
   return op;
 }

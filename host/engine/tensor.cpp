@@ -114,13 +114,20 @@ std::string info_string(const TensorInfo& info) {
   return fmt::format("{} {}", dtype_name(info.dtype), shape_string(info.shape));
 }
 
-Tensor::Tensor(DataType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape_(std::move(shape)) {
-  const std::size_t n = bytes();  // refuses negative dimensions and tensors beyond max_tensor_bytes
+Tensor::Tensor(DataType dtype, std::vector<int64_t> shape) : Tensor(uninitialized(dtype, std::move(shape))) {
+  if (data_ != nullptr) std::memset(data_, 0, bytes());
+}
+
+Tensor Tensor::uninitialized(DataType dtype, std::vector<int64_t> shape) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  const std::size_t n = t.bytes();  // refuses negative dimensions and tensors beyond max_tensor_bytes
   if (n != 0) {
-    storage_.reset(static_cast<std::byte*>(::operator new(n, std::align_val_t{tensor_alignment})));
-    std::memset(storage_.get(), 0, n);
-    data_ = storage_.get();
+    t.storage_.reset(static_cast<std::byte*>(::operator new(n, std::align_val_t{tensor_alignment})));
+    t.data_ = t.storage_.get();
   }
+  return t;
 }
 
 Tensor Tensor::view(DataType dtype, std::vector<int64_t> shape, void* data) {

@@ -146,6 +146,8 @@ public:
   // Owning, zero-filled, 64-byte aligned.
   Tensor(DataType dtype, std::vector<int64_t> shape);
   explicit Tensor(const TensorInfo& info) : Tensor(info.dtype, info.shape) {}
+  // Owning, 64-byte aligned, its bytes left as the allocator gives them: for a caller that writes every one.
+  static Tensor uninitialized(DataType dtype, std::vector<int64_t> shape);
 
   // A view of memory owned elsewhere (must hold the tensor's bytes and outlive the view).
   static Tensor view(DataType dtype, std::vector<int64_t> shape, void* data);

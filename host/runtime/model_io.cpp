@@ -75,14 +75,23 @@ void check_input_format(const LoadedModel& model, uint32_t index, const std::vec
 Tensor decode_input(const LoadedModel& model, uint32_t index, const std::vector<int64_t>& dims,
                     std::span<const std::byte> bytes, const BufferFormat& format, bool pass_through) {
   check_input_conversion(model, index, dims, format, pass_through);
-  Tensor value(engine_type(model.inputs()[index].dtype), dims);
+  Tensor value = Tensor::uninitialized(engine_type(model.inputs()[index].dtype), dims);  // decode writes it all
   static const Normalization none;
   const bool normalize = !pass_through && dims.size() == 4 && format.fmt != RKNN_TENSOR_UNDEFINED;
-  decode(bytes, format, normalize ? model.normalization(index) : none, value);
-  if (model.float16_model()) round_to_float16(value);  // the NPU holds the input as float16
-  if (const auto& params = model.quantization(true, index)) {
-    // The engine computes on real values: pass_through data are the integers q as they are; other
-    // data are normalized values, quantized to the input's parameters (what the NPU reads).
+  const bool half = model.float16_model();  // the NPU holds the input as float16
+  // The engine computes on real values: pass_through data are the integers q as they are; other
+  // data are normalized values, quantized to the input's parameters (what the NPU reads).
+  const auto& params = model.quantization(true, index);
+  const bool fused = !pass_through && value.dtype() == DataType::float32;
+  const FloatFinish finish = [&](std::span<float> values) {
+    if (half) round_to_half(values.data(), values.size());
+    if (params) quantize::fake_quantize(values, *params);
+  };
+  decode(bytes, format, normalize ? model.normalization(index) : none, value,
+         fused && (half || params) ? finish : FloatFinish());
+  if (fused) return value;
+  if (half) round_to_float16(value);
+  if (params) {
     auto values = value.values<float>();
     if (pass_through)
       for (float& v : values) v = params->dequantize(static_cast<int32_t>(v));

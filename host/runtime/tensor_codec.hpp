@@ -52,11 +52,16 @@ std::optional<rknn_tensor_type> rknn_type_of(DataType dtype);
 // encode's RKNN_ERR_OUTPUT_INVALID); the other failures are the ones decode and encode give.
 void check_fits(const BufferFormat& format, DataType engine_type, const std::vector<int64_t>& shape, int count_error);
 
+// What happens to input values after their conversion, in place, element by element (the float16 rounding and the
+// fake quantization of rknn_inputs_set): given to decode, it runs on each row just written, while it is in cache.
+using FloatFinish = std::function<void(std::span<float>)>;
+
 // Reads `source` (held as `format`) into `target`, a dense engine tensor in ONNX order whose
-// shape is the tensor's logical shape. Values are converted to target's element type after
-// normalisation (when given). Throws ApiError(RKNN_ERR_INPUT_INVALID) naming the mismatch.
+// shape is the tensor's logical shape, writing every element (target may be uninitialized). Values are
+// converted to target's element type after normalisation (when given), then, for a float32 target, passed
+// through `finish` (when given). Throws ApiError(RKNN_ERR_INPUT_INVALID) naming the mismatch.
 void decode(std::span<const std::byte> source, const BufferFormat& format, const Normalization& normalization,
-            Tensor& target);
+            Tensor& target, const FloatFinish& finish = {});
 
 // Writes the dense tensor `source` (ONNX order) into `target`, held as `format`; padding
 // lanes and padded columns are written as zeros. `map`, when given, turns each value before it is

@@ -3,10 +3,13 @@
 #include "runtime/api_error.hpp"
 #include "runtime/tensor_codec.hpp"
 
+#include <rknnxx/core/float16.hpp>
+
 #include <doctest/doctest.h>
 
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <limits>
 #include <string>
 #include <utility>
@@ -112,6 +115,40 @@ TEST_CASE("decode: mean/std per channel, then rounding half to even into the eng
   const auto v = target.values<std::uint8_t>();
   // 2.5 -> 2, 3.5 -> 4, 2.5 -> 2, 3.5 -> 4
   CHECK(std::vector<std::uint8_t>(v.begin(), v.end()) == std::vector<std::uint8_t>{2, 4, 2, 4});
+}
+
+TEST_CASE("decode: uint8 and int8 images into float32, by table or by row, give every element's own value") {
+  // A 3-channel NHWC image with a w_stride, every byte value in every channel: 18 x 20 pixels (at least 256: the
+  // table path) and 3 x 5 (the row path). Each element must be the value computed alone, (v - mean) / std in double
+  // to float, then `finish` (here: float16 rounding, then a step that marks where it ran).
+  const Normalization normalization{{123.675f, 116.28f, 103.53f}, {58.395f, 57.12f, 57.375f}};
+  const auto finish = [](std::span<float> values) {
+    for (float& v : values) v = static_cast<float>(rknnxx::Float16(v)) + 1000.0f;
+  };
+  for (const rknn_tensor_type type : {RKNN_TENSOR_UINT8, RKNN_TENSOR_INT8}) {
+    for (const uint32_t h : {18u, 3u}) {
+      CAPTURE(type);
+      CAPTURE(h);
+      const uint32_t w = h + 2, stride = w + 3, c = 3;
+      std::vector<std::uint8_t> pixels(std::size_t{h} * stride * c);
+      for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<std::uint8_t>(i * 97 + 5);
+      const BufferFormat format{type, RKNN_TENSOR_NHWC, {1, h, w, c}, stride, 0};
+      Tensor target = Tensor::uninitialized(DataType::float32, {1, c, h, w});
+      decode(std::as_bytes(std::span(pixels)), format, normalization, target, finish);
+      const float* got = target.data<float>();
+      bool all_equal = true;
+      for (uint32_t ch = 0; ch < c; ++ch)
+        for (uint32_t y = 0; y < h; ++y)
+          for (uint32_t x = 0; x < w; ++x) {
+            const std::uint8_t byte = pixels[(std::size_t{y} * stride + x) * c + ch];
+            const double v = type == RKNN_TENSOR_INT8 ? static_cast<std::int8_t>(byte) : byte;
+            float want = static_cast<float>((v - normalization.mean[ch]) / normalization.std[ch]);
+            finish({&want, 1});
+            all_equal = all_equal && std::memcmp(&want, &got[(ch * h + y) * w + x], sizeof want) == 0;
+          }
+      CHECK(all_equal);
+    }
+  }
 }
 
 TEST_CASE("decode: a bool buffer reads any non-zero byte as true") {

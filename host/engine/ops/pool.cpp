@@ -518,8 +518,8 @@ struct GlobalPool {
     }
   }
 
-  // Channels [c0, c1) of image n from NHWC, each as nchw_planes computes its plane. `scratch`: the float lanes
-  // then the double lanes of those channels (NhwcScratch).
+  // Channels [c0, c1) of image n from NHWC, each as nchw_planes computes its plane. `scratch`: the double lanes of
+  // those channels.
   void nhwc_channels(const float* x, float* y, std::byte* scratch, int64_t n, int64_t c0, int64_t c1) const {
     const float* image = x + n * plane * channels;
     float* out = y + n * channels;
@@ -532,17 +532,17 @@ struct GlobalPool {
       }
       return;
     }
-    auto* lanes = reinterpret_cast<float*>(scratch);                          // sum_lanes x width
-    auto* totals = reinterpret_cast<double*>(scratch + nhwc_lane_bytes / 2);  // sum_lanes x width
+    auto* totals = reinterpret_cast<double*>(scratch);  // sum_lanes x width
     std::fill(totals, totals + sum_lanes * width, 0.0);
     for (int64_t b = 0; b < plane; b += sum_block) {
-      std::fill(lanes, lanes + sum_lanes * width, 0.0f);
-      for (int64_t i = b; i < std::min(plane, b + sum_block); ++i) {
-        const float* row = image + i * channels + c0;
-        float* lane = lanes + i % sum_lanes * width;
-        for (int64_t c = 0; c < width; ++c) lane[c] += row[c];
+      const int64_t end = std::min(plane, b + sum_block);
+      for (int64_t l = 0; l < sum_lanes; ++l) {  // the block's pixels b + l, b + l + 8, ...: one float lane each
+        if (width == channel_block) {
+          add_lane<channel_block>(image + c0, channels, b + l, end, totals + l * width);
+        } else {
+          add_lane<0>(image + c0, channels, b + l, end, totals + l * width, width);
+        }
       }
-      for (int64_t l = 0; l < sum_lanes * width; ++l) totals[l] += lanes[l];
     }
     for (int64_t c = 0; c < width; ++c) {
       double lane[sum_lanes];
@@ -552,7 +552,19 @@ struct GlobalPool {
   }
 
   static constexpr int64_t channel_block = 16;  // channels per chunk of the NHWC walk: 64 bytes of each pixel
-  static constexpr std::size_t nhwc_lane_bytes = 2 * sum_lanes * channel_block * sizeof(double);  // per worker
+  static constexpr std::size_t nhwc_lane_bytes = sum_lanes * channel_block * sizeof(double);  // per worker
+
+  // Adds into `total` (one per channel) the float sum of pixels first, first + 8, ... below end of `channels`-wide
+  // NHWC rows from `x`: W channels known at compile time (W > 0, the sums held in registers), else `width`.
+  template <int64_t W>
+  static void add_lane(const float* x, int64_t channels, int64_t first, int64_t end, double* total, int64_t width = W) {
+    float sum[channel_block] = {};
+    for (int64_t i = first; i < end; i += sum_lanes) {
+      const float* row = x + i * channels;
+      for (int64_t c = 0; c < (W > 0 ? W : width); ++c) sum[c] += row[c];
+    }
+    for (int64_t c = 0; c < (W > 0 ? W : width); ++c) total[c] += sum[c];
+  }
 };
 
 // A rank-4 input of GlobalAveragePool or GlobalMaxPool may be read in NHWC, where a squeeze-excitation block's pool

@@ -3,6 +3,8 @@
 
 #include "convert/config_json.hpp"
 
+#include "scratch_dir.hpp"
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -261,8 +263,8 @@ TEST_CASE("deeply nested JSON is refused without deep recursion") {
 }
 
 TEST_CASE("a config file is read from a path, and errors name the file") {
-  const auto dir = std::filesystem::temp_directory_path() / "rknnxx_toolkit_tests";
-  std::filesystem::create_directories(dir);
+  const test::TempDir scoped;
+  const auto& dir = scoped.path();
   const auto good = dir / "CONFIG.json";
   std::ofstream(good) << R"({"target_platform": "rv1106", "mean_values": [[0]], "std_values": [[255]]})";
   toolkit::Config c = host::load_config_json(good);
@@ -279,7 +281,6 @@ TEST_CASE("a config file is read from a path, and errors name the file") {
   }
   CHECK_THROWS_WITH_AS((void)host::load_config_json(dir / "missing.json"), doctest::Contains("cannot open"),
                        ConfigError);
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("the model file's config leaves out quant_img_RGB2BGR") {

@@ -6,6 +6,8 @@
 #include "convert/host_model.hpp"
 #include "convert/model_file.hpp"
 
+#include "scratch_dir.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -99,8 +101,8 @@ TEST_CASE("a model file round-trips, through memory and through a path") {
   plain.producer = "x";
   CHECK(host::parse_model_file(host::serialize_model_file(plain)) == plain);
 
-  const auto dir = std::filesystem::temp_directory_path() / "rknnxx_model_file_tests";
-  std::filesystem::create_directories(dir);
+  const test::TempDir scoped;
+  const auto& dir = scoped.path();
   const auto path = dir / ("model" + std::string(host::model_file_extension));
   host::save_model_file(path, m);
   CHECK(host::load_model_file(path) == m);
@@ -109,7 +111,6 @@ TEST_CASE("a model file round-trips, through memory and through a path") {
   CHECK_THROWS_WITH_AS((void)host::load_model_file(path), doctest::Contains("model.hrknn': truncated"), ModelFileError);
   CHECK_THROWS_WITH_AS((void)host::load_model_file(dir / "missing.hrknn"), doctest::Contains("cannot open"),
                        ModelFileError);
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("a truncated file is refused at every length") {

@@ -6,6 +6,7 @@
 #include "convert/model_file.hpp"
 
 #include "c_api_test_helpers.hpp"
+#include "scratch_dir.hpp"
 
 #include <doctest/doctest.h>
 
@@ -25,16 +26,14 @@ inline std::filesystem::path models_dir() {
 }
 
 // Converts models/<onnx> with the config JSON and returns the path of the .hrknn file, made
-// once per process under the system's temporary folder.
+// once per process in its scratch_dir().
 inline std::string converted(const std::string& onnx, const std::string& config_json) {
   static std::map<std::string, std::string> cache;
   const std::string key = onnx + "|" + config_json;
   if (auto found = cache.find(key); found != cache.end()) return found->second;
   const auto config = host::config_from_json(config_json);
   const auto file = host::convert_onnx(read_bytes(models_dir() / onnx), config).file;
-  const auto dir = std::filesystem::temp_directory_path() / ("rknnxx-tests-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  const auto path = dir / (std::to_string(cache.size()) + ".hrknn");
+  const auto path = scratch_dir() / (std::to_string(cache.size()) + ".hrknn");
   host::save_model_file(path, file);
   return cache[key] = path.string();
 }

@@ -12,6 +12,7 @@
 #include "convert/model_file.hpp"
 
 #include "c_api_test_helpers.hpp"
+#include "scratch_dir.hpp"
 
 #include <doctest/doctest.h>
 
@@ -552,17 +553,11 @@ template <class Body> std::string logged(Body&& body) {
 
 bool contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
 
-std::filesystem::path scratch_dir() {
-  const auto dir = std::filesystem::temp_directory_path() / ("rknnxx-attack-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
 // dyncnn's model file changed by `edit`, saved under `name`.
 template <class Edit> std::string crafted_model(const std::string& name, Edit&& edit) {
   host::ModelFile file = host::parse_model_file(test::read_bytes(test::dyncnn()));
   edit(file);
-  const auto path = scratch_dir() / name;
+  const auto path = test::scratch_dir() / name;
   host::save_model_file(path, file);
   return path.string();
 }
@@ -646,7 +641,8 @@ TEST_CASE("rknn_query in one thread while another destroys the same context") {
 }
 
 TEST_CASE("rknn_init reads only regular model files, of a bounded size") {
-  const auto dir = scratch_dir();
+  const test::TempDir scoped;  // a fresh one each pass, so that the FIFO and files are new
+  const auto& dir = scoped.path();
   rknn_context c = 0;
   auto refused = [&](const std::string& path, std::string_view why) {
     const std::string log = logged([&] { CHECK(init_path(&c, path) == RKNN_ERR_MODEL_INVALID); });
@@ -658,7 +654,6 @@ TEST_CASE("rknn_init reads only regular model files, of a bounded size") {
   SUBCASE("a directory") { refused(dir.string(), "is a directory"); }
   SUBCASE("a FIFO without a writer, which would block for ever") {
     const auto fifo = (dir / "model.fifo").string();
-    std::filesystem::remove(fifo);
     REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
     refused(fifo, "is a FIFO");
   }
@@ -667,7 +662,6 @@ TEST_CASE("rknn_init reads only regular model files, of a bounded size") {
     { std::ofstream create(sparse); }
     REQUIRE(truncate(sparse.c_str(), off_t{8} << 30) == 0);
     refused(sparse, "more than the 4294967295");
-    std::filesystem::remove(sparse);
   }
   SUBCASE("an empty file") {
     const auto empty = (dir / "empty.hrknn").string();

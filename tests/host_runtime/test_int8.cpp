@@ -18,10 +18,9 @@
 #include <rknnxx/tensor/view.hpp>
 
 #include "c_api_test_helpers.hpp"
+#include "scratch_dir.hpp"
 
 #include <doctest/doctest.h>
-
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -62,9 +61,7 @@ std::string converted(const std::string& onnx, const std::string& config_json, b
   const auto file = host::convert_onnx(read_bytes(data_dir() / onnx), config, {},
                                        quantized ? data_dir() / "dataset.txt" : std::filesystem::path())
                         .file;
-  const auto dir = std::filesystem::temp_directory_path() / ("rknnxx-int8-tests-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  const auto path = dir / (std::to_string(cache.size()) + ".hrknn");
+  const auto path = test::scratch_dir() / (std::to_string(cache.size()) + ".hrknn");
   host::save_model_file(path, file);
   return cache[key] = path.string();
 }
@@ -420,7 +417,7 @@ TEST_CASE("conversion with a dataset: the config's quantization keys, refusals w
   CHECK(mmse.quantization->algorithm == toolkit::QuantizedAlgorithm::mmse);
   CHECK(mmse.quantization->method == toolkit::QuantizedMethod::layer());
   Ctx ctx([&] {
-    const auto p = std::filesystem::temp_directory_path() / ("rknnxx-int8-mmse-" + std::to_string(getpid()) + ".hrknn");
+    const auto p = test::scratch_dir() / "mmse.hrknn";
     host::save_model_file(p, mmse);
     return p.string();
   }());
@@ -439,13 +436,11 @@ TEST_CASE("conversion with a dataset: the config's quantization keys, refusals w
         *normal.quantization);
 
   // A dataset problem names the file and the line.
-  const auto dir = std::filesystem::temp_directory_path() / ("rknnxx-int8-dataset-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir / "bad.txt") << std::filesystem::absolute(data_dir() / "sample_00.npy").string()
-                                 << "\nmissing.npy\n";
-  CHECK_THROWS_WITH_AS((void)host::convert_onnx(onnx, host::config_from_json(static_config()), {}, dir / "bad.txt"),
+  const test::TempDir dir;
+  const auto bad = dir.path() / "bad.txt";
+  std::ofstream(bad) << std::filesystem::absolute(data_dir() / "sample_00.npy").string() << "\nmissing.npy\n";
+  CHECK_THROWS_WITH_AS((void)host::convert_onnx(onnx, host::config_from_json(static_config()), {}, bad),
                        doctest::Contains("bad.txt:2"), host::quantize::DatasetError);
-  std::filesystem::remove_all(dir);
 }
 
 // ---- weight-only types (w8a16, w4a16) ------------------------------------------------------
@@ -880,8 +875,7 @@ HybridModel hybrid_model(const std::string& extra, bool auto_hybrid, const std::
   const auto config = host::config_from_json(R"({"target_platform": ")" + platform + "\"" + extra + "}");
   auto converted = host::convert_onnx(read_bytes(data_dir() / "hybrid_mlp.onnx"), config, {},
                                       data_dir() / "hybrid_dataset.txt", auto_hybrid);
-  const auto path = std::filesystem::temp_directory_path() /
-      ("rknnxx-int8-hybrid-" + std::to_string(getpid()) + "-" + std::to_string(count++) + ".hrknn");
+  const auto path = test::scratch_dir() / ("hybrid-" + std::to_string(count++) + ".hrknn");
   host::save_model_file(path, converted.file);
   return {path.string(), std::move(converted.file), std::move(converted.float16_layers)};
 }
@@ -949,8 +943,7 @@ TEST_CASE("automatic hybrid quantization keeps the badly quantized layer, and on
   // Closer to float than plain w8a8, on both outputs.
   const HybridModel float_model = [] {
     const auto config = host::config_from_json(R"({"target_platform": "rk3588"})");
-    const auto path =
-        std::filesystem::temp_directory_path() / ("rknnxx-int8-hybrid-float-" + std::to_string(getpid()) + ".hrknn");
+    const auto path = test::scratch_dir() / "hybrid-float.hrknn";
     host::save_model_file(path, host::convert_onnx(read_bytes(data_dir() / "hybrid_mlp.onnx"), config).file);
     return HybridModel{path.string(), {}, {}};
   }();

@@ -16,10 +16,9 @@
 #include <rknnxx/toolkit/config.hpp>
 
 #include "c_api_test_helpers.hpp"
+#include "scratch_dir.hpp"
 
 #include <doctest/doctest.h>
-
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -77,10 +76,9 @@ std::map<std::string, AffineParams> expected_params() {
 
 std::string converted_path() {
   static const std::string path = [] {
-    const auto dir = std::filesystem::temp_directory_path() / ("rknnxx-qdq-tests-" + std::to_string(getpid()));
-    std::filesystem::create_directories(dir);
-    host::save_model_file(dir / "qdq_cnn.hrknn", convert("qdq_cnn.onnx").file);
-    return (dir / "qdq_cnn.hrknn").string();
+    const auto path = test::scratch_dir() / "qdq_cnn.hrknn";
+    host::save_model_file(path, convert("qdq_cnn.onnx").file);
+    return path.string();
   }();
   return path;
 }

@@ -4,6 +4,7 @@
 #include <rknnxx/io/npy.hpp>
 
 #include "numpy_samples.hpp"
+#include "scratch_dir.hpp"
 
 #include <array>
 #include <cstdint>
@@ -11,8 +12,6 @@
 #include <fstream>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
 
 using rknnxx::io::NpyArray;
 using rknnxx::io::NpyError;
@@ -50,10 +49,6 @@ doctest::String error_of(const std::vector<std::byte>& file) {
     return e.what();
   }
   return "(no error)";
-}
-
-std::filesystem::path temp_path(const std::string& name) {
-  return std::filesystem::temp_directory_path() / ("rknnxx_io_tests_" + std::to_string(::getpid()) + "_" + name);
 }
 
 }  // namespace
@@ -233,7 +228,8 @@ TEST_CASE("the writer refuses data that does not fit the shape") {
 }
 
 TEST_CASE("files on disk: write_npy then read_npy, and errors that name the path") {
-  const auto path = temp_path("round_trip.npy");
+  const rknnxx::test::TempDir dir;
+  const auto path = dir.path() / "round_trip.npy";
   const std::vector<std::int32_t> values{1, -2, 3};
   const std::vector<std::int64_t> shape{3};
   rknnxx::io::write_npy(path, std::span<const std::int64_t>(shape), std::span<const std::int32_t>(values));
@@ -245,9 +241,8 @@ TEST_CASE("files on disk: write_npy then read_npy, and errors that name the path
                        NpyError);
   std::filesystem::remove(path);
   CHECK_THROWS_WITH_AS(rknnxx::io::read_npy(path), doctest::Contains("cannot open the file for reading"), NpyError);
-  CHECK_THROWS_WITH_AS(rknnxx::io::read_npy(std::filesystem::temp_directory_path()),
-                       doctest::Contains("is a directory"), NpyError);
-  CHECK_THROWS_AS(rknnxx::io::write_npy(temp_path("no_such_dir") / "x.npy", std::span<const std::int64_t>(shape),
+  CHECK_THROWS_WITH_AS(rknnxx::io::read_npy(dir.path()), doctest::Contains("is a directory"), NpyError);
+  CHECK_THROWS_AS(rknnxx::io::write_npy(dir.path() / "no_such_dir" / "x.npy", std::span<const std::int64_t>(shape),
                                         std::span<const std::int32_t>(values)),
                   NpyError);
 }

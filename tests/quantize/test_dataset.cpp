@@ -1,5 +1,6 @@
 // The calibration dataset reader: the toolkit's DATASET.txt, images and .npy arrays, MaxShape.
 #include "dataset.hpp"
+#include "scratch_dir.hpp"
 
 #include <rknnxx/io/npy.hpp>
 
@@ -12,7 +13,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <string>
 
 using namespace rknnxx::host;
@@ -20,19 +20,6 @@ using namespace rknnxx::host::quantize;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device rd;
-    path = fs::temp_directory_path() / ("rknnxx_dataset_" + std::to_string(rd()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 void write_text(const fs::path& p, std::string_view text) { std::ofstream(p, std::ios::binary) << text; }
 
@@ -76,18 +63,18 @@ TEST_CASE("parse: a wrong count of files, a NUL byte or no sample is one line na
 }
 
 TEST_CASE("npy samples: the calibration shape exactly, input dtypes, mean/std as the runtime applies them") {
-  TempDir dir;
+  const rknnxx::test::TempDir dir;
   const std::vector<std::int64_t> shape{1, 2, 1, 2};
   const std::vector<float> values{10, 20, 30, 40};
-  rknnxx::io::write_npy(dir.path / "a.npy", std::span<const std::int64_t>(shape), std::span<const float>(values));
+  rknnxx::io::write_npy(dir.path() / "a.npy", std::span<const std::int64_t>(shape), std::span<const float>(values));
   const std::vector<std::int64_t> other{1, 2, 2, 2};
   const std::vector<float> eight(8, 1.0f);
-  rknnxx::io::write_npy(dir.path / "big.npy", std::span<const std::int64_t>(other), std::span<const float>(eight));
+  rknnxx::io::write_npy(dir.path() / "big.npy", std::span<const std::int64_t>(other), std::span<const float>(eight));
   const std::vector<std::int64_t> ints{1, 2, 3, 4};
-  rknnxx::io::write_npy(dir.path / "ints.npy", std::span<const std::int64_t>(shape),
+  rknnxx::io::write_npy(dir.path() / "ints.npy", std::span<const std::int64_t>(shape),
                         std::span<const std::int64_t>(ints));
-  write_text(dir.path / "ds.txt", "a.npy\nbig.npy\nints.npy\nmissing.npy\nnotes.txt\n");
-  const auto samples = read_dataset(dir.path / "ds.txt", 1);
+  write_text(dir.path() / "ds.txt", "a.npy\nbig.npy\nints.npy\nmissing.npy\nnotes.txt\n");
+  const auto samples = read_dataset(dir.path() / "ds.txt", 1);
   REQUIRE(samples.size() == 5);
 
   CalibrationInput in = nchw("x", shape);
@@ -103,17 +90,17 @@ TEST_CASE("npy samples: the calibration shape exactly, input dtypes, mean/std as
 
   CHECK(error_of([&] { (void)load_sample(samples[1], std::span(&in, 1), "ds.txt"); }) ==
         fmt::format("ds.txt:2: {}: shape [1, 2, 2, 2], input 'x' is calibrated with shape [1, 2, 1, 2]",
-                    (dir.path / "big.npy").string()));
+                    (dir.path() / "big.npy").string()));
   CHECK(error_of([&] {
           (void)load_sample(samples[2], std::span(&in, 1), "ds.txt");
         }).find("dtype int64 is not an input type") != std::string::npos);
   CHECK(error_of([&] { (void)load_sample(samples[3], std::span(&in, 1), "ds.txt"); }) ==
-        fmt::format("ds.txt:4: {}: no such file", (dir.path / "missing.npy").string()));
-  write_text(dir.path / "notes.txt", "x");
+        fmt::format("ds.txt:4: {}: no such file", (dir.path() / "missing.npy").string()));
+  write_text(dir.path() / "notes.txt", "x");
   CHECK(error_of([&] {
           (void)load_sample(samples[4], std::span(&in, 1), "ds.txt");
         }).find("unknown file type '.txt'") != std::string::npos);
-  write_text(dir.path / "a.npy", "not an array");
+  write_text(dir.path() / "a.npy", "not an array");
   CHECK(error_of([&] { (void)load_sample(samples[0], std::span(&in, 1), "ds.txt"); }).starts_with("ds.txt:1: "));
 }
 
@@ -134,7 +121,7 @@ TEST_CASE("calibration inputs: the MaxShape group of dynamic_input; a dynamic mo
 
 #ifdef RKNNXX_QUANTIZE_IMAGES
 TEST_CASE("image samples: resized bilinear to the calibration shape, RGB2BGR per input, mean/std") {
-  TempDir dir;
+  const rknnxx::test::TempDir dir;
   rknnxx::image::Image img(4, 2, 3);
   for (int y = 0; y < 2; ++y)
     for (int x = 0; x < 4; ++x) {
@@ -142,10 +129,10 @@ TEST_CASE("image samples: resized bilinear to the calibration shape, RGB2BGR per
       img.at(x, y)[1] = 100;                                // G
       img.at(x, y)[2] = static_cast<std::uint8_t>(x * 10);  // B varies
     }
-  rknnxx::image::write_image(dir.path / "img.png", img);
-  write_text(dir.path / "bad.png", "not a png");
-  write_text(dir.path / "ds.txt", "img.png\nbad.png\n");
-  const auto samples = read_dataset(dir.path / "ds.txt", 1);
+  rknnxx::image::write_image(dir.path() / "img.png", img);
+  write_text(dir.path() / "bad.png", "not a png");
+  write_text(dir.path() / "ds.txt", "img.png\nbad.png\n");
+  const auto samples = read_dataset(dir.path() / "ds.txt", 1);
 
   CalibrationInput in = nchw("image", {1, 3, 2, 8});
   auto t = load_sample(samples[0], std::span(&in, 1));

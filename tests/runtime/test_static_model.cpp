@@ -2,6 +2,7 @@
 // set_input_shapes refused, dup() giving an independent context with the same results, nothing
 // on stderr, and errors that carry the runtime's explanation.
 #include "example_image.hpp"
+#include "scratch_dir.hpp"
 #include "test_models.hpp"
 
 #include <rknnxx/runtime/context.hpp>
@@ -25,7 +26,7 @@ namespace {
 // What `body` writes to stderr (fd 2, where the runtime logs), with the runtime's default log level.
 template <class F> std::string stderr_of(F&& body) {
   std::fflush(stderr);
-  const std::string path = (std::filesystem::temp_directory_path() / "rknnxx_runtime_stderr.txt").string();
+  const std::string path = (test::scratch_dir() / "stderr.txt").string();
   const int file = ::open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0600);
   REQUIRE(file >= 0);
   const int saved = ::dup(2);
@@ -37,7 +38,6 @@ template <class F> std::string stderr_of(F&& body) {
   ::close(saved);
   std::ifstream in(path);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::filesystem::remove(path);
   return text;
 }
 
@@ -96,7 +96,7 @@ TEST_CASE("static model: opening, running and reading outputs prints nothing (no
 }
 
 TEST_CASE("errors carry the runtime's own explanation (the rknnxx_host_last_error extension)") {
-  const auto onnx = std::filesystem::temp_directory_path() / "rknnxx_not_converted.onnx";
+  const auto onnx = test::scratch_dir() / "not_converted.onnx";
   std::ofstream(onnx, std::ios::binary) << std::string("\x08\x07\x12\x07pytorch", 11);
   try {
     (void)Context::from_file(onnx.string());
@@ -108,7 +108,6 @@ TEST_CASE("errors carry the runtime's own explanation (the rknnxx_host_last_erro
     CHECK_MESSAGE(what.find("looks like an ONNX model; convert it") != std::string::npos, what);
     CHECK_MESSAGE(what.find("rknn_init: model file") == 0, what);
   }
-  std::filesystem::remove(onnx);
 
   RKNNXX_NEED_MODEL(path, "squeezenet.hrknn");
   auto ctx = Context::from_file(path);

@@ -215,7 +215,8 @@ void HostContext::inputs_set(std::span<rknn_input> inputs) {
   const ComputeSlot slot;  // the conversions compute on this thread, within the process's threads
   require_full_context("rknn_inputs_set");
   check_function(Function::inputs_set, "rknn_inputs_set");
-  io_.stage_inputs(inputs, shapes_);
+  ThreadPool pool(thread_share(default_thread_count()));  // the context's share, as its runs have
+  io_.stage_inputs(inputs, shapes_, pool);
   cycle_open_ = true;  // these inputs are this thread's until it has taken the outputs
 }
 

@@ -21,7 +21,7 @@ IoState::~IoState() {
   for (void* buffer : runtime_output_buffers_) std::free(buffer);
 }
 
-void IoState::stage_inputs(std::span<const rknn_input> inputs, const ShapeChoice& shapes) {
+void IoState::stage_inputs(std::span<const rknn_input> inputs, const ShapeChoice& shapes, ThreadPool& pool) {
   if (inputs.size() != model_.inputs().size())
     fail(RKNN_ERR_PARAM_INVALID, "n_inputs is {}, the model has {} inputs", inputs.size(), model_.inputs().size());
   std::vector<std::optional<Tensor>> staged(model_.inputs().size());
@@ -50,7 +50,7 @@ void IoState::stage_inputs(std::span<const rknn_input> inputs, const ShapeChoice
            input.index, input.size, needed, format.describe());
     staged[input.index] =
         decode_input(model_, input.index, dims, {static_cast<const std::byte*>(input.buf), input.size}, format,
-                     input.pass_through != 0);
+                     input.pass_through != 0, &pool);
   }
   for (size_t i = 0; i < staged.size(); ++i) {
     staged_inputs_[i] = std::move(staged[i]);

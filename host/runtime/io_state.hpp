@@ -26,8 +26,8 @@ public:
   IoState& operator=(const IoState&) = delete;
 
   // rknn_inputs_set for inputs of these shapes: every input converted now (the caller may reuse its
-  // buffers at once). The latest of this and bind() gives an input its data.
-  void stage_inputs(std::span<const rknn_input> inputs, const ShapeChoice& shapes);
+  // buffers at once), on `pool`'s threads. The latest of this and bind() gives an input its data.
+  void stage_inputs(std::span<const rknn_input> inputs, const ShapeChoice& shapes, ThreadPool& pool);
   // rknn_set_io_mem: `attr` names the tensor (by name when it has one, else by index among the
   // inputs) and describes the memory. Checked now from the attributes alone, against the current
   // input shapes and, for an output, the last run's outputs (none before the first run).

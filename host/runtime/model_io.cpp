@@ -73,7 +73,7 @@ void check_input_format(const LoadedModel& model, uint32_t index, const std::vec
 }
 
 Tensor decode_input(const LoadedModel& model, uint32_t index, const std::vector<int64_t>& dims,
-                    std::span<const std::byte> bytes, const BufferFormat& format, bool pass_through) {
+                    std::span<const std::byte> bytes, const BufferFormat& format, bool pass_through, ThreadPool* pool) {
   check_input_conversion(model, index, dims, format, pass_through);
   Tensor value = Tensor::uninitialized(engine_type(model.inputs()[index].dtype), dims);  // decode writes it all
   static const Normalization none;
@@ -88,7 +88,7 @@ Tensor decode_input(const LoadedModel& model, uint32_t index, const std::vector<
     if (params) quantize::fake_quantize(values, *params);
   };
   decode(bytes, format, normalize ? model.normalization(index) : none, value,
-         fused && (half || params) ? finish : FloatFinish());
+         fused && (half || params) ? finish : FloatFinish(), pool);
   if (fused) return value;
   if (half) round_to_float16(value);
   if (params) {

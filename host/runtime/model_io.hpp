@@ -33,8 +33,10 @@ void check_input_format(const LoadedModel& model, uint32_t index, const std::vec
 // Input `index` of shape `dims` read from `bytes` (held as `format`) as the engine computes on it:
 // normalized (unless pass_through), rounded to float16 in a float16 model, quantized in a w8a8 or
 // w16a16i_dfp one.
+// The conversion runs on `pool`'s threads when given.
 [[nodiscard]] Tensor decode_input(const LoadedModel& model, uint32_t index, const std::vector<int64_t>& dims,
-                                  std::span<const std::byte> bytes, const BufferFormat& format, bool pass_through);
+                                  std::span<const std::byte> bytes, const BufferFormat& format, bool pass_through,
+                                  ThreadPool* pool = nullptr);
 
 // How rknn_outputs_get writes output `index` of this shape: the attr's format, FLOAT32 with want_float.
 [[nodiscard]] BufferFormat output_format(const LoadedModel& model, uint32_t index, const std::vector<int64_t>& shape,

@@ -227,7 +227,7 @@ std::string BufferFormat::describe() const {
 }
 
 void decode(std::span<const std::byte> source, const BufferFormat& format, const Normalization& normalization,
-            Tensor& target, const FloatFinish& finish) {
+            Tensor& target, const FloatFinish& finish, ThreadPool* pool) {
   const size_t needed = format.required_bytes();
   if (source.size() < needed)
     fail(RKNN_ERR_INPUT_INVALID, "buffer of {} bytes is smaller than the {} bytes of {}", source.size(), needed,
@@ -289,33 +289,34 @@ void decode(std::span<const std::byte> source, const BufferFormat& format, const
   }
   visit_mapping(format, s, [&](const auto& from) {
     if (s.w == 0) return;
-    // Every layout is affine along w: one step from the mapping, then a run per row.
+    // Every layout is affine along w: one step from the mapping, then a run per row, rows in any order.
     const size_t step = s.w > 1 ? from(0, 0, 0, 1) - from(0, 0, 0, 0) : 1;
-    if (by_table) {
-      const auto* bytes = reinterpret_cast<const uint8_t*>(in);
-      float* values = target.data<float>();
-      size_t index = 0;
-      for (size_t n = 0; n < s.n; ++n)
-        for (size_t c = 0; c < s.c; ++c) {
-          const float* table = tables.data() + c * 256;
-          for (size_t h = 0; h < s.h; ++h, index += s.w) {
-            const uint8_t* row = bytes + from(n, c, h, 0);
-            for (size_t w = 0; w < s.w; ++w) values[index + w] = table[row[w * step]];
-          }
+    const auto rows = [&](int64_t begin, int64_t end) {
+      const auto first = static_cast<size_t>(begin);
+      size_t h = first % s.h, c = first / s.h % s.c, n = first / s.h / s.c;  // row r's, counted on below
+      for (size_t r = first; r < static_cast<size_t>(end); ++r, h = h + 1 == s.h ? 0 : h + 1) {
+        if (r != first && h == 0 && ++c == s.c) {
+          c = 0;
+          ++n;
         }
-      return;
-    }
-    with_run(from_type, to_type, [&](const auto& run) {
-      size_t index = 0;
-      for (size_t n = 0; n < s.n; ++n)
-        for (size_t c = 0; c < s.c; ++c)
-          with_channel_op(c, [&](const auto& op) {
-            for (size_t h = 0; h < s.h; ++h, index += s.w) {
-              run(in, from(n, c, h, 0), step, out, index, 1, s.w, op);
-              finish_values(index, s.w);
-            }
-          });
-    });
+        const size_t index = r * s.w;
+        if (by_table) {
+          const auto* row = reinterpret_cast<const uint8_t*>(in) + from(n, c, h, 0);
+          const float* table = tables.data() + c * 256;
+          float* values = target.data<float>() + index;
+          const size_t width = s.w, stride = step;  // locals: not read again after every store
+          for (size_t w = 0; w < width; ++w) values[w] = table[row[w * stride]];
+          continue;
+        }
+        with_run(from_type, to_type, [&](const auto& run) {
+          with_channel_op(c, [&](const auto& op) { run(in, from(n, c, h, 0), step, out, index, 1, s.w, op); });
+        });
+        finish_values(index, s.w);
+      }
+    };
+    const auto count = static_cast<int64_t>(uint64_t{s.n} * s.c * s.h);
+    if (pool != nullptr) pool->parallel_for(count, std::max<int64_t>(1, 16384 / static_cast<int64_t>(s.w)), rows);
+    else rows(0, count);
   });
 }
 

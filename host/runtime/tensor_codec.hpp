@@ -8,6 +8,7 @@
 #include <rknnxx/abi/c_api.h>
 
 #include "../engine/tensor.hpp"
+#include "../engine/thread_pool.hpp"
 
 #include <cstddef>
 #include <functional>
@@ -59,9 +60,11 @@ using FloatFinish = std::function<void(std::span<float>)>;
 // Reads `source` (held as `format`) into `target`, a dense engine tensor in ONNX order whose
 // shape is the tensor's logical shape, writing every element (target may be uninitialized). Values are
 // converted to target's element type after normalisation (when given), then, for a float32 target, passed
-// through `finish` (when given). Throws ApiError(RKNN_ERR_INPUT_INVALID) naming the mismatch.
+// through `finish` (when given). The rows of a 4-D tensor are shared among `pool`'s threads when given (finish
+// must then be safe to call from several threads at once). Throws ApiError(RKNN_ERR_INPUT_INVALID) naming the
+// mismatch.
 void decode(std::span<const std::byte> source, const BufferFormat& format, const Normalization& normalization,
-            Tensor& target, const FloatFinish& finish = {});
+            Tensor& target, const FloatFinish& finish = {}, ThreadPool* pool = nullptr);
 
 // Writes the dense tensor `source` (ONNX order) into `target`, held as `format`; padding
 // lanes and padded columns are written as zeros. `map`, when given, turns each value before it is

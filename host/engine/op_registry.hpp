@@ -37,6 +37,9 @@ struct KernelContext {
   std::span<Tensor* const> outputs;       // nullptr for an omitted optional output
   ThreadPool& pool;
   std::byte* scratch;  // PreparedOp::scratch_bytes, 64-byte aligned, only for this call
+  // Output 0 is stored as float16 and this kernel said it rounds it (PreparedOp::rounds_to_half): round each part
+  // as it is written, while in cache, instead of the session's pass over the whole output afterwards.
+  bool round_to_half = false;
 
   const Tensor& input(std::size_t i) const { return *inputs[i]; }
   const Tensor* optional_input(std::size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }
@@ -49,6 +52,9 @@ struct PreparedOp {
   std::vector<TensorInfo> outputs;  // one per node output (omitted outputs too: give any info)
   Kernel kernel;
   std::size_t scratch_bytes = 0;
+  // The kernel rounds its float32 output 0 to float16 itself when KernelContext::round_to_half says so (with
+  // float16 activation storage), padding of a kept layout included (blocked_layout.hpp).
+  bool rounds_to_half = false;
   // When not empty (one per output): the outputs are known while planning and no kernel runs
   // (e.g. Shape). `kernel` may then be empty.
   std::vector<Tensor> constant_outputs;

@@ -60,7 +60,8 @@ struct Step {
   // float32 outputs rounded when storing activations as float16, with their element counts (more than the
   // shape's for a value kept in oneDNN's layout, blocked_layout.hpp: its padding is rounded too)
   std::vector<std::pair<Tensor*, int64_t>> round_to_half;
-  bool at_run_time = false;  // prepared and computed when running (docs/conformance.md#run-time-shapes)
+  bool kernel_rounds = false;  // the kernel rounds output 0 itself (PreparedOp::rounds_to_half)
+  bool at_run_time = false;    // prepared and computed when running (docs/conformance.md#run-time-shapes)
 };
 
 struct Plan {
@@ -594,7 +595,10 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
     for (ValueId out : step.node->outputs) {
       Tensor* t = out == no_value ? nullptr : &plan->slots[static_cast<std::size_t>(out)];
       step.outputs.push_back(t);
-      if (half_storage && t != nullptr && t->dtype() == DataType::float32) {
+      if (half_storage && t != nullptr && t->dtype() == DataType::float32 && step.outputs.size() == 1 &&
+          pending[s].prepared.rounds_to_half && !pending[s].at_run_time) {
+        step.kernel_rounds = true;
+      } else if (half_storage && t != nullptr && t->dtype() == DataType::float32) {
         const std::size_t kept = blocked_bytes[static_cast<std::size_t>(out)];
         step.round_to_half.emplace_back(t, kept != 0 ? static_cast<int64_t>(kept / sizeof(float)) : t->elements());
       }
@@ -790,7 +794,7 @@ std::span<const Tensor> Session::run_views(std::span<const Tensor> inputs) {
     if (step.at_run_time) {
       s.run_now(plan, step);
     } else {
-      KernelContext ctx{step.inputs, step.outputs, s.pool, arena + step.scratch_offset};
+      KernelContext ctx{step.inputs, step.outputs, s.pool, arena + step.scratch_offset, step.kernel_rounds};
       try {
         step.kernel(ctx);
       } catch (const EngineError&) {

@@ -15,6 +15,7 @@
 
 #include "conv_onednn.hpp"
 #include "../blocked_layout.hpp"
+#include "../float16.hpp"
 #include "onednn_threads.hpp"
 
 #if defined(RKNNXX_ENGINE_ONEDNN)
@@ -192,14 +193,19 @@ struct OnednnConv {
           dnnl::memory to(s.user_dst, engine, user_dst);
           s.dst_reorder->execute(stream, dst, to);
         }
+        const dnnl::memory::dims dims = s.user_dst.dims();
+        const int64_t plane = out_image / out_channels, span = dims[2] * dims[3];  // span: the slice's rows
         if (first_tail < end_tail) {  // the rest of the chain, on this slice's output just written
-          const dnnl::memory::dims dims = s.user_dst.dims();
-          const int64_t plane = out_image / out_channels, span = dims[2] * dims[3];  // span: the slice's rows
           const float* r = residual != nullptr ? residual + (user_dst - y) : nullptr;
           for (int64_t c = 0; c < dims[1]; ++c) {
             epilogue.apply(user_dst + c * plane, span, 0.0f, false, r != nullptr ? r + c * plane : nullptr, first_tail,
                            end_tail);
           }
+        }
+        if (k.round_to_half && kept_dst) {  // the slice's blocks or rows: one span, padded channels included
+          round_to_half(user_dst, s.conv_dst.get_size() / sizeof(float));
+        } else if (k.round_to_half) {
+          for (int64_t c = 0; c < dims[1]; ++c) round_to_half(user_dst + c * plane, static_cast<std::size_t>(span));
         }
       }
       stream.wait();
@@ -523,6 +529,7 @@ bool prepare_onednn_conv(const OpContext& ctx, const OnednnConvRequest& r, Prepa
     op.blocked = blocked_ports(impl, g, post_op_steps == r.epilogue.steps.size());
   }
   op.kernel = [impl](KernelContext& k) { impl->run(k); };
+  op.rounds_to_half = true;
   return true;
 }
 

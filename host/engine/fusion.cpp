@@ -2,8 +2,9 @@
 // bias, then the element-wise chain after the Conv fused into it as its epilogue
 // (ops/conv_epilogue.hpp): Relu, Clip with constant bounds, HardSwish, HardSigmoid, Sigmoid,
 // HardSigmoid or Sigmoid followed by a Mul by their input (HardSwish, SiLU), Mul, Div, Add and Sub by
-// scalar constants, and one residual Add of another computed value. Each intermediate absorbed feeds nothing else and is not a graph
-// output (docs/runtime-extensions.md, "Fused element-wise chains").
+// scalar constants, and one residual Add of another computed value; and a BatchNormalization left standing takes
+// the one-input steps after it. Each intermediate absorbed feeds nothing else and is not a graph output
+// (docs/runtime-extensions.md, "Fused element-wise chains").
 
 #include "graph.hpp"
 #include "ops/conv_epilogue.hpp"
@@ -362,6 +363,43 @@ void Graph::fuse_for_inference(FusionScope scope) {
     if (!kinds.ints.empty()) {
       conv.attributes.push_back(std::move(kinds));
       conv.attributes.push_back(std::move(params));
+    }
+  }
+  // A BatchNormalization no Conv took (densenet's, after a Concat) takes the one-input steps after it: one pass
+  // over its output instead of one per node.
+  for (std::size_t bi = 0; bi < nodes_.size() && scope == FusionScope::all; ++bi) {
+    Node& bn = nodes_[bi];
+    if (removed[bi] || bn.op_type != "BatchNormalization" || !bn.domain.empty() || bn.inputs.size() != 5 ||
+        bn.outputs.empty() || bn.attribute(epilogue_kinds_attribute) != nullptr ||
+        std::any_of(bn.outputs.begin() + 1, bn.outputs.end(), [](ValueId v) { return v != no_value; })) {
+      continue;
+    }
+    onnx::AttributeProto kinds;
+    kinds.name = std::string(epilogue_kinds_attribute);
+    kinds.type = onnx::AttributeProto::Type::ints;
+    onnx::AttributeProto params;
+    params.name = std::string(epilogue_params_attribute);
+    params.type = onnx::AttributeProto::Type::floats;
+    for (;;) {
+      const auto out = static_cast<std::size_t>(bn.outputs[0]);
+      const int32_t c = consumer[out];
+      if (uses[out] != 1 || c < 0 || removed[static_cast<std::size_t>(c)]) break;
+      const Node& n = nodes_[static_cast<std::size_t>(c)];
+      const std::optional<EpilogueStep> step =
+          n.domain.empty() && n.outputs.size() == 1 && !n.inputs.empty() && n.inputs[0] == bn.outputs[0]
+          ? unary_step(*this, n, opset_)
+          : std::nullopt;
+      if (!step) break;
+      kinds.ints.push_back(static_cast<int64_t>(step->kind));
+      params.floats.push_back(step->a);
+      params.floats.push_back(step->b);
+      bn.outputs[0] = n.outputs[0];
+      removed[static_cast<std::size_t>(c)] = true;
+      changed = true;
+    }
+    if (!kinds.ints.empty()) {
+      bn.attributes.push_back(std::move(kinds));
+      bn.attributes.push_back(std::move(params));
     }
   }
   if (!changed) {

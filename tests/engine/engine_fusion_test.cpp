@@ -6,6 +6,8 @@
 
 #include "engine_test_model.hpp"
 
+#include <cstring>
+#include <limits>
 #include <string>
 
 using namespace rknnxx::host;
@@ -218,6 +220,36 @@ TEST_SUITE("engine.fusion") {
     });
     CHECK(error.find("'r' [1, 3, 5, 5] does not broadcast with the Conv's output shape [1, 4, 5, 5]") !=
           std::string::npos);
+  }
+
+  TEST_CASE("a BatchNormalization no Conv takes absorbs the one-input steps after it") {
+    // x -> Concat(x, x) -> BatchNormalization -> Relu -> HardSigmoid -> y, as densenet's pre-activation (with one
+    // more step): one node for the last three; the unfused graph's values, NaN and infinities included.
+    ModelBuilder m(14);
+    m.input("x", DataType::float32, {2, 3, 5, 7})
+        .initializer("scale", random_tensor({6}, 1))
+        .initializer("bias", random_tensor({6}, 2))
+        .initializer("mean", random_tensor({6}, 3))
+        .initializer("var", Tensor::from<float>({6}, {0.5f, 1.0f, 2.0f, 0.25f, 3.0f, 1.5f}))
+        .output("y")
+        .node("Concat", {"x", "x"}, {"c"}, {attr("axis", int64_t{1})})
+        .node("BatchNormalization", {"c", "scale", "bias", "mean", "var"}, {"b"})
+        .node("Relu", {"b"}, {"r"})
+        .node("HardSigmoid", {"r"}, {"y"}, {attr("alpha", 0.3f), attr("beta", 0.1f)});
+    CHECK(fused_nodes(m) == 2);
+    Tensor x = random_tensor({2, 3, 5, 7}, 4);
+    x.data<float>()[3] = std::numeric_limits<float>::quiet_NaN();
+    x.data<float>()[40] = std::numeric_limits<float>::infinity();
+    x.data<float>()[41] = -std::numeric_limits<float>::infinity();
+    const std::vector<Tensor> in{x};
+    const Tensor fused = Session(m.model()).run(in)[0];
+    const Tensor unfused = Session(m.model(), {.fuse = false}).run(in)[0];
+    REQUIRE(fused.bytes() == unfused.bytes());
+    CHECK(std::memcmp(fused.raw(), unfused.raw(), fused.bytes()) == 0);
+    SUBCASE("not across a value used twice") {
+      m.output("b");
+      CHECK(fused_nodes(m) == 4);
+    }
   }
 
   TEST_CASE("chains are not fused across an intermediate used twice, a graph output or a constant") {

@@ -1,7 +1,9 @@
 // BatchNormalization in inference mode: y = (x - mean) / sqrt(var + epsilon) * scale + bias,
-// per channel (axis 1). Usually folded into the preceding Conv by Graph::fuse_for_inference.
+// per channel (axis 1). Usually folded into the preceding Conv by Graph::fuse_for_inference; else the one-input
+// steps after it may be fused into it (a Relu: densenet's BatchNormalization + Relu after each Concat).
 
 #include "../op_registry.hpp"
+#include "conv_epilogue.hpp"
 
 #include <cmath>
 
@@ -31,6 +33,10 @@ PreparedOp prepare_batch_normalization(OpContext& ctx) {
       ctx.fail("input '{}' has shape {}, expected [{}]", ctx.input_name(i), shape_string(ctx.input(i).shape), channels);
     }
   }
+  const Epilogue epilogue = epilogue_attributes(ctx);
+  if (epilogue.has_residual()) {
+    ctx.fail("attribute '{}' has a residual Add, which BatchNormalization does not take", epilogue_kinds_attribute);
+  }
   const float epsilon = ctx.attr_float("epsilon", 1e-5f);
   const int64_t batch = x[0];
   const int64_t plane = element_count(std::span(x).subspan(2));
@@ -57,6 +63,7 @@ PreparedOp prepare_batch_normalization(OpContext& ctx) {
                             for (int64_t i = 0; i < plane; ++i) {
                               dst[i] = src[i] * a + b;
                             }
+                            if (!epilogue.empty()) epilogue.apply(dst, plane, 0.0f, false, nullptr);
                           }
                         });
   };

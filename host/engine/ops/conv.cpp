@@ -298,14 +298,21 @@ std::vector<int64_t> kernel_shape(const OpContext& ctx) {
   return from_weights;
 }
 
-// The groups against the weights' and the bias's shapes, and the fused activation's bounds.
-// The fused chain from the attributes fusion.cpp sets; checked, as any attribute.
+// The fused chain of a Conv: its attributes, and input 3 when it has a residual Add.
 Epilogue fused_epilogue(const OpContext& ctx) {
-  Epilogue e;
-  if (ctx.attribute(epilogue_kinds_attribute) == nullptr) {
-    ctx.expect_inputs(2, 3);
-    return e;
+  const Epilogue e = epilogue_attributes(ctx);
+  ctx.expect_inputs(2, e.has_residual() ? 4 : 3);
+  if (e.has_residual() && !ctx.has_input(3)) {
+    ctx.fail("attribute '{}' has a residual Add but input 3 is omitted", epilogue_kinds_attribute);
   }
+  return e;
+}
+
+}  // namespace
+
+Epilogue epilogue_attributes(const OpContext& ctx) {
+  Epilogue e;
+  if (ctx.attribute(epilogue_kinds_attribute) == nullptr) return e;
   const std::vector<int64_t> kinds = ctx.attr_ints(epilogue_kinds_attribute);
   const std::vector<float> params = ctx.attr_floats(epilogue_params_attribute);
   if (params.size() != kinds.size() * 2) {
@@ -321,13 +328,12 @@ Epilogue fused_epilogue(const OpContext& ctx) {
   if (std::count(kinds.begin(), kinds.end(), static_cast<int64_t>(EpilogueKind::add)) > 1) {
     ctx.fail("attribute '{}' has more than one residual Add", epilogue_kinds_attribute);
   }
-  ctx.expect_inputs(2, e.has_residual() ? 4 : 3);
-  if (e.has_residual() && !ctx.has_input(3)) {
-    ctx.fail("attribute '{}' has a residual Add but input 3 is omitted", epilogue_kinds_attribute);
-  }
   return e;
 }
 
+namespace {
+
+// The groups against the weights' and the bias's shapes, and the fused activation's bounds.
 ConvChannels conv_channels(OpContext& ctx, int64_t channels) {
   ConvChannels p;
   const auto& w = ctx.input(1).shape;

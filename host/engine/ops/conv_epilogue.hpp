@@ -16,6 +16,8 @@
 
 namespace rknnxx::host {
 
+class OpContext;
+
 // Names of the attributes (not ONNX attributes): the step kinds, and two parameters per step.
 constexpr std::string_view epilogue_kinds_attribute = "rknnxx.epilogue";
 constexpr std::string_view epilogue_params_attribute = "rknnxx.epilogue_params";
@@ -30,6 +32,11 @@ enum class EpilogueKind : int64_t {
   affine = 7,        // a * x + b: Mul, Div, Add, Sub by scalar constants (Paddle's learnable affine blocks)
 };
 constexpr EpilogueKind last_epilogue_kind = EpilogueKind::affine;
+
+struct Epilogue;
+// The chain stored on a node by fusion.cpp (empty without the attributes), checked as any attribute: known steps,
+// two parameters each, at most one residual Add (conv.cpp).
+Epilogue epilogue_attributes(const OpContext& ctx);
 
 struct EpilogueStep {
   EpilogueKind kind = EpilogueKind::clamp;

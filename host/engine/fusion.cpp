@@ -144,6 +144,28 @@ std::optional<ClipGate> clip_gate(const Graph& g, std::span<Node* const> chain, 
   return ClipGate{static_cast<float>(a / hi), static_cast<float>(b / hi), c * hi};
 }
 
+// The two attributes a fused chain is stored in (ops/conv_epilogue.hpp), built one step at a time.
+struct ChainAttributes {
+  onnx::AttributeProto kinds, params;
+
+  ChainAttributes() {
+    kinds.name = std::string(epilogue_kinds_attribute);
+    kinds.type = onnx::AttributeProto::Type::ints;
+    params.name = std::string(epilogue_params_attribute);
+    params.type = onnx::AttributeProto::Type::floats;
+  }
+  void push(const EpilogueStep& step) {
+    kinds.ints.push_back(static_cast<int64_t>(step.kind));
+    params.floats.push_back(step.a);
+    params.floats.push_back(step.b);
+  }
+  void attach_to(Node& node) {
+    if (kinds.ints.empty()) return;
+    node.attributes.push_back(std::move(kinds));
+    node.attributes.push_back(std::move(params));
+  }
+};
+
 }  // namespace
 
 void Graph::fuse_for_inference(FusionScope scope) {
@@ -234,12 +256,9 @@ void Graph::fuse_for_inference(FusionScope scope) {
       }
     }
     // The element-wise chain after it, one step at a time (ops/conv_epilogue.hpp).
-    onnx::AttributeProto kinds;
-    kinds.name = std::string(epilogue_kinds_attribute);
-    kinds.type = onnx::AttributeProto::Type::ints;
-    onnx::AttributeProto params;
-    params.name = std::string(epilogue_params_attribute);
-    params.type = onnx::AttributeProto::Type::floats;
+    ChainAttributes chain;
+    auto& kinds = chain.kinds;
+    auto& params = chain.params;
     bool has_add = false;
     while (scope == FusionScope::all || kinds.ints.empty()) {
       const ValueId out = conv.outputs[0];
@@ -354,16 +373,11 @@ void Graph::fuse_for_inference(FusionScope scope) {
         b1 = step->a * b1 + step->b;
         a1 = step->a * a1;
       } else {
-        kinds.ints.push_back(static_cast<int64_t>(step->kind));
-        params.floats.push_back(step->a);
-        params.floats.push_back(step->b);
+        chain.push(*step);
       }
       absorb(*taken.back());
     }
-    if (!kinds.ints.empty()) {
-      conv.attributes.push_back(std::move(kinds));
-      conv.attributes.push_back(std::move(params));
-    }
+    chain.attach_to(conv);
   }
   // A BatchNormalization no Conv took (densenet's, after a Concat) takes the one-input steps after it: one pass
   // over its output instead of one per node.
@@ -374,12 +388,7 @@ void Graph::fuse_for_inference(FusionScope scope) {
         std::any_of(bn.outputs.begin() + 1, bn.outputs.end(), [](ValueId v) { return v != no_value; })) {
       continue;
     }
-    onnx::AttributeProto kinds;
-    kinds.name = std::string(epilogue_kinds_attribute);
-    kinds.type = onnx::AttributeProto::Type::ints;
-    onnx::AttributeProto params;
-    params.name = std::string(epilogue_params_attribute);
-    params.type = onnx::AttributeProto::Type::floats;
+    ChainAttributes chain;
     for (;;) {
       const auto out = static_cast<std::size_t>(bn.outputs[0]);
       const int32_t c = consumer[out];
@@ -390,17 +399,12 @@ void Graph::fuse_for_inference(FusionScope scope) {
           ? unary_step(*this, n, opset_)
           : std::nullopt;
       if (!step) break;
-      kinds.ints.push_back(static_cast<int64_t>(step->kind));
-      params.floats.push_back(step->a);
-      params.floats.push_back(step->b);
+      chain.push(*step);
       bn.outputs[0] = n.outputs[0];
       removed[static_cast<std::size_t>(c)] = true;
       changed = true;
     }
-    if (!kinds.ints.empty()) {
-      bn.attributes.push_back(std::move(kinds));
-      bn.attributes.push_back(std::move(params));
-    }
+    chain.attach_to(bn);
   }
   if (!changed) {
     return;

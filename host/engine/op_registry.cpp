@@ -196,4 +196,8 @@ OpRegistrar::OpRegistrar(std::string_view op_type, PrepareFunction prepare, std:
   OpRegistry::instance().add(OpDefinition{std::string(op_type), std::string(domain), prepare});
 }
 
+OpRegistrar::OpRegistrar(std::string_view op_type, PrepareFunction prepare, MovesValues) {
+  OpRegistry::instance().add(OpDefinition{std::string(op_type), "", prepare, true});
+}
+
 }  // namespace rknnxx::host

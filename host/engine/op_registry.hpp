@@ -159,7 +159,15 @@ struct OpDefinition {
   std::string op_type;
   std::string domain;  // "" is the default ONNX domain
   PrepareFunction prepare = nullptr;
+  // Each float32 output value is one of the float32 input values, moved (Reshape, Transpose, Concat, Slice,
+  // ...): with float16 activation storage its outputs need no rounding when every float32 input is a float16
+  // value already (the session's rule).
+  bool moves_values = false;
 };
+
+// OpRegistrar's mark of an operator that only moves values (OpDefinition::moves_values).
+inline constexpr struct MovesValues {
+} moves_values;
 
 class OpRegistry {
 public:
@@ -181,6 +189,7 @@ std::string_view excluded_operator_reason(std::string_view domain, std::string_v
 
 struct OpRegistrar {
   OpRegistrar(std::string_view op_type, PrepareFunction prepare, std::string_view domain = "");
+  OpRegistrar(std::string_view op_type, PrepareFunction prepare, MovesValues);
 };
 
 }  // namespace rknnxx::host

@@ -1,12 +1,14 @@
 #include "session.hpp"
 
 #include "blocked_layout.hpp"
+#include "float16.hpp"
 #include "op_registry.hpp"
 #include "thread_pool.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -585,6 +587,21 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
     plan->output_in_arena.push_back(std::any_of(plan->arena_values.begin(), plan->arena_values.end(), is) &&
                                     std::none_of(plan->input_copies.begin(), plan->input_copies.end(), is));
   }
+  // With float16 storage every float32 value a step computes, and every input, is a float16 value; a constant is
+  // one when each of its values is.
+  std::vector<signed char> constant_is_half(value_count, -1);  // -1: not yet looked at
+  const auto is_half = [&](ValueId id) {
+    const auto v = static_cast<std::size_t>(id);
+    const Tensor* constant = plan->constants[v];
+    if (constant == nullptr || constant->dtype() != DataType::float32) return true;
+    if (constant_is_half[v] < 0) {
+      const auto values = constant->values<float>();
+      constant_is_half[v] = std::all_of(values.begin(), values.end(), [](float x) {
+        return std::bit_cast<uint32_t>(round_to_half(x)) == std::bit_cast<uint32_t>(x);
+      });
+    }
+    return constant_is_half[v] != 0;
+  };
   for (std::size_t s = 0; s < pending.size(); ++s) {
     Step step;
     step.node = pending[s].node;
@@ -592,13 +609,17 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
     for (ValueId in : step.node->inputs) {
       step.inputs.push_back(in == no_value ? nullptr : &plan->slots[static_cast<std::size_t>(in)]);
     }
+    // An operator that only moves values (OpDefinition::moves_values) from float16 values makes float16 values.
+    const bool moves_half = half_storage && step.node->op != nullptr && step.node->op->moves_values &&
+        std::all_of(step.node->inputs.begin(), step.node->inputs.end(),
+                    [&](ValueId in) { return in == no_value || is_half(in); });
     for (ValueId out : step.node->outputs) {
       Tensor* t = out == no_value ? nullptr : &plan->slots[static_cast<std::size_t>(out)];
       step.outputs.push_back(t);
       if (half_storage && t != nullptr && t->dtype() == DataType::float32 && step.outputs.size() == 1 &&
           pending[s].prepared.rounds_to_half && !pending[s].at_run_time) {
         step.kernel_rounds = true;
-      } else if (half_storage && t != nullptr && t->dtype() == DataType::float32) {
+      } else if (half_storage && t != nullptr && t->dtype() == DataType::float32 && !moves_half) {
         const std::size_t kept = blocked_bytes[static_cast<std::size_t>(out)];
         step.round_to_half.emplace_back(t, kept != 0 ? static_cast<int64_t>(kept / sizeof(float)) : t->elements());
       }

@@ -232,6 +232,25 @@ TEST_SUITE("engine.session") {
     CHECK(half.values<float>()[1] != exact.values<float>()[1]);
   }
 
+  TEST_CASE("float16 storage: an operator that only moves values rounds what it takes from a constant") {
+    // Concat of a computed value (a float16 value already) and a constant: the constant's 0.1 and 1000.1 are not
+    // float16 values, so the Concat's output is rounded; a Reshape of float16 values is not rounded again (the
+    // same bits either way).
+    ModelBuilder m(13);
+    m.input("x", DataType::float32, {2})
+        .initializer("k", Tensor::from<float>({3}, {0.1f, 1000.1f, 0.5f}))
+        .initializer("shape", Tensor::from<int64_t>({2}, {5, 1}))
+        .output("y")
+        .node("Relu", {"x"}, {"r"})
+        .node("Concat", {"r", "k"}, {"c"}, {attr("axis", int64_t{0})})
+        .node("Reshape", {"c", "shape"}, {"y"});
+    const auto x = Tensor::from<float>({2}, {0.3f, 2.0f});
+    const Tensor y = run_one(m.model(), {x}, {.float16_activations = true});
+    const float want[] = {round_to_half(0.3f), 2.0f, round_to_half(0.1f), round_to_half(1000.1f), 0.5f};
+    REQUIRE(y.elements() == 5);
+    for (std::size_t i = 0; i < 5; ++i) CHECK(y.values<float>()[i] == want[i]);
+  }
+
   TEST_CASE("constant subgraphs are folded while planning") {
     ModelBuilder m(13);
     m.input("x", DataType::float32, {3})

@@ -867,18 +867,18 @@ PreparedOp prepare_trilu(OpContext& ctx) {
   return op;
 }
 
-const OpRegistrar transpose_op{"Transpose", prepare_transpose};
-const OpRegistrar concat_op{"Concat", prepare_concat};
-const OpRegistrar split_op{"Split", prepare_split};
-const OpRegistrar slice_op{"Slice", prepare_slice};
-const OpRegistrar gather_op{"Gather", prepare_gather};
+const OpRegistrar transpose_op{"Transpose", prepare_transpose, moves_values};
+const OpRegistrar concat_op{"Concat", prepare_concat, moves_values};
+const OpRegistrar split_op{"Split", prepare_split, moves_values};
+const OpRegistrar slice_op{"Slice", prepare_slice, moves_values};
+const OpRegistrar gather_op{"Gather", prepare_gather, moves_values};
 const OpRegistrar pad_op{"Pad", prepare_pad};
 const OpRegistrar where_op{"Where", prepare_where};
 const OpRegistrar equal_op{"Equal", prepare_equal};
-const OpRegistrar tile_op{"Tile", prepare_tile};
-const OpRegistrar depth_to_space_op{"DepthToSpace", prepare_depth_to_space};
-const OpRegistrar space_to_depth_op{"SpaceToDepth", prepare_space_to_depth};
-const OpRegistrar gather_elements_op{"GatherElements", prepare_gather_elements};
+const OpRegistrar tile_op{"Tile", prepare_tile, moves_values};
+const OpRegistrar depth_to_space_op{"DepthToSpace", prepare_depth_to_space, moves_values};
+const OpRegistrar space_to_depth_op{"SpaceToDepth", prepare_space_to_depth, moves_values};
+const OpRegistrar gather_elements_op{"GatherElements", prepare_gather_elements, moves_values};
 const OpRegistrar trilu_op{"Trilu", prepare_trilu};
 
 }  // namespace

@@ -337,7 +337,7 @@ PreparedOp prepare_compress(OpContext& ctx) {
   return op;
 }
 
-const OpRegistrar gather_nd_op{"GatherND", prepare_gather_nd};
+const OpRegistrar gather_nd_op{"GatherND", prepare_gather_nd, moves_values};
 const OpRegistrar scatter_nd_op{"ScatterND", prepare_scatter_nd};
 const OpRegistrar scatter_elements_op{"ScatterElements", prepare_scatter_elements};
 const OpRegistrar scatter_op{"Scatter", prepare_scatter_elements};

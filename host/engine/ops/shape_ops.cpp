@@ -374,14 +374,14 @@ PreparedOp prepare_range(OpContext& ctx) {
   });
 }
 
-const OpRegistrar reshape_op{"Reshape", prepare_reshape};
-const OpRegistrar flatten_op{"Flatten", prepare_flatten};
-const OpRegistrar squeeze_op{"Squeeze", prepare_squeeze};
-const OpRegistrar unsqueeze_op{"Unsqueeze", prepare_unsqueeze};
-const OpRegistrar identity_op{"Identity", prepare_identity};
+const OpRegistrar reshape_op{"Reshape", prepare_reshape, moves_values};
+const OpRegistrar flatten_op{"Flatten", prepare_flatten, moves_values};
+const OpRegistrar squeeze_op{"Squeeze", prepare_squeeze, moves_values};
+const OpRegistrar unsqueeze_op{"Unsqueeze", prepare_unsqueeze, moves_values};
+const OpRegistrar identity_op{"Identity", prepare_identity, moves_values};
 const OpRegistrar shape_op{"Shape", prepare_shape};
 const OpRegistrar constant_of_shape_op{"ConstantOfShape", prepare_constant_of_shape};
-const OpRegistrar expand_op{"Expand", prepare_expand};
+const OpRegistrar expand_op{"Expand", prepare_expand, moves_values};
 const OpRegistrar cast_op{"Cast", prepare_cast};
 const OpRegistrar cast_like_op{"CastLike", prepare_cast_like};
 const OpRegistrar size_op{"Size", prepare_size};

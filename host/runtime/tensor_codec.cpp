@@ -288,7 +288,7 @@ void decode(std::span<const std::byte> source, const BufferFormat& format, const
     });
   }
   visit_mapping(format, s, [&](const auto& from) {
-    if (s.w == 0) return;
+    if (uint64_t{s.n} * s.c * s.h * s.w == 0) return;  // an empty tensor (and no division by a zero extent below)
     // Every layout is affine along w: one step from the mapping, then a run per row, rows in any order.
     const size_t step = s.w > 1 ? from(0, 0, 0, 1) - from(0, 0, 0, 0) : 1;
     const auto rows = [&](int64_t begin, int64_t end) {

@@ -151,6 +151,21 @@ TEST_CASE("decode: uint8 and int8 images into float32, by table or by row, give 
   }
 }
 
+TEST_CASE("decode: an empty 4-D tensor reads nothing, on one thread or on a pool") {
+  // Zero images, channels, rows or columns: no row to convert (and no division by the zero extent).
+  ThreadPool pool(2);
+  const std::vector<std::uint8_t> pixels(16, 7);
+  for (const std::vector<uint32_t>& nhwc :
+       std::vector<std::vector<uint32_t>>{{0, 2, 2, 3}, {1, 0, 2, 3}, {1, 2, 0, 3}, {1, 2, 2, 0}}) {
+    CAPTURE(nhwc[0]);
+    const BufferFormat format{RKNN_TENSOR_UINT8, RKNN_TENSOR_NHWC, nhwc, 0, 0};
+    Tensor target = Tensor::uninitialized(DataType::float32, {nhwc[0], nhwc[3], nhwc[1], nhwc[2]});
+    decode(std::as_bytes(std::span(pixels)), format, {}, target);
+    decode(std::as_bytes(std::span(pixels)), format, {}, target, {}, &pool);
+    CHECK(target.elements() == 0);
+  }
+}
+
 TEST_CASE("decode: a bool buffer reads any non-zero byte as true") {
   const std::vector<std::uint8_t> bytes{0, 1, 0xAB, 0};
   const BufferFormat format{RKNN_TENSOR_BOOL, RKNN_TENSOR_UNDEFINED, {4}, 0, 0};

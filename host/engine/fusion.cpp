@@ -193,26 +193,30 @@ void Graph::fuse_for_inference(FusionScope scope) {
   }
   std::vector<bool> removed(nodes_.size(), false);
   bool changed = false;
+  // The one node reading the producer's output 0, as its input 0, when nothing else reads it.
+  auto next_of = [&](const Node& producer) -> Node* {
+    const auto out = static_cast<std::size_t>(producer.outputs[0]);
+    const int32_t c = consumer[out];
+    if (uses[out] != 1 || c < 0 || removed[static_cast<std::size_t>(c)]) {
+      return nullptr;
+    }
+    Node& n = nodes_[static_cast<std::size_t>(c)];
+    return n.inputs.empty() || n.inputs[0] != producer.outputs[0] || !n.domain.empty() ? nullptr : &n;
+  };
+  // The producer takes over the node's output, and the node goes.
+  auto absorb_into = [&](Node& producer, Node& next) {
+    producer.outputs[0] = next.outputs[0];
+    removed[static_cast<std::size_t>(&next - nodes_.data())] = true;
+    changed = true;
+  };
   for (std::size_t ci = 0; ci < nodes_.size(); ++ci) {
     Node& conv = nodes_[ci];
     if (conv.op_type != "Conv" || !conv.domain.empty() || conv.outputs.size() != 1 ||
         conv.attribute(epilogue_kinds_attribute) != nullptr) {
       continue;
     }
-    auto next_node = [&]() -> Node* {
-      const auto out = static_cast<std::size_t>(conv.outputs[0]);
-      const int32_t c = consumer[out];
-      if (uses[out] != 1 || c < 0 || removed[static_cast<std::size_t>(c)]) {
-        return nullptr;
-      }
-      Node& n = nodes_[static_cast<std::size_t>(c)];
-      return n.inputs.empty() || n.inputs[0] != conv.outputs[0] || !n.domain.empty() ? nullptr : &n;
-    };
-    auto absorb = [&](Node& next) {
-      conv.outputs[0] = next.outputs[0];
-      removed[static_cast<std::size_t>(&next - nodes_.data())] = true;
-      changed = true;
-    };
+    auto next_node = [&] { return next_of(conv); };
+    auto absorb = [&](Node& next) { absorb_into(conv, next); };
     Node* next = next_node();
     if (next != nullptr && next->op_type == "BatchNormalization" && next->inputs.size() == 5 &&
         is_float_constant(*this, conv, 1) && (conv.inputs.size() < 3 || is_float_constant(*this, conv, 2)) &&
@@ -389,20 +393,11 @@ void Graph::fuse_for_inference(FusionScope scope) {
       continue;
     }
     ChainAttributes chain;
-    for (;;) {
-      const auto out = static_cast<std::size_t>(bn.outputs[0]);
-      const int32_t c = consumer[out];
-      if (uses[out] != 1 || c < 0 || removed[static_cast<std::size_t>(c)]) break;
-      const Node& n = nodes_[static_cast<std::size_t>(c)];
-      const std::optional<EpilogueStep> step =
-          n.domain.empty() && n.outputs.size() == 1 && !n.inputs.empty() && n.inputs[0] == bn.outputs[0]
-          ? unary_step(*this, n, opset_)
-          : std::nullopt;
+    for (Node* next = next_of(bn); next != nullptr && next->outputs.size() == 1; next = next_of(bn)) {
+      const std::optional<EpilogueStep> step = unary_step(*this, *next, opset_);
       if (!step) break;
       chain.push(*step);
-      bn.outputs[0] = n.outputs[0];
-      removed[static_cast<std::size_t>(c)] = true;
-      changed = true;
+      absorb_into(bn, *next);
     }
     chain.attach_to(bn);
   }

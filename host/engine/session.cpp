@@ -616,10 +616,10 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
     for (ValueId out : step.node->outputs) {
       Tensor* t = out == no_value ? nullptr : &plan->slots[static_cast<std::size_t>(out)];
       step.outputs.push_back(t);
-      if (half_storage && t != nullptr && t->dtype() == DataType::float32 && step.outputs.size() == 1 &&
-          pending[s].prepared.rounds_to_half && !pending[s].at_run_time) {
+      if (!half_storage || t == nullptr || t->dtype() != DataType::float32 || moves_half) continue;
+      if (step.outputs.size() == 1 && pending[s].prepared.rounds_to_half && !pending[s].at_run_time) {
         step.kernel_rounds = true;
-      } else if (half_storage && t != nullptr && t->dtype() == DataType::float32 && !moves_half) {
+      } else {
         const std::size_t kept = blocked_bytes[static_cast<std::size_t>(out)];
         step.round_to_half.emplace_back(t, kept != 0 ? static_cast<int64_t>(kept / sizeof(float)) : t->elements());
       }

@@ -489,9 +489,10 @@ double plane_sum(const float* src, int64_t count) {
 struct GlobalPool {
   PoolKind kind = PoolKind::average;
   float p = 2.0f;
-  int64_t planes = 0, plane = 0;  // images x channels, and the values of each
-  int64_t channels = 0;
+  int64_t batch = 0, channels = 0, plane = 0;  // plane: the values of each image's channel
   bool nhwc = false;  // the input is kept in NHWC by blocked_layout.hpp (rank 4; max and average)
+
+  float mean(double sum) const { return plane > 0 ? static_cast<float>(sum / static_cast<double>(plane)) : 0.0f; }
 
   void nchw_planes(const float* x, float* y, int64_t begin, int64_t end) const {
     for (int64_t c = begin; c < end; ++c) {
@@ -501,7 +502,7 @@ struct GlobalPool {
         for (int64_t i = 0; i < plane; ++i) best = std::max(best, src[i]);
         y[c] = best;
       } else if (kind == PoolKind::average) {
-        y[c] = plane > 0 ? static_cast<float>(plane_sum(src, plane) / static_cast<double>(plane)) : 0.0f;
+        y[c] = mean(plane_sum(src, plane));
       } else {
         double sum = 0.0;
         if (p == 2.0f) {
@@ -547,7 +548,7 @@ struct GlobalPool {
     for (int64_t c = 0; c < width; ++c) {
       double lane[sum_lanes];
       for (int64_t l = 0; l < sum_lanes; ++l) lane[l] = totals[l * width + c];
-      out[c0 + c] = plane > 0 ? static_cast<float>(combine_lanes(lane) / static_cast<double>(plane)) : 0.0f;
+      out[c0 + c] = mean(combine_lanes(lane));
     }
   }
 
@@ -583,9 +584,9 @@ template <PoolKind kind> PreparedOp prepare_global_pool(OpContext& ctx) {
   std::vector<int64_t> out_shape(shape.size(), 1);
   out_shape[0] = shape[0];
   out_shape[1] = shape[1];
-  pool->planes = shape[0] * shape[1];
-  pool->plane = element_count(std::span(shape).subspan(2));
+  pool->batch = shape[0];
   pool->channels = shape[1];
+  pool->plane = element_count(std::span(shape).subspan(2));
   PreparedOp op;
   op.outputs = {TensorInfo{DataType::float32, out_shape}};
   if (shape.size() == 4 && kind != PoolKind::lp) {
@@ -601,17 +602,16 @@ template <PoolKind kind> PreparedOp prepare_global_pool(OpContext& ctx) {
     float* y = k.output(0).data<float>();
     if (g.nhwc) {
       const int64_t blocks = (g.channels + GlobalPool::channel_block - 1) / GlobalPool::channel_block;
-      k.pool.parallel_for(
-          g.planes / std::max<int64_t>(1, g.channels) * blocks, 1, [&](int64_t b, int64_t e, std::size_t worker) {
-            std::byte* scratch = k.scratch + worker * GlobalPool::nhwc_lane_bytes;
-            for (int64_t u = b; u < e; ++u) {
-              const int64_t c0 = u % blocks * GlobalPool::channel_block;
-              g.nhwc_channels(x, y, scratch, u / blocks, c0, std::min(g.channels, c0 + GlobalPool::channel_block));
-            }
-          });
+      k.pool.parallel_for(g.batch * blocks, 1, [&](int64_t b, int64_t e, std::size_t worker) {
+        std::byte* scratch = k.scratch + worker * GlobalPool::nhwc_lane_bytes;
+        for (int64_t u = b; u < e; ++u) {
+          const int64_t c0 = u % blocks * GlobalPool::channel_block;
+          g.nhwc_channels(x, y, scratch, u / blocks, c0, std::min(g.channels, c0 + GlobalPool::channel_block));
+        }
+      });
       return;
     }
-    k.pool.parallel_for(g.planes, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, g.plane)),
+    k.pool.parallel_for(g.batch * g.channels, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, g.plane)),
                         [&](int64_t b, int64_t e) { g.nchw_planes(x, y, b, e); });
   };
   return op;

@@ -35,10 +35,12 @@ std::shared_ptr<const BlockedPorts> nhwc_following_ports(std::size_t output_byte
 
 namespace {
 
-// Whether the step offers to read its input i in its input layout.
-bool offers_input(const BlockedStep& step, std::size_t i) {
-  return step.ports != nullptr && !step.ports->input_layout.empty() &&
-      (i == step.ports->input || step.ports->input == every_input);
+// The layout the step reads its input i in when that input is kept; empty when it reads it as NCHW only.
+std::string_view offered_layout(const BlockedStep& step, std::size_t i) {
+  if (step.ports == nullptr) return {};
+  if (step.ports->tied_input == i) return step.ports->output_layout;
+  if (i == step.ports->input || step.ports->input == every_input) return step.ports->input_layout;
+  return {};
 }
 
 }  // namespace
@@ -60,38 +62,56 @@ std::vector<std::size_t> keep_blocked_values(std::span<const BlockedStep> steps,
       if (inputs[i] == no_value) continue;
       const auto v = static_cast<std::size_t>(inputs[i]);
       read[v] = 1;
-      // Only an input offered in this very layout (a Conv's residual, input 3, is read as NCHW).
-      const bool takes =
-          offers_input(step, i) && producer[v] != nullptr && step.ports->input_layout == producer[v]->output_layout;
+      // Only an input offered in this very layout.
+      const std::string_view layout = offered_layout(step, i);
+      const bool takes = !layout.empty() && producer[v] != nullptr && layout == producer[v]->output_layout;
       if (!takes) producer[v] = nullptr;
     }
   }
   for (ValueId out : graph_outputs) {
     producer[static_cast<std::size_t>(out)] = nullptr;  // callers see NCHW
   }
-  // An output that follows its inputs' layout is kept only when they are; in plan order, so that the inputs
-  // are decided first (a MaxPool after a Concat after MaxPools).
-  const auto kept = [&](std::size_t v) { return producer[v] != nullptr && read[v] != 0; };
-  for (const BlockedStep& step : steps) {
-    const ValueId out = step.node->outputs.empty() ? no_value : step.node->outputs[0];
-    if (step.ports == nullptr || !step.ports->output_follows_inputs || out == no_value) continue;
-    const auto& inputs = step.node->inputs;
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-      if (offers_input(step, i) && (inputs[i] == no_value || !kept(static_cast<std::size_t>(inputs[i])))) {
-        producer[static_cast<std::size_t>(out)] = nullptr;
+  // An output that follows its inputs' layout is kept only when they are, and an output and its tied input are
+  // kept together or not at all. Dropping one value can undo another's decision (the tied input's other readers,
+  // an output that follows the dropped one), so this repeats until nothing changes; values are only ever dropped.
+  const auto kept = [&](ValueId v) {
+    return v != no_value && producer[static_cast<std::size_t>(v)] != nullptr && read[static_cast<std::size_t>(v)] != 0;
+  };
+  const auto drop = [&](ValueId v) {
+    if (!kept(v)) return false;
+    producer[static_cast<std::size_t>(v)] = nullptr;
+    return true;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const BlockedStep& step : steps) {
+      const ValueId out = step.node->outputs.empty() ? no_value : step.node->outputs[0];
+      if (step.ports == nullptr || out == no_value) continue;
+      const auto& inputs = step.node->inputs;
+      bool keep = kept(out);
+      for (std::size_t i = 0; i < inputs.size(); ++i) {
+        const bool followed = step.ports->output_follows_inputs && step.ports->tied_input != i;
+        if (followed && !offered_layout(step, i).empty() && !kept(inputs[i])) keep = false;
+      }
+      const std::optional<std::size_t> tied = step.ports->tied_input;
+      if (tied && *tied < inputs.size() && !kept(inputs[*tied])) keep = false;
+      if (!keep) {
+        changed = drop(out) || changed;
+        if (tied && *tied < inputs.size()) changed = drop(inputs[*tied]) || changed;
       }
     }
   }
   std::vector<std::size_t> bytes(value_count, 0);
   for (std::size_t v = 0; v < value_count; ++v) {
-    if (!kept(v)) continue;
+    if (!kept(static_cast<ValueId>(v))) continue;
     producer[v]->keep_output();
     bytes[v] = producer[v]->output_bytes;
   }
   for (const BlockedStep& step : steps) {
     const auto& inputs = step.node->inputs;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
-      if (offers_input(step, i) && inputs[i] != no_value && bytes[static_cast<std::size_t>(inputs[i])] != 0) {
+      if (!offered_layout(step, i).empty() && inputs[i] != no_value &&
+          bytes[static_cast<std::size_t>(inputs[i])] != 0) {
         step.ports->keep_input(i);
       }
     }

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -28,6 +29,9 @@ struct BlockedPorts {
   // The output is written in the offered inputs' layout, so it is kept only when they all are (MaxPool, Concat,
   // a Mul by a channel's scale).
   bool output_follows_inputs = false;
+  // An input read in output_layout and kept together with the output or not at all: a Conv's residual, added to
+  // its output element by element at the same offsets.
+  std::optional<std::size_t> tied_input;
   std::function<void(std::size_t input)> keep_input;
 };
 

@@ -151,6 +151,18 @@ void residual(ModelBuilder& m) {  // "a" read again as the fused residual of a f
       .output("r");
 }
 
+// An inverted residual's end, as in mobilenet_v2: "a" read again as the fused residual of a pointwise Conv without
+// an activation, whose sum "r" a Conv 3x3 reads. "r" and its residual "a" are kept together; with `then_relu`, a
+// Relu after the Add joins the chain after the residual. The whole chain has no padded channels (16).
+template <bool then_relu> void residual_kept(ModelBuilder& m) {
+  m.initializer("w4", random_tensor({20, 20, 1, 1}, 6))
+      .initializer("w5", random_tensor({16, 20, 3, 3}, 8))
+      .node("Conv", {"a", "w4"}, {"c4"})
+      .node("Add", {"c4", "a"}, {then_relu ? "s" : "r"});
+  if (then_relu) m.node("Relu", {"s"}, {"r"});
+  m.node("Conv", {"r", "w5"}, {"z"}, {attr("pads", std::vector<int64_t>{1, 1, 1, 1})}).output("z");
+}
+
 struct Run {
   std::vector<Tensor> outputs;
   std::size_t blocked_values = 0;
@@ -212,7 +224,13 @@ TEST_SUITE("engine.blocked_layout") {
 
   TEST_CASE("a value that is a graph output stays NCHW") { check_graph(chain(middle_output), 1); }
 
-  TEST_CASE("a value read as a fused residual stays NCHW") { check_graph(chain(residual), 1); }
+  TEST_CASE("a fused residual is kept with its Conv's output, or neither is") {
+    check_graph(chain(residual), 1);  // the sum "r" is a graph output: "a" stays NCHW for it too
+    // "a", "b" and "r" where oneDNN's Convs take NHWC (20 channels: no padding); elsewhere the blocks of 16 pad
+    // "a" and "r", so only "b" is kept.
+    check_graph(chain(residual_kept<false>), 3, true);
+    check_graph(chain(residual_kept<true>), 3, true);
+  }
 
   TEST_CASE("MaxPool and Concat keep NHWC between Convs") {
     check_graph(fire_module(), 7, true);

@@ -66,10 +66,11 @@ enum class ShapeClass {
 // take the blocked layout or the engine's kernel. Depthwise Convs on large planes, and pointwise ones that reduce
 // the channels, lost to the engine's kernel by the reorders around them; where values stay in oneDNN's layout
 // (blocked_layout.hpp) they skip those reorders and measured faster blocked (benchmarks/README.md, "Blocked values
-// between Convs"; squeezenet's squeeze Convs between NHWC Concats and MaxPools).
+// between Convs"; squeezenet's squeeze Convs between NHWC Concats and MaxPools). So do the pointwise Convs without
+// an activation between kept values (the projections of mobilenet_v2's inverted residuals, residual included).
 Layout measured_layout(ShapeClass c, bool values_kept) {
   switch (c) {
-    case ShapeClass::pointwise: return Layout::nchw;
+    case ShapeClass::pointwise: return values_kept ? Layout::blocked : Layout::nchw;
     case ShapeClass::pointwise_activated_expanding: return Layout::blocked;
     case ShapeClass::pointwise_activated_reducing: return values_kept ? Layout::blocked : Layout::builtin;
     case ShapeClass::dense: return Layout::blocked;
@@ -195,8 +196,13 @@ struct OnednnConv {
         }
         const dnnl::memory::dims dims = s.user_dst.dims();
         const int64_t plane = out_image / out_channels, span = dims[2] * dims[3];  // span: the slice's rows
-        if (first_tail < end_tail) {  // the rest of the chain, on this slice's output just written
-          const float* r = residual != nullptr ? residual + (user_dst - y) : nullptr;
+        // The rest of the chain, on this slice's output just written. The residual is in the output's layout (kept
+        // with it, BlockedPorts::tied_input), so it is read at the same offsets.
+        const float* r = residual != nullptr ? residual + (user_dst - y) : nullptr;
+        if (first_tail < end_tail && kept_dst) {  // one span without padded channels (blocked_ports)
+          epilogue.apply(user_dst, static_cast<int64_t>(s.conv_dst.get_size() / sizeof(float)), 0.0f, false, r,
+                         first_tail, end_tail);
+        } else if (first_tail < end_tail) {
           for (int64_t c = 0; c < dims[1]; ++c) {
             epilogue.apply(user_dst + c * plane, span, 0.0f, false, r != nullptr ? r + c * plane : nullptr, first_tail,
                            end_tail);
@@ -283,21 +289,30 @@ int64_t kept_image_floats(const KeptFormat& f, int64_t channels, int64_t h, int6
 }
 
 // What this Conv offers blocked_layout.hpp: its input when the primitive reads it in a kept layout (one reorder
-// for every slice, or each slice's own), its output likewise when nothing after the primitive reads it as NCHW
-// (the whole fused chain is post-ops).
+// for every slice, or each slice's own), its output likewise. The steps of the fused chain that are not post-ops
+// work element by element, so they run on a kept output too where it has no padded channels (their values would
+// not stay zero); a residual Add among them reads input 3 in the output's layout, tied to it. `chain_output`: the
+// chain's end is the step's output (not so when the caller adds a residual of another shape).
 std::shared_ptr<const BlockedPorts> blocked_ports(const std::shared_ptr<OnednnConv>& impl, const WindowGeometry& g,
-                                                  bool all_post_ops) {
+                                                  bool chain_output) {
   auto ports = std::make_shared<BlockedPorts>();
+  ports->keep_input = [impl](std::size_t input) {
+    if (input == 0) impl->kept_src = true;  // input 3, the residual, is kept with the output (tied_input)
+  };
   const std::span<const Slice> slices(impl->slices);
   const auto in_slices = impl->shared_src_reorder ? slices.first(1) : slices;
   if (KeptLayout in = kept_layout(in_slices, impl->bands, &Slice::conv_src, &Slice::in_first); in.format != nullptr) {
     ports->input_layout = std::move(in.name);
     impl->kept_in_image = kept_image_floats(*in.format, g.channels, g.in_h, g.in_w);
-    ports->keep_input = [impl](std::size_t) { impl->kept_src = true; };
   }
   KeptLayout out =
-      all_post_ops ? kept_layout(slices, impl->bands, &Slice::conv_dst, &Slice::bias_offset) : KeptLayout{};
+      chain_output ? kept_layout(slices, impl->bands, &Slice::conv_dst, &Slice::bias_offset) : KeptLayout{};
+  const bool has_tail = impl->first_tail < impl->end_tail;
+  if (has_tail && out.format != nullptr && out.format->block != 0 && impl->out_channels % out.format->block != 0) {
+    out = {};
+  }
   if (out.format != nullptr) {
+    if (has_tail && impl->epilogue.has_residual()) ports->tied_input = 3;
     ports->output_layout = std::move(out.name);
     impl->kept_out_image = kept_image_floats(*out.format, impl->out_channels, g.out_h, g.out_w);
     ports->output_bytes = static_cast<std::size_t>(impl->kept_out_image * g.batch) * sizeof(float);
@@ -526,7 +541,7 @@ bool prepare_onednn_conv(const OpContext& ctx, const OnednnConvRequest& r, Prepa
       checked_mul(static_cast<int64_t>(impl->worker_bytes), static_cast<int64_t>(ctx.threads()), "the scratch size");
   op.scratch_bytes = static_cast<std::size_t>(checked_add(shared_bytes, workers_bytes, "the scratch size"));
   if (layout == Layout::blocked) {
-    op.blocked = blocked_ports(impl, g, post_op_steps == r.epilogue.steps.size());
+    op.blocked = blocked_ports(impl, g, !r.epilogue.has_residual() || r.residual_in_epilogue);
   }
   op.kernel = [impl](KernelContext& k) { impl->run(k); };
   op.rounds_to_half = true;

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string_view>
 #include <utility>
@@ -82,8 +83,24 @@ std::vector<std::size_t> keep_blocked_values(std::span<const BlockedStep> steps,
     producer[static_cast<std::size_t>(v)] = nullptr;
     return true;
   };
+  // Readers per value that turn it back to NCHW (an operator following its inputs' layout, whose output is not
+  // kept): each pays a transposing read where the producer's one reorder would do, so a value with two or more of
+  // them stays NCHW (densenet's Conv outputs, read by every later Concat of their block).
+  std::vector<int> converting(value_count, 0);
   for (bool changed = true; changed;) {
     changed = false;
+    std::fill(converting.begin(), converting.end(), 0);
+    for (const BlockedStep& step : steps) {
+      const ValueId out = step.node->outputs.empty() ? no_value : step.node->outputs[0];
+      if (step.ports == nullptr || !step.ports->output_follows_inputs || kept(out)) continue;
+      for (std::size_t i = 0; i < step.node->inputs.size(); ++i) {
+        const ValueId v = step.node->inputs[i];
+        if (!offered_layout(step, i).empty() && kept(v)) ++converting[static_cast<std::size_t>(v)];
+      }
+    }
+    for (std::size_t v = 0; v < value_count; ++v) {
+      if (converting[v] > 1) changed = drop(static_cast<ValueId>(v)) || changed;
+    }
     for (const BlockedStep& step : steps) {
       const ValueId out = step.node->outputs.empty() ? no_value : step.node->outputs[0];
       if (step.ports == nullptr || out == no_value) continue;

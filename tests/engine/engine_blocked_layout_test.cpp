@@ -84,21 +84,24 @@ onnx::ModelProto pool_between_convs() {
   return m.model();
 }
 
-// x -> Conv 3x3 + Relu -> "a" -> {Concat(a, x) -> Conv 1x1 -> "y", MaxPool -> Sigmoid -> "z"}: "a" kept, read by a
-// Concat whose other input is NCHW and by a MaxPool whose reader takes NCHW, so both write NCHW.
-onnx::ModelProto mixed_readers() {
+// x -> Conv 3x3 + Relu -> "a" -> {Concat(a, x) -> Conv 1x1 -> "y"} and/or {MaxPool -> Sigmoid -> "z"}: "a" read by
+// a Concat whose other input is NCHW and by a MaxPool whose reader takes NCHW, so both write NCHW. Kept when one of
+// them reads it; with both, each would turn it back to NCHW, so it stays NCHW.
+onnx::ModelProto mixed_readers(bool concat, bool pool) {
   ModelBuilder m(13);
   m.input("x", DataType::float32, {2, 8, 9, 9})
       .initializer("w1", random_tensor({16, 8, 3, 3}, 1))
       .initializer("wy", random_tensor({5, 24, 1, 1}, 2))
       .node("Conv", {"x", "w1"}, {"c1"}, {attr("pads", std::vector<int64_t>{1, 1, 1, 1})})
-      .node("Relu", {"c1"}, {"a"})
-      .node("Concat", {"a", "x"}, {"f"}, {attr("axis", int64_t{1})})
-      .node("Conv", {"f", "wy"}, {"y"})
-      .node("MaxPool", {"a"}, {"p"}, {attr("kernel_shape", std::vector<int64_t>{2, 2})})
-      .node("Sigmoid", {"p"}, {"z"})
-      .output("y")
-      .output("z");
+      .node("Relu", {"c1"}, {"a"});
+  if (concat) {
+    m.node("Concat", {"a", "x"}, {"f"}, {attr("axis", int64_t{1})}).node("Conv", {"f", "wy"}, {"y"}).output("y");
+  }
+  if (pool) {
+    m.node("MaxPool", {"a"}, {"p"}, {attr("kernel_shape", std::vector<int64_t>{2, 2})})
+        .node("Sigmoid", {"p"}, {"z"})
+        .output("z");
+  }
   return m.model();
 }
 
@@ -239,7 +242,12 @@ TEST_SUITE("engine.blocked_layout") {
   }
 
   TEST_CASE("MaxPool and Concat read a kept value and write NCHW for readers that need it") {
-    check_graph(mixed_readers(), 1, true);
+    check_graph(mixed_readers(true, false), 1, true);
+    check_graph(mixed_readers(false, true), 1, true);
+  }
+
+  TEST_CASE("a value that two readers would turn back to NCHW stays NCHW") {
+    check_graph(mixed_readers(true, true), 0, true);
   }
 
   TEST_CASE("a squeeze-excitation block keeps NHWC through its pool and its Mul") {

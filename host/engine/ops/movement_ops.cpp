@@ -153,11 +153,11 @@ struct NhwcConcat {
           for (int64_t w = 0; w < width; ++w) {
             copy_pixel(y + (pixel + w) * out_channels + first, x + (pixel + w) * c_in, c_in);
           }
-        } else if (kept_input[i] != 0) {  // NCHW from NHWC
+        } else if (kept_input[i] != 0) {  // NCHW from NHWC: each output row written in order, from the row in cache
           float* out = y + (n * out_channels + first) * plane + h * width;
-          for (int64_t w = 0; w < width; ++w) {
-            const float* in = x + (pixel + w) * c_in;
-            for (int64_t c = 0; c < c_in; ++c) out[c * plane + w] = in[c];
+          const float* in = x + pixel * c_in;
+          for (int64_t c = 0; c < c_in; ++c) {
+            for (int64_t w = 0; w < width; ++w) out[c * plane + w] = in[w * c_in + c];
           }
         } else {  // NCHW from NCHW
           for (int64_t c = 0; c < c_in; ++c) {

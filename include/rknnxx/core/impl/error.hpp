@@ -5,15 +5,15 @@
 #include <rknnxx/impl/decl.hpp>
 #include <rknnxx/core/error.hpp>
 
-#include <rknnxx/core/fmt_core.hpp>
+#include <rknnxx/core/message.hpp>
 
 namespace rknnxx::detail {
 
 RKNNXX_DECL std::string RknnCategory::message(int code) const {
   const auto e = static_cast<Errc>(code);
   const auto n = errc_name(e);
-  if (n == "RKNN_ERR_UNKNOWN") return fmt::format("unknown rknn return code {}", code);
-  return fmt::format("{} ({})", n, errc_description(e));
+  if (n == "RKNN_ERR_UNKNOWN") return detail::message("unknown rknn return code {}", code);
+  return detail::message("{} ({})", n, errc_description(e));
 }
 
 RKNNXX_DECL void throw_invalid(std::string_view call, std::string_view format, std::span<const MessageArg> args) {
@@ -39,11 +39,11 @@ RKNNXX_DECL std::string Error::compose(const std::error_code&, std::string_view 
   if (!t.empty()) {
     s += '(';
     s += t.io == Io::input ? "input" : t.io == Io::output ? "output" : "tensor";
-    if (t.index) s += fmt::format(" {}", *t.index);
-    if (!t.name.empty()) s += fmt::format(" \"{}\"", t.name);
+    if (t.index) s += detail::message(" {}", *t.index);
+    if (!t.name.empty()) s += detail::message(" \"{}\"", t.name);
     s += ')';
   }
-  if (!message.empty()) s += fmt::format("{}{}", s.empty() ? "" : ": ", message);
+  if (!message.empty()) s += detail::message("{}{}", s.empty() ? "" : ": ", message);
   return s;  // std::system_error appends ": " and the code's message
 }
 

@@ -2,7 +2,7 @@
 // The bodies of <rknnxx/runtime/context.hpp>: included by it (header-only, the default) or compiled once
 // (RKNNXX_SEPARATE_COMPILATION, docs/separate-compilation.md).
 
-#include <rknnxx/core/fmt_core.hpp>
+#include <rknnxx/core/message.hpp>
 #include <rknnxx/impl/decl.hpp>
 #include <rknnxx/runtime/context.hpp>
 #include <rknnxx/runtime/custom_op.hpp>
@@ -87,7 +87,7 @@ RKNNXX_DECL ShapeChange ContextOps::set_input_shapes(std::size_t group) {
   if (group >= set.num_shapes())
     throw Error(
         Errc::param_invalid, std::string(call),
-        fmt::format("shape group {} is outside the model's {} groups:{}", group, set.num_shapes(), allowed_text()));
+        detail::message("shape group {} is outside the model's {} groups:{}", group, set.num_shapes(), allowed_text()));
   return switch_to(group);
 }
 
@@ -100,10 +100,10 @@ RKNNXX_DECL ShapeChange ContextOps::set_input_shapes(std::span<const Dims> dims,
   if (given.size() != set.num_inputs())
     throw Error(
         Errc::param_invalid, std::string(call),
-        fmt::format("{} shapes given for a model of {} inputs:{}", given.size(), set.num_inputs(), allowed_text()));
+        detail::message("{} shapes given for a model of {} inputs:{}", given.size(), set.num_inputs(), allowed_text()));
   if (auto g = set.find(given)) return switch_to(*g);
   std::string given_text;
-  for (const auto& d : given) given_text += fmt::format("{}{}", given_text.empty() ? "" : ", ", dims_text(d));
+  for (const auto& d : given) given_text += detail::message("{}{}", given_text.empty() ? "" : ", ", dims_text(d));
   // The classic mistake: NCHW dims labelled NHWC (rknn-superresolution#3).
   std::string hint;
   std::vector<Dims> swapped = given;
@@ -111,14 +111,14 @@ RKNNXX_DECL ShapeChange ContextOps::set_input_shapes(std::span<const Dims> dims,
   if (order == DimsOrder::runtime && set.contains(swapped)) {
     for (std::size_t i = 0; i < given.size(); ++i)
       if (given[i].rank() == 4 && !(swapped[i] == given[i]))
-        hint +=
-            fmt::format("\n  input {} \"{}\": {} is in NCHW order (the model's framework order), but the runtime "
-                        "takes 4-D shapes in NHWC order: {}. Pass {} or use DimsOrder::nchw.",
-                        i, current_inputs_name(i), dims_text(given[i]), dims_text(swapped[i]), dims_text(swapped[i]));
+        hint += detail::message(
+            "\n  input {} \"{}\": {} is in NCHW order (the model's framework order), but the runtime "
+            "takes 4-D shapes in NHWC order: {}. Pass {} or use DimsOrder::nchw.",
+            i, current_inputs_name(i), dims_text(given[i]), dims_text(swapped[i]), dims_text(swapped[i]));
   }
   throw Error(Errc::param_invalid, std::string(call),
-              fmt::format("shapes {} are not in the model's shape set; the allowed shapes are:{}{}", given_text,
-                          allowed_text(), hint));
+              detail::message("shapes {} are not in the model's shape set; the allowed shapes are:{}{}", given_text,
+                              allowed_text(), hint));
 }
 
 RKNNXX_DECL ShapeChange ContextOps::set_input_shapes(std::initializer_list<Dims> dims, DimsOrder order) {
@@ -131,7 +131,7 @@ RKNNXX_DECL void ContextOps::set_core_mask(CoreMask mask) {
     const auto& info = platform_info(*s.options.platform);
     if (!info.multi_core())
       throw Error(Errc::param_invalid, "rknn_set_core_mask",
-                  fmt::format("{} has one NPU core: it has no core mask to set", info.name));
+                  detail::message("{} has one NPU core: it has no core mask to set", info.name));
     check_core_mask(*s.options.platform, mask);
   }
   s.check(s.require(s.api().rknn_set_core_mask, "rknn_set_core_mask")(s.handle, static_cast<rknn_core_mask>(mask)),
@@ -143,8 +143,8 @@ RKNNXX_DECL void ContextOps::set_batch_core_num(int cores) {
   const std::uint32_t max = s.options.platform ? platform_info(*s.options.platform).npu_cores : 3;
   if (cores < 1 || static_cast<std::uint32_t>(cores) > max)
     throw Error(Errc::param_invalid, "rknn_set_batch_core_num",
-                fmt::format("{} cores asked; {} has 1..{}", cores,
-                            s.options.platform ? name_of(*s.options.platform) : std::string_view("an NPU"), max));
+                detail::message("{} cores asked; {} has 1..{}", cores,
+                                s.options.platform ? name_of(*s.options.platform) : std::string_view("an NPU"), max));
   s.check(s.require(s.api().rknn_set_batch_core_num, "rknn_set_batch_core_num")(s.handle, cores),
           "rknn_set_batch_core_num");
 }
@@ -153,20 +153,21 @@ RKNNXX_DECL void ContextOps::run() {
   auto& s = use("rknn_run");
   std::string dropped, destroyed;
   const auto add = [](std::string& list, const std::string& label) {
-    list += fmt::format("{}{}", list.empty() ? "" : ", ", label);
+    list += detail::message("{}{}", list.empty() ? "" : ", ", label);
   };
   for (const auto& b : s.bound)
     if (!b.life->alive) add(b.app_owned ? destroyed : dropped, b.label);
   if (!dropped.empty())
     throw Error(Errc::ctx_invalid, "rknn_run",
-                fmt::format("the zero-copy memory bound to {} went away with its IoBinding; bind new memory to "
-                            "them (another IoBinding) before running",
-                            dropped));
+                detail::message("the zero-copy memory bound to {} went away with its IoBinding; bind new memory to "
+                                "them (another IoBinding) before running",
+                                dropped));
   if (!destroyed.empty())
-    throw Error(Errc::ctx_invalid, "rknn_run",
-                fmt::format("the application's memory bound to {} was destroyed (or released to C code) by its Mem; "
-                            "bind new memory to them before running",
-                            destroyed));
+    throw Error(
+        Errc::ctx_invalid, "rknn_run",
+        detail::message("the application's memory bound to {} was destroyed (or released to C code) by its Mem; "
+                        "bind new memory to them before running",
+                        destroyed));
   if (s.has_bindings && s.bound_generation != s.generation)
     throw Error(Errc::param_invalid, "rknn_run",
                 "stale zero-copy binding: the input shapes changed after memory was bound with rknn_set_io_mem; "
@@ -202,7 +203,7 @@ RKNNXX_DECL void ContextOps::set_inputs(std::span<const InputData> inputs) {
   auto& s = use("rknn_inputs_set");
   if (inputs.size() != s.io.inputs)
     throw Error(Errc::param_invalid, "rknn_inputs_set",
-                fmt::format("{} inputs given, the model has {}", inputs.size(), s.io.inputs));
+                detail::message("{} inputs given, the model has {}", inputs.size(), s.io.inputs));
   std::vector<rknn_input> abi(inputs.size());
   for (std::uint32_t i = 0; i < inputs.size(); ++i) {
     const InputData& in = inputs[i];
@@ -218,9 +219,9 @@ RKNNXX_DECL void ContextOps::set_inputs(std::span<const InputData> inputs) {
                                                                         : in.dims() == expected;
       if (!fits)
         throw Error(Errc::param_invalid, "rknn_inputs_set",
-                    fmt::format("the {} view has dims {}, the current input shape is {} {}{}", name_of(in.format()),
-                                dims_text(in.dims()), name_of(cur.format()), dims_text(want),
-                                is_dynamic() ? " (switch shapes with set_input_shapes first)" : ""),
+                    detail::message("the {} view has dims {}, the current input shape is {} {}{}", name_of(in.format()),
+                                    dims_text(in.dims()), name_of(cur.format()), dims_text(want),
+                                    is_dynamic() ? " (switch shapes with set_input_shapes first)" : ""),
                     cur.id());
     }
     if (in.bytes() > UINT32_MAX)
@@ -251,7 +252,7 @@ RKNNXX_DECL Outputs ContextOps::outputs(std::span<const OutputType> types) {
   auto& s = use("rknn_outputs_get");
   if (types.size() != s.io.outputs)
     throw Error(Errc::param_invalid, "rknn_outputs_get",
-                fmt::format("{} output types given, the model has {} outputs", types.size(), s.io.outputs));
+                detail::message("{} output types given, the model has {} outputs", types.size(), s.io.outputs));
   std::vector<rknn_output> outs(s.io.outputs);
   std::vector<TensorInfo> infos;
   for (std::uint32_t i = 0; i < s.io.outputs; ++i) {
@@ -283,7 +284,7 @@ RKNNXX_DECL Mem ContextOps::create_mem(std::uint64_t size, MemAlloc flags) {
   else m = s.require(s.api().rknn_create_mem2, "rknn_create_mem2")(s.handle, size, static_cast<std::uint64_t>(flags));
   if (m == nullptr)
     s.fail(Errc::malloc_fail, flags == MemAlloc::default_flags ? "rknn_create_mem" : "rknn_create_mem2",
-           fmt::format("{} bytes", size));
+           detail::message("{} bytes", size));
   return track(m);
 }
 
@@ -292,7 +293,7 @@ RKNNXX_DECL Mem ContextOps::wrap_fd(int fd, void* virt, std::uint64_t size, std:
   auto& s = use(call);
   const auto refuse = [&](const std::string& why) {
     throw Error(Errc::param_invalid, std::string(call),
-                fmt::format("fd {}, {} bytes at offset {}: {}", fd, size, offset, why));
+                detail::message("fd {}, {} bytes at offset {}: {}", fd, size, offset, why));
   };
   if (virt == nullptr) refuse("the virtual address is null (map the fd first)");
   if (const std::string problem = detail::fd_range_problem(fd, offset, size); !problem.empty()) refuse(problem);
@@ -302,7 +303,8 @@ RKNNXX_DECL Mem ContextOps::wrap_fd(int fd, void* virt, std::uint64_t size, std:
     refuse("the mapping's address plus offset and size overflows the address space");
   rknn_tensor_mem* m = s.require(s.api().rknn_create_mem_from_fd, call)(
       s.handle, fd, virt, static_cast<std::uint32_t>(size), static_cast<std::int32_t>(offset));
-  if (m == nullptr) s.fail(Errc::param_invalid, call, fmt::format("fd {}, {} bytes at offset {}", fd, size, offset));
+  if (m == nullptr)
+    s.fail(Errc::param_invalid, call, detail::message("fd {}, {} bytes at offset {}", fd, size, offset));
   return track(m);
 }
 
@@ -311,7 +313,7 @@ RKNNXX_DECL Mem ContextOps::wrap_phys(std::uint64_t phys, void* virt, std::uint3
   rknn_tensor_mem* m = s.api().rknn_create_mem_from_phys(s.handle, phys, virt, size);
   if (m == nullptr)
     s.fail(Errc::param_invalid, "rknn_create_mem_from_phys",
-           fmt::format("physical address {:#x}, {} bytes", phys, size));
+           detail::message("physical address {:#x}, {} bytes", phys, size));
   return track(m);
 }
 
@@ -385,7 +387,7 @@ RKNNXX_DECL TensorInfo ContextOps::query_attr(bool input, std::uint32_t index, A
   a.index = index;
   const auto cmd = query_cmd(q, input);
   auto& s = use("rknn_query");
-  s.check(s.api().rknn_query(s.handle, cmd, &a, sizeof a), fmt::format("rknn_query({})", static_cast<int>(cmd)),
+  s.check(s.api().rknn_query(s.handle, cmd, &a, sizeof a), detail::message("rknn_query({})", static_cast<int>(cmd)),
           input ? TensorId::input(index) : TensorId::output(index));
   return {a, input ? TensorIo::input : TensorIo::output};
 }
@@ -397,18 +399,18 @@ RKNNXX_DECL std::uint32_t ContextOps::resolve(bool input, TensorRef t) const {
   if (!t.by_name()) {
     if (t.index() >= count)
       throw Error(Errc::param_invalid, input ? "rknnxx::Context::input_index" : "rknnxx::Context::output_index",
-                  fmt::format("{} index {} is out of range: the model has {} {}", input ? "input" : "output", t.index(),
-                              count, input ? "inputs" : "outputs"));
+                  detail::message("{} index {} is out of range: the model has {} {}", input ? "input" : "output",
+                                  t.index(), count, input ? "inputs" : "outputs"));
     return t.index();
   }
   std::string names;
   for (const auto& info : list) {
     if (info.name() == t.name()) return info.index();
-    names += fmt::format("{}\"{}\"", names.empty() ? "" : ", ", info.name());
+    names += detail::message("{}\"{}\"", names.empty() ? "" : ", ", info.name());
   }
   throw Error(Errc::param_invalid, input ? "rknnxx::Context::input_index" : "rknnxx::Context::output_index",
-              fmt::format("no {} is named \"{}\"; the {} are {}", input ? "input" : "output", t.name(),
-                          input ? "inputs" : "outputs", names));
+              detail::message("no {} is named \"{}\"; the {} are {}", input ? "input" : "output", t.name(),
+                              input ? "inputs" : "outputs", names));
 }
 
 RKNNXX_DECL const ShapeSet<>& ContextOps::require_dynamic(std::string_view call) const {
@@ -423,10 +425,10 @@ RKNNXX_DECL std::string ContextOps::allowed_text() const {
   std::string s;
   const auto& set = *state_->shapes;
   for (std::size_t g = 0; g < set.num_shapes(); ++g) {
-    s += fmt::format("\n  group {}:", g);
+    s += detail::message("\n  group {}:", g);
     for (std::size_t i = 0; i < set.num_inputs(); ++i)
-      s += fmt::format("{} \"{}\" {} {}", i ? "," : "", current_inputs_name(i),
-                       set.shape(g, i).rank() == 4 ? "NHWC" : "UNDEFINED", dims_text(set.shape(g, i)));
+      s += detail::message("{} \"{}\" {} {}", i ? "," : "", current_inputs_name(i),
+                           set.shape(g, i).rank() == 4 ? "NHWC" : "UNDEFINED", dims_text(set.shape(g, i)));
   }
   return s;
 }
@@ -462,16 +464,16 @@ RKNNXX_DECL rknn_tensor_mem* ContextOps::own(const Mem& m, std::string_view call
 namespace rknnxx {
 
 RKNNXX_DECL Context Context::from_file(const std::string& path, Options options) {
-  return init(const_cast<char*>(path.c_str()), 0, options, nullptr, fmt::format("model file {}", path));
+  return init(const_cast<char*>(path.c_str()), 0, options, nullptr, detail::message("model file {}", path));
 }
 
 RKNNXX_DECL Context Context::from_buffer(std::span<const std::byte> model, Options options) {
   if (model.empty()) throw Error(Errc::param_invalid, "rknn_init", "the model buffer is empty");
   if (model.size() > UINT32_MAX)
     throw Error(Errc::param_invalid, "rknn_init",
-                fmt::format("a model buffer of {} bytes exceeds 4 GiB", model.size()));
+                detail::message("a model buffer of {} bytes exceeds 4 GiB", model.size()));
   return init(const_cast<std::byte*>(model.data()), static_cast<std::uint32_t>(model.size()), options, nullptr,
-              fmt::format("a model buffer of {} bytes", model.size()));
+              detail::message("a model buffer of {} bytes", model.size()));
 }
 
 RKNNXX_DECL Context Context::from_model_memory(Mem model, Options options, std::uint32_t model_size) {
@@ -483,7 +485,7 @@ RKNNXX_DECL Context Context::from_model_memory(Mem model, Options options, std::
   ext.model_buffer_flags = m->flags;
   options.flags |= InitFlag::model_buffer_zero_copy;
   Context c = init(m->virt_addr, ext.real_model_size, options, &ext,
-                   fmt::format("zero-copy model memory of {} bytes", m->size));
+                   detail::message("zero-copy model memory of {} bytes", m->size));
   c.model_mem_ = std::move(model);
   return c;
 }
@@ -519,14 +521,14 @@ RKNNXX_DECL rknn_context Context::release() {
                 "could not keep it alive");
   if (!s.custom_ops.empty())
     throw Error(Errc::param_invalid, std::string(call),
-                fmt::format("{} C++ custom operator(s) are registered on the context: their callables live in this "
-                            "Context",
-                            s.custom_ops.size()));
+                detail::message("{} C++ custom operator(s) are registered on the context: their callables live in this "
+                                "Context",
+                                s.custom_ops.size()));
   if (!s.mems.empty())
     throw Error(Errc::param_invalid, std::string(call),
-                fmt::format("{} runtime buffer(s) made through the context are still held by Mem or IoBinding "
-                            "objects: reset them, or hand each to the C code with Mem::release(), first",
-                            s.mems.size()));
+                detail::message("{} runtime buffer(s) made through the context are still held by Mem or IoBinding "
+                                "objects: reset them, or hand each to the C code with Mem::release(), first",
+                                s.mems.size()));
   give_back_outputs(s);
   s.alive = false;
   s.released = true;
@@ -548,10 +550,10 @@ RKNNXX_DECL Context Context::init(void* model, std::uint32_t size, Options optio
   if (rc < 0)
     throw Error(static_cast<Errc>(rc), "rknn_init",
                 detail::with_runtime_message(
-                    fmt::format("{} on runtime {}{}", what, rt->path(),
-                                rt->sdk_version() ? fmt::format(" (SDK {}, driver {})", rt->sdk_version()->api,
-                                                                rt->sdk_version()->driver)
-                                                  : std::string()),
+                    detail::message("{} on runtime {}{}", what, rt->path(),
+                                    rt->sdk_version() ? detail::message(" (SDK {}, driver {})", rt->sdk_version()->api,
+                                                                        rt->sdk_version()->driver)
+                                                      : std::string()),
                     *rt, "rknn_init"));
   Context c(make_state(rt, handle), options);
   c.initialize();

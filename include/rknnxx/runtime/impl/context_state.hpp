@@ -2,7 +2,7 @@
 // The bodies of <rknnxx/runtime/context_state.hpp>: included by it (header-only, the default) or compiled once
 // (RKNNXX_SEPARATE_COMPILATION, docs/separate-compilation.md).
 
-#include <rknnxx/core/fmt_core.hpp>
+#include <rknnxx/core/message.hpp>
 #include <rknnxx/impl/decl.hpp>
 #include <rknnxx/runtime/context_state.hpp>
 
@@ -17,7 +17,7 @@ RKNNXX_DECL const void* this_thread_token() noexcept {
 
 RKNNXX_DECL std::string with_runtime_message(std::string message, const Runtime& runtime, std::string_view call) {
   const std::string said = runtime.last_error(call);
-  if (!said.empty()) message += fmt::format("{}the runtime says: {}", message.empty() ? "" : ": ", said);
+  if (!said.empty()) message += detail::message("{}the runtime says: {}", message.empty() ? "" : ": ", said);
   return message;
 }
 
@@ -43,10 +43,10 @@ RKNNXX_DECL void ContextState::check_alive(std::string_view call, std::string_vi
   if (released)
     throw Error(
         Errc::ctx_invalid, std::string(call),
-        fmt::format("{} outlived its Context's ownership: Context::release() handed the handle to C code", what));
+        detail::message("{} outlived its Context's ownership: Context::release() handed the handle to C code", what));
   if (!alive)
     throw Error(Errc::ctx_invalid, std::string(call),
-                fmt::format("{} outlived its Context: the context was destroyed, and its memory with it", what));
+                detail::message("{} outlived its Context: the context was destroyed, and its memory with it", what));
 }
 
 RKNNXX_DECL void ContextState::check(int rc, std::string_view call, TensorId tensor, std::string_view message) const {
@@ -55,8 +55,8 @@ RKNNXX_DECL void ContextState::check(int rc, std::string_view call, TensorId ten
 
 RKNNXX_DECL void ContextState::fail(Errc code, std::string_view call, std::string_view message, TensorId tensor) const {
   throw Error(code, std::string(call),
-              with_runtime_message(message.empty() ? fmt::format("runtime {}", runtime->path())
-                                                   : fmt::format("{} (runtime {})", message, runtime->path()),
+              with_runtime_message(message.empty() ? detail::message("runtime {}", runtime->path())
+                                                   : detail::message("{} (runtime {})", message, runtime->path()),
                                    *runtime, call),
               std::move(tensor));
 }

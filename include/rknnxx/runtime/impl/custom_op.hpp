@@ -2,7 +2,7 @@
 // The bodies of <rknnxx/runtime/custom_op.hpp>: included by it (header-only, the default) or compiled once
 // (RKNNXX_SEPARATE_COMPILATION, docs/separate-compilation.md).
 
-#include <rknnxx/core/fmt_core.hpp>
+#include <rknnxx/core/message.hpp>
 #include <rknnxx/impl/decl.hpp>
 #include <rknnxx/runtime/custom_op.hpp>
 
@@ -27,7 +27,7 @@ RKNNXX_DECL rknn_custom_op_attr CustomOpAttrs::lookup(std::string_view name) con
   if (get_ == nullptr) throw Error(Errc::fail, "rknn_custom_op_get_op_attr", "the runtime does not provide it");
   if (name.size() >= RKNN_MAX_NAME_LEN)
     throw Error(Errc::param_invalid, "rknn_custom_op_get_op_attr",
-                fmt::format("an attribute name of {} bytes exceeds {}", name.size(), RKNN_MAX_NAME_LEN - 1));
+                detail::message("an attribute name of {} bytes exceeds {}", name.size(), RKNN_MAX_NAME_LEN - 1));
   const std::string terminated(name);
   get_(op_ctx_, terminated.c_str(), &a);
   return a;
@@ -60,9 +60,9 @@ RKNNXX_DECL int CustomOpBinding::compute(rknn_custom_op_context* op_ctx, rknn_cu
     op_.compute()(in, out, CustomOpAttrs(get_attr_, op_ctx));
     return RKNN_SUCC;
   } catch (const std::exception& e) {
-    remember(fmt::format("custom operator {}: {}", op_.op_type(), e.what()));
+    remember(detail::message("custom operator {}: {}", op_.op_type(), e.what()));
   } catch (...) {
-    remember(fmt::format("custom operator {}: an exception that is not a std::exception", op_.op_type()));
+    remember(detail::message("custom operator {}: an exception that is not a std::exception", op_.op_type()));
   }
   return RKNN_ERR_FAIL;
 }
@@ -84,8 +84,8 @@ RKNNXX_DECL CustomOpBinding::CustomOpBinding(CustomOp op, CustomOpAttrs::GetAttr
       if (custom_op_slot_table[i].load(std::memory_order_relaxed) == nullptr) free = i;
     if (free == custom_op_slots)
       throw Error(Errc::fail, "rknn_register_custom_ops",
-                  fmt::format("{} C++ custom operators are registered already, the most a process can hold at once",
-                              custom_op_slots));
+                  detail::message("{} C++ custom operators are registered already, the most a process can hold at once",
+                                  custom_op_slots));
     slot_ = free;
     custom_op_slot_table[slot_].store(this, std::memory_order_release);
   }

@@ -2,7 +2,7 @@
 // The bodies of <rknnxx/runtime/io_binding.hpp>: included by it (header-only, the default) or compiled once
 // (RKNNXX_SEPARATE_COMPILATION, docs/separate-compilation.md).
 
-#include <rknnxx/core/fmt_core.hpp>
+#include <rknnxx/core/message.hpp>
 #include <rknnxx/impl/decl.hpp>
 #include <rknnxx/runtime/io_binding.hpp>
 
@@ -72,7 +72,7 @@ RKNNXX_DECL TensorInfo IoBinding::attr_for(const Slot& slot, bool current) const
 RKNNXX_DECL void IoBinding::bind(bool input, std::uint32_t index, BindAs as, Mem* app_mem) {
   auto& s = ctx_.use("rknn_set_io_mem");
   const TensorInfo& named = (input ? s.current_inputs : s.current_outputs).at(index);
-  Slot slot{input, index, as, {}, {}, fmt::format("{} {} \"{}\"", input ? "input" : "output", index, named.name()),
+  Slot slot{input, index, as, {}, {}, detail::message("{} {} \"{}\"", input ? "input" : "output", index, named.name()),
             false};
   if (app_mem != nullptr) {
     (void)ctx_.own(*app_mem, input ? "rknnxx::IoBinding::bind_input" : "rknnxx::IoBinding::bind_output");
@@ -95,8 +95,8 @@ RKNNXX_DECL void IoBinding::require_fits(const Slot& slot, std::uint64_t need, s
   const std::uint32_t given = slot.mem.size();
   if (given < need)
     throw Error(Errc::param_invalid, "rknn_set_io_mem",
-                fmt::format("the application's memory bound to {} holds {} bytes; the tensor needs {} bytes{}",
-                            slot.label, given, need, which),
+                detail::message("the application's memory bound to {} holds {} bytes; the tensor needs {} bytes{}",
+                                slot.label, given, need, which),
                 slot.info.id());
 }
 
@@ -107,7 +107,7 @@ RKNNXX_DECL void IoBinding::attach(Slot& slot) {
   slot.info = attr_for(slot, shapes_chosen);
   std::uint64_t need = slot.info.alloc_size();
   if (slot.app_owned) {
-    require_fits(slot, need, shapes_chosen ? fmt::format(" (shape group {})", *s.group) : std::string());
+    require_fits(slot, need, shapes_chosen ? detail::message(" (shape group {})", *s.group) : std::string());
   } else if (!slot.mem) {
     if (shapes_chosen) need = std::max<std::uint64_t>(need, attr_for(slot, false).alloc_size());
     slot.mem = ctx_.create_mem(need);
@@ -126,19 +126,20 @@ RKNNXX_DECL void IoBinding::attach(Slot& slot) {
 
 RKNNXX_DECL void IoBinding::require_alive(const Slot& slot, std::string_view call) const {
   if (slot.mem.destroyed())
-    throw Error(Errc::param_invalid, std::string(call),
-                fmt::format("the application's memory bound to {} was destroyed (or released to C code) by its Mem; "
-                            "bind new memory to it",
-                            slot.label),
-                slot.info.id());
+    throw Error(
+        Errc::param_invalid, std::string(call),
+        detail::message("the application's memory bound to {} was destroyed (or released to C code) by its Mem; "
+                        "bind new memory to it",
+                        slot.label),
+        slot.info.id());
 }
 
 RKNNXX_DECL IoBinding::Slot& IoBinding::find(bool input, std::uint32_t index, std::string_view call) {
   for (Slot& slot : slots_)
     if (slot.input == input && slot.index == index) return slot;
   throw Error(Errc::param_invalid, std::string(call),
-              fmt::format("{} {} is not bound: bind it with bind_{} first", input ? "input" : "output", index,
-                          input ? "input" : "output"));
+              detail::message("{} {} is not bound: bind it with bind_{} first", input ? "input" : "output", index,
+                              input ? "input" : "output"));
 }
 
 RKNNXX_DECL const IoBinding::Slot& IoBinding::find(bool input, std::uint32_t index, std::string_view call) const {
@@ -149,10 +150,10 @@ RKNNXX_DECL const IoBinding::Slot& IoBinding::fresh_slot(const Slot& slot, std::
   if (slot.app_owned) require_alive(slot, call);
   if (generation_ != ctx_.shape_generation())
     throw Error(Errc::param_invalid, std::string(call),
-                fmt::format("stale binding of {}: the input shapes changed after it was bound (bound for shape "
-                            "generation {}, the context is at {}); switch shapes with IoBinding::set_input_shapes "
-                            "or call rebind()",
-                            slot.label, generation_, ctx_.shape_generation()));
+                detail::message("stale binding of {}: the input shapes changed after it was bound (bound for shape "
+                                "generation {}, the context is at {}); switch shapes with IoBinding::set_input_shapes "
+                                "or call rebind()",
+                                slot.label, generation_, ctx_.shape_generation()));
   return slot;
 }
 

@@ -2,7 +2,7 @@
 // The bodies of <rknnxx/runtime/loader.hpp>: included by it (header-only, the default) or compiled once
 // (RKNNXX_SEPARATE_COMPILATION, docs/separate-compilation.md).
 
-#include <rknnxx/core/fmt_core.hpp>
+#include <rknnxx/core/message.hpp>
 #include <rknnxx/impl/decl.hpp>
 #include <rknnxx/runtime/loader.hpp>
 
@@ -61,16 +61,17 @@ RKNNXX_DECL std::optional<Version> Version::parse(std::string_view s) {
 RKNNXX_DECL Version check_sdk_version(const SdkVersion& v, std::string_view runtime_path) {
   const auto parsed = Version::parse(v.api);
   if (!parsed)
+    throw Error(Errc::fail, "rknn_query(RKNN_QUERY_SDK_VERSION)",
+                detail::message("the runtime {} reports api version \"{}\", which is not major.minor.patch",
+                                runtime_path, v.api));
+  if (*parsed < min_sdk_version)
     throw Error(
         Errc::fail, "rknn_query(RKNN_QUERY_SDK_VERSION)",
-        fmt::format("the runtime {} reports api version \"{}\", which is not major.minor.patch", runtime_path, v.api));
-  if (*parsed < min_sdk_version)
-    throw Error(Errc::fail, "rknn_query(RKNN_QUERY_SDK_VERSION)",
-                fmt::format("the runtime {} is SDK {}.{}.{} (driver \"{}\"); rknnxx needs SDK >= {}.{}.{} (it declares "
-                            "the {}.{}.{} ABI): update librknnrt on the board",
-                            runtime_path, parsed->major, parsed->minor, parsed->patch, v.driver, min_sdk_version.major,
-                            min_sdk_version.minor, min_sdk_version.patch, abi_sdk_version.major, abi_sdk_version.minor,
-                            abi_sdk_version.patch));
+        detail::message("the runtime {} is SDK {}.{}.{} (driver \"{}\"); rknnxx needs SDK >= {}.{}.{} (it declares "
+                        "the {}.{}.{} ABI): update librknnrt on the board",
+                        runtime_path, parsed->major, parsed->minor, parsed->patch, v.driver, min_sdk_version.major,
+                        min_sdk_version.minor, min_sdk_version.patch, abi_sdk_version.major, abi_sdk_version.minor,
+                        abi_sdk_version.patch));
   return *parsed;
 }
 
@@ -162,7 +163,7 @@ RKNNXX_DECL Runtime* Runtime::open(const RuntimeChoice& choice) {
     void* handle = ::dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
       const char* why = ::dlerror();
-      tried += fmt::format("\n  {}: {}", candidate, why ? why : "dlopen failed");
+      tried += detail::message("\n  {}: {}", candidate, why ? why : "dlopen failed");
       continue;
     }
     auto rt = std::unique_ptr<Runtime>(new Runtime());
@@ -171,7 +172,7 @@ RKNNXX_DECL Runtime* Runtime::open(const RuntimeChoice& choice) {
     for (const auto& entry : rt->api_.entries()) {
       void* sym = ::dlsym(handle, std::string(entry.name).c_str());
       std::memcpy(entry.slot, &sym, sizeof sym);
-      if (sym == nullptr && entry.required) missing += fmt::format("{}{}", missing.empty() ? "" : ", ", entry.name);
+      if (sym == nullptr && entry.required) missing += detail::message("{}{}", missing.empty() ? "" : ", ", entry.name);
     }
     void* last_error = ::dlsym(handle, "rknnxx_host_last_error");
     std::memcpy(static_cast<void*>(&rt->api_.rknnxx_host_last_error), &last_error, sizeof last_error);
@@ -182,8 +183,9 @@ RKNNXX_DECL Runtime* Runtime::open(const RuntimeChoice& choice) {
       rt->path_ = info.dli_fname;
     if (!missing.empty()) {
       // Keep the handle open: another candidate may share its dependencies.
-      tried += fmt::format("\n  {}: loaded, but lacks {} (a runtime older than SDK {}.{}.{}, or not an rknn runtime)",
-                           rt->path_, missing, min_sdk_version.major, min_sdk_version.minor, min_sdk_version.patch);
+      tried +=
+          detail::message("\n  {}: loaded, but lacks {} (a runtime older than SDK {}.{}.{}, or not an rknn runtime)",
+                          rt->path_, missing, min_sdk_version.major, min_sdk_version.minor, min_sdk_version.patch);
       continue;
     }
     rt->record_->kind.store(rt->path_.find("rknnxx_host") != std::string::npos ? RuntimeKind::host
@@ -191,13 +193,13 @@ RKNNXX_DECL Runtime* Runtime::open(const RuntimeChoice& choice) {
     return rt.release();
   }
   throw Error(Errc::fail, "rknnxx::Runtime::load",
-              fmt::format("no rknn runtime could be loaded for the choice \"{}\"{} (RKNNXX_RUNTIME={}); tried:{}\n"
-                          "To fix it, either set RKNNXX_RUNTIME to the runtime's file (e.g. "
-                          "RKNNXX_RUNTIME=/usr/lib/librknnrt.so, or the path of librknnxx_host.so), or add the "
-                          "directory that holds it to LD_LIBRARY_PATH",
-                          choice.kind == RuntimeKind::path ? choice.path : std::string(name_of(choice.kind)),
-                          choice == RuntimeChoice::from_environment() ? "" : " given by the application",
-                          std::getenv("RKNNXX_RUNTIME") ? std::getenv("RKNNXX_RUNTIME") : "<unset>", tried));
+              detail::message("no rknn runtime could be loaded for the choice \"{}\"{} (RKNNXX_RUNTIME={}); tried:{}\n"
+                              "To fix it, either set RKNNXX_RUNTIME to the runtime's file (e.g. "
+                              "RKNNXX_RUNTIME=/usr/lib/librknnrt.so, or the path of librknnxx_host.so), or add the "
+                              "directory that holds it to LD_LIBRARY_PATH",
+                              choice.kind == RuntimeKind::path ? choice.path : std::string(name_of(choice.kind)),
+                              choice == RuntimeChoice::from_environment() ? "" : " given by the application",
+                              std::getenv("RKNNXX_RUNTIME") ? std::getenv("RKNNXX_RUNTIME") : "<unset>", tried));
 }
 
 }  // namespace rknnxx

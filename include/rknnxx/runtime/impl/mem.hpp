@@ -2,7 +2,7 @@
 // The bodies of <rknnxx/runtime/mem.hpp>: included by it (header-only, the default) or compiled once
 // (RKNNXX_SEPARATE_COMPILATION, docs/separate-compilation.md).
 
-#include <rknnxx/core/fmt_core.hpp>
+#include <rknnxx/core/message.hpp>
 #include <rknnxx/impl/decl.hpp>
 #include <rknnxx/runtime/mem.hpp>
 
@@ -30,7 +30,8 @@ RKNNXX_DECL Mem Mem::allocate_without_context(std::uint64_t size, MemAlloc flags
   state->unbound = true;
   auto* create = state->require(state->api().rknn_create_mem2, "rknn_create_mem2");
   rknn_tensor_mem* m = create(0, size, static_cast<std::uint64_t>(flags) | RKNN_MEM_FLAG_ALLOC_NO_CONTEXT);
-  if (m == nullptr) throw Error(Errc::malloc_fail, "rknn_create_mem2", fmt::format("{} bytes without a context", size));
+  if (m == nullptr)
+    throw Error(Errc::malloc_fail, "rknn_create_mem2", detail::message("{} bytes without a context", size));
   state->mems.push_back(m);
   return Mem(std::move(state), m);
 }

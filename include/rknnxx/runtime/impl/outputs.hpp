@@ -2,7 +2,7 @@
 // The bodies of <rknnxx/runtime/outputs.hpp>: included by it (header-only, the default) or compiled once
 // (RKNNXX_SEPARATE_COMPILATION, docs/separate-compilation.md).
 
-#include <rknnxx/core/fmt_core.hpp>
+#include <rknnxx/core/message.hpp>
 #include <rknnxx/impl/decl.hpp>
 #include <rknnxx/runtime/outputs.hpp>
 
@@ -22,7 +22,7 @@ RKNNXX_DECL OutputData Outputs::operator[](std::size_t i) const& {
   check("rknnxx::Outputs::operator[]");
   if (i >= outputs_.size())
     throw Error(Errc::param_invalid, "rknnxx::Outputs::operator[]",
-                fmt::format("output {} is out of range: the model has {} outputs", i, outputs_.size()));
+                detail::message("output {} is out of range: the model has {} outputs", i, outputs_.size()));
   const auto& o = outputs_[i];
   return {infos_[i], {static_cast<const std::byte*>(o.buf), o.size}};
 }
@@ -31,9 +31,9 @@ RKNNXX_DECL OutputData Outputs::operator[](std::string_view name) const& {
   for (std::size_t i = 0; i < infos_.size(); ++i)
     if (infos_[i].name() == name) return (*this)[i];
   std::string names;
-  for (const auto& info : infos_) names += fmt::format("{}\"{}\"", names.empty() ? "" : ", ", info.name());
+  for (const auto& info : infos_) names += detail::message("{}\"{}\"", names.empty() ? "" : ", ", info.name());
   throw Error(Errc::param_invalid, "rknnxx::Outputs::operator[]",
-              fmt::format("no output is named \"{}\"; the outputs are {}", name, names));
+              detail::message("no output is named \"{}\"; the outputs are {}", name, names));
 }
 
 RKNNXX_DECL void Outputs::reset() noexcept {

@@ -30,6 +30,7 @@
 #include <rknnxx/core/platform.hpp>
 #include <rknnxx/core/shape_set.hpp>
 #include <rknnxx/core/std_light.hpp>  // std::chrono::microseconds
+#include <rknnxx/impl/decl.hpp>
 #include <rknnxx/runtime/context_state.hpp>
 #include <rknnxx/runtime/fd_range.hpp>
 #include <rknnxx/runtime/flags.hpp>
@@ -194,8 +195,10 @@ public:
   // The model's nodes of each op's type run through it from the next run on. Needs a model
   // converted with those op types in its config's custom_ops; an op type registered twice, or one
   // the runtime refuses, throws Error from rknn_register_custom_ops and registers none of `ops`.
-  void register_custom_ops(std::vector<CustomOp> ops);
-  void register_custom_op(CustomOp op);
+  // Defined in runtime/impl/custom_op.hpp, which <rknnxx/runtime/custom_op.hpp> brings to every caller (a
+  // caller has a CustomOp); declared RKNNXX_DECL so that they are inline wherever they are declared.
+  RKNNXX_DECL void register_custom_ops(std::vector<CustomOp> ops);
+  RKNNXX_DECL void register_custom_op(CustomOp op);
 
   // The general API: every input at once, from typed views; the runtime converts type and layout.
   void set_inputs(std::span<const InputData> inputs);

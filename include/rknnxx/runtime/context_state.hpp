@@ -48,8 +48,18 @@ struct ContextOptions {
 
 namespace rknnxx::detail {
 
-class CustomOpBinding;  // custom_op.hpp
-struct MemLife;         // mem.hpp
+struct MemLife;  // mem.hpp
+
+// A C++ custom operator registered on a context (runtime/custom_op.hpp's CustomOpBinding) as Context::run
+// sees it: the exception its callable threw explains a failed run. An interface, so that the context's bodies
+// compile without the custom-operator header (<functional>, <mutex>, 64 trampolines): only translation units
+// that register operators pay for it (docs/separate-compilation.md#compile-cost).
+class RegisteredCustomOp {
+public:
+  virtual ~RegisteredCustomOp() = default;
+  // The message of the last exception the operator's callable threw (cleared when read), or empty.
+  [[nodiscard]] virtual std::string take_error() = 0;
+};
 
 // A token that names the calling thread: the address of a thread-local object, distinct for every
 // live thread. (std::thread::id would do as well, but costs every application's translation unit
@@ -75,7 +85,7 @@ struct ContextState {
   std::vector<TensorInfo> current_outputs;
   // C++ custom operators registered on the context (Context::register_custom_op): kept until the
   // state goes, after rknn_destroy, so that no callback runs without its callable.
-  std::vector<std::shared_ptr<CustomOpBinding>> custom_ops;
+  std::vector<std::shared_ptr<RegisteredCustomOp>> custom_ops;
   // this_thread_token() of the thread that uses it; read and written through std::atomic_ref in the
   // bodies only, so that the declarations need no <atomic> (docs/separate-compilation.md#compile-cost)
   const void* owner = nullptr;

@@ -22,6 +22,7 @@
 #include <rknnxx/core/element_type.hpp>
 #include <rknnxx/core/error.hpp>
 #include <rknnxx/core/message.hpp>
+#include <rknnxx/runtime/context_state.hpp>
 
 #include <algorithm>
 #include <array>
@@ -164,16 +165,15 @@ class CustomOpBinding;
 inline std::array<std::atomic<CustomOpBinding*>, custom_op_slots> custom_op_slot_table{};
 inline std::mutex custom_op_slot_mutex;
 
-class CustomOpBinding {
+class CustomOpBinding final : public RegisteredCustomOp {
 public:
   CustomOpBinding(CustomOp op, CustomOpAttrs::GetAttr get_attr);
-  ~CustomOpBinding();
+  ~CustomOpBinding() override;
   CustomOpBinding(const CustomOpBinding&) = delete;
   CustomOpBinding& operator=(const CustomOpBinding&) = delete;
 
   [[nodiscard]] const rknn_custom_op& abi() const noexcept { return abi_; }
-  // The message of the last exception compute threw (cleared when read): what a failed run reports.
-  [[nodiscard]] std::string take_error();
+  [[nodiscard]] std::string take_error() override;
 
   int compute(rknn_custom_op_context* op_ctx, rknn_custom_op_tensor* inputs, std::uint32_t n_inputs,
               rknn_custom_op_tensor* outputs, std::uint32_t n_outputs) noexcept;

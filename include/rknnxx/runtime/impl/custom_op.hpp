@@ -4,6 +4,7 @@
 
 #include <rknnxx/core/message.hpp>
 #include <rknnxx/impl/decl.hpp>
+#include <rknnxx/runtime/context.hpp>
 #include <rknnxx/runtime/custom_op.hpp>
 
 namespace rknnxx {
@@ -93,6 +94,27 @@ RKNNXX_DECL CustomOpBinding::CustomOpBinding(CustomOp op, CustomOpAttrs::GetAttr
   abi_.target = RKNN_TARGET_TYPE_CPU;
   std::memcpy(abi_.op_type, op_.op_type().data(), op_.op_type().size());  // CustomOp checked it fits
   abi_.compute = trampolines[slot_];
+}
+
+// Context's registration, here rather than in runtime/impl/context.hpp: see ContextOps::register_custom_ops.
+RKNNXX_DECL void ContextOps::register_custom_ops(std::vector<CustomOp> ops) {
+  auto& s = use("rknn_register_custom_ops");
+  auto reg = s.require(s.api().rknn_register_custom_ops, "rknn_register_custom_ops");
+  if (ops.empty()) throw Error(Errc::param_invalid, "rknn_register_custom_ops", "no custom operators given");
+  std::vector<std::shared_ptr<CustomOpBinding>> bindings;
+  std::vector<rknn_custom_op> abi;
+  for (CustomOp& op : ops) {
+    bindings.push_back(std::make_shared<CustomOpBinding>(std::move(op), s.api().rknn_custom_op_get_op_attr));
+    abi.push_back(bindings.back()->abi());
+  }
+  s.check(reg(s.handle, abi.data(), static_cast<std::uint32_t>(abi.size())), "rknn_register_custom_ops");
+  s.custom_ops.insert(s.custom_ops.end(), bindings.begin(), bindings.end());
+}
+
+RKNNXX_DECL void ContextOps::register_custom_op(CustomOp op) {
+  std::vector<CustomOp> ops;
+  ops.push_back(std::move(op));
+  register_custom_ops(std::move(ops));
 }
 
 }  // namespace rknnxx::detail

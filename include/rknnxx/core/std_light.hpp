@@ -1,12 +1,13 @@
 #pragma once
-// What the declarations need of <chrono> (durations) and <functional> (std::function), without the
-// rest of those headers (docs/separate-compilation.md#compile-cost): in C++20, libstdc++'s <chrono>
-// adds the calendar, time zones and <sstream>, and its <functional> the searchers with
-// <unordered_map>, a fifth of the umbrella's cost with separate compilation. libstdc++ (GCC 11 and
-// later) keeps the parts needed here in its internal <bits/chrono.h> and <bits/std_function.h>;
-// they are used only when the library is libstdc++ and has them, else the standard headers are.
-// A translation unit that uses more of either (clocks' formatting, std::bind, ...) includes the
-// standard header itself.
+// What rknnxx needs of <chrono> (durations), <functional> (std::function) and <mutex> (std::mutex and
+// std::lock_guard, which the loader's bodies use), without the rest of those headers
+// (docs/separate-compilation.md#compile-cost): in C++20, libstdc++'s <chrono> adds the calendar, time
+// zones and <sstream>, its <functional> the searchers with <unordered_map>, and its <mutex> the timed and
+// recursive mutexes, unique_lock and call_once. libstdc++ (GCC 11 and later) keeps the parts needed here
+// in its internal <bits/chrono.h>, <bits/std_function.h> and <bits/std_mutex.h>; they are used only when
+// the library is libstdc++ and has them, else the standard headers are. A translation unit that uses
+// more of any of them (clocks' formatting, std::bind, std::unique_lock, ...) includes the standard header
+// itself.
 
 #include <version>  // defines __GLIBCXX__ under libstdc++
 
@@ -20,4 +21,10 @@
 #include <bits/std_function.h>
 #else
 #include <functional>
+#endif
+
+#if defined(__GLIBCXX__) && __has_include(<bits/std_mutex.h>)
+#include <bits/std_mutex.h>
+#else
+#include <mutex>
 #endif

@@ -86,8 +86,9 @@ struct ContextState {
   // C++ custom operators registered on the context (Context::register_custom_op): kept until the
   // state goes, after rknn_destroy, so that no callback runs without its callable.
   std::vector<std::shared_ptr<RegisteredCustomOp>> custom_ops;
-  // this_thread_token() of the thread that uses it; read and written through std::atomic_ref in the
-  // bodies only, so that the declarations need no <atomic> (docs/separate-compilation.md#compile-cost)
+  // this_thread_token() of the thread that uses it; read and written atomically in the bodies only, with
+  // the compilers' __atomic builtins, so that no translation unit needs <atomic>
+  // (docs/separate-compilation.md#compile-cost)
   const void* owner = nullptr;
   ContextOptions options{};
   IoCount io{};

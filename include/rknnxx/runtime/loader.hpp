@@ -39,8 +39,8 @@
 namespace rknnxx {
 namespace detail {
 // What a Runtime records after loading (its kind and SDK versions, under a lock): defined with the
-// bodies (runtime/impl/loader.hpp), so that <mutex> and <atomic> stay out of every translation unit
-// that only declares (docs/separate-compilation.md#compile-cost).
+// bodies (runtime/impl/loader.hpp), so that the mutex stays out of every translation unit that only
+// declares (docs/separate-compilation.md#compile-cost).
 struct RuntimeRecord;
 }  // namespace detail
 

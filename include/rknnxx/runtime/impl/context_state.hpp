@@ -6,8 +6,6 @@
 #include <rknnxx/impl/decl.hpp>
 #include <rknnxx/runtime/context_state.hpp>
 
-#include <atomic>
-
 namespace rknnxx::detail {
 
 RKNNXX_DECL const void* this_thread_token() noexcept {
@@ -23,11 +21,13 @@ RKNNXX_DECL std::string with_runtime_message(std::string message, const Runtime&
 
 RKNNXX_DECL void ContextState::enter([[maybe_unused]] std::string_view call) {
 #if RKNNXX_THREAD_CHECKS
+  // The compilers' atomic builtins (g++ and clang), which std::atomic_ref wraps, without <atomic>.
   const void* const me = this_thread_token();
-  std::atomic_ref<const void*> claimed(owner);
-  const void* current = claimed.load(std::memory_order_acquire);
+  const void* current = __atomic_load_n(&owner, __ATOMIC_ACQUIRE);
   if (current == me) return;
-  if (current == nullptr && claimed.compare_exchange_strong(current, me)) return;
+  if (current == nullptr &&
+      __atomic_compare_exchange_n(&owner, &current, me, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+    return;
   throw Error(Errc::ctx_invalid, std::string(call),
               "the context belongs to another thread: a Context is used by one thread at a time (call "
               "release_thread() on the owning thread to hand it over, or give each thread its own Context, e.g. "
@@ -35,9 +35,7 @@ RKNNXX_DECL void ContextState::enter([[maybe_unused]] std::string_view call) {
 #endif
 }
 
-RKNNXX_DECL void ContextState::leave() noexcept {
-  std::atomic_ref<const void*>(owner).store(nullptr, std::memory_order_release);
-}
+RKNNXX_DECL void ContextState::leave() noexcept { __atomic_store_n(&owner, nullptr, __ATOMIC_RELEASE); }
 
 RKNNXX_DECL void ContextState::check_alive(std::string_view call, std::string_view what) const {
   if (released)

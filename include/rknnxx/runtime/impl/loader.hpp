@@ -3,24 +3,22 @@
 // (RKNNXX_SEPARATE_COMPILATION, docs/separate-compilation.md).
 
 #include <rknnxx/core/message.hpp>
+#include <rknnxx/core/std_light.hpp>  // std::mutex
 #include <rknnxx/impl/decl.hpp>
 #include <rknnxx/runtime/loader.hpp>
 
 #include <dlfcn.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <map>
-#include <mutex>
 
 namespace rknnxx {
 
 namespace detail {
 struct RuntimeRecord {
-  std::atomic<RuntimeKind> kind{RuntimeKind::vendor};  // the first context may correct it (record_sdk_version)
-  std::mutex version_mutex;
+  std::mutex mutex;                        // guards kind and version
+  RuntimeKind kind = RuntimeKind::vendor;  // the first context may correct it (record_sdk_version)
   std::optional<SdkVersion> version;
 };
 }  // namespace detail
@@ -28,7 +26,10 @@ struct RuntimeRecord {
 RKNNXX_DECL Runtime::Runtime() : record_(std::make_unique<detail::RuntimeRecord>()) {}
 RKNNXX_DECL Runtime::~Runtime() = default;
 
-RKNNXX_DECL RuntimeKind Runtime::kind() const noexcept { return record_->kind.load(); }
+RKNNXX_DECL RuntimeKind Runtime::kind() const noexcept {
+  const std::lock_guard lock(record_->mutex);
+  return record_->kind;
+}
 
 RKNNXX_DECL RuntimeChoice RuntimeChoice::parse(std::string_view s) {
   if (s.empty() || s == "auto") return automatic();
@@ -76,13 +77,19 @@ RKNNXX_DECL Version check_sdk_version(const SdkVersion& v, std::string_view runt
 }
 
 RKNNXX_DECL std::shared_ptr<const Runtime> Runtime::load(const RuntimeChoice& choice) {
+  // One runtime per choice, in the order loaded: a process makes one or two choices, so a list searched
+  // from the front is all it takes (and a header-only translation unit compiles no <map> for it).
+  struct Loaded {
+    RuntimeChoice choice;
+    std::shared_ptr<const Runtime> runtime;
+  };
   static std::mutex mutex;
-  static std::map<std::string, std::shared_ptr<const Runtime>> loaded;
-  const std::string key = std::string(name_of(choice.kind)) + ":" + choice.path;
-  std::lock_guard lock(mutex);
-  if (auto found = loaded.find(key); found != loaded.end()) return found->second;
+  static std::vector<Loaded> loaded;
+  const std::lock_guard lock(mutex);
+  for (const Loaded& l : loaded)
+    if (l.choice == choice) return l.runtime;
   auto rt = std::shared_ptr<const Runtime>(open(choice));
-  loaded.emplace(key, rt);
+  loaded.push_back({choice, rt});
   return rt;
 }
 
@@ -97,19 +104,19 @@ RKNNXX_DECL std::string Runtime::last_error(std::string_view call) const {
 }
 
 RKNNXX_DECL std::optional<SdkVersion> Runtime::sdk_version() const {
-  std::lock_guard lock(record_->version_mutex);
+  const std::lock_guard lock(record_->mutex);
   return record_->version;
 }
 
 RKNNXX_DECL void Runtime::record_sdk_version(const SdkVersion& v) const {
-  std::lock_guard lock(record_->version_mutex);
+  const std::lock_guard lock(record_->mutex);
   if (record_->version) return;
   SdkVersion checked = v;
   checked.api_version = check_sdk_version(v, path_);
   record_->version = checked;
   // The host runtime says so in its driver version, whatever its file is called.
   if (v.driver.find("rknnxx-host") != std::string::npos || v.api.find("rknnxx host") != std::string::npos)
-    record_->kind.store(RuntimeKind::host);
+    record_->kind = RuntimeKind::host;
 }
 
 RKNNXX_DECL std::vector<std::string> Runtime::candidates(const RuntimeChoice& choice) {
@@ -188,8 +195,7 @@ RKNNXX_DECL Runtime* Runtime::open(const RuntimeChoice& choice) {
                           rt->path_, missing, min_sdk_version.major, min_sdk_version.minor, min_sdk_version.patch);
       continue;
     }
-    rt->record_->kind.store(rt->path_.find("rknnxx_host") != std::string::npos ? RuntimeKind::host
-                                                                               : RuntimeKind::vendor);
+    rt->record_->kind = rt->path_.find("rknnxx_host") != std::string::npos ? RuntimeKind::host : RuntimeKind::vendor;
     return rt.release();
   }
   throw Error(Errc::fail, "rknnxx::Runtime::load",

@@ -165,7 +165,7 @@ fail(std::string_view call, std::type_identity_t<MessageFormat<sizeof...(Args)>>
     throw_invalid(call, message.text(), {});
   } else {
     const MessageArg values[] = {MessageArg(args)...};
-    throw_invalid(call, message.text(), values);
+    throw_invalid(call, message.text(), {values, sizeof...(Args)});
   }
 }
 

@@ -8,7 +8,6 @@
 // Arguments are integers, floating-point numbers, bool and text; anything else is turned into
 // text first (name_of, dims_text). The number of placeholders is checked at compile time.
 
-#include <algorithm>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -51,16 +50,22 @@ private:
   std::string_view s_;
 };
 
+// The most arguments a message takes (their formatted values sit in an array).
+inline constexpr std::size_t max_message_args = 16;
+
 // A message's format string ({fmt} syntax), checked at compile time against the number of
 // arguments given with it: a placeholder without an argument, or an argument without one, does not
 // compile.
 void message_placeholders_do_not_match_the_arguments();  // never defined: named by the diagnostic
 
 template <std::size_t N> class MessageFormat {
+  static_assert(N <= max_message_args, "a message takes at most max_message_args arguments");
+
 public:
-  template <class S>
-    requires std::convertible_to<const S&, std::string_view>
-  consteval MessageFormat(const S& s) : text_(s) {
+  // Not a template over the literal's type: one constructor serves every format string, instead of one
+  // instantiation per length of literal.
+  consteval MessageFormat(const char* s) : MessageFormat(std::string_view(s)) {}
+  consteval MessageFormat(std::string_view s) : text_(s) {
     std::size_t placeholders = 0, highest_index = 0;
     bool indexed = false;
     for (std::size_t i = 0; i < text_.size(); ++i) {
@@ -70,7 +75,8 @@ public:
         ++placeholders;
         if (i + 1 < text_.size() && text_[i + 1] >= '0' && text_[i + 1] <= '9') {
           indexed = true;
-          highest_index = std::max<std::size_t>(highest_index, static_cast<std::size_t>(text_[i + 1] - '0') + 1);
+          const auto index = static_cast<std::size_t>(text_[i + 1] - '0') + 1;
+          if (index > highest_index) highest_index = index;
         }
       }
     }
@@ -91,7 +97,7 @@ template <class... Args>
     return vmessage(format.text(), {});
   } else {
     const MessageArg values[] = {MessageArg(args)...};
-    return vmessage(format.text(), values);
+    return vmessage(format.text(), {values, sizeof...(Args)});
   }
 }
 

@@ -247,8 +247,6 @@ protected:
   ContextOps& operator=(ContextOps&&) noexcept = default;
   ~ContextOps() = default;
 
-  static std::shared_ptr<ContextState> make_state(std::shared_ptr<const Runtime> rt, rknn_context handle);
-
   // Reads what every later call needs: versions (checked once per runtime), counts, shape set,
   // the current attributes.
   void initialize();

@@ -11,7 +11,6 @@
 #include <rknnxx/runtime/loader.hpp>
 #include <rknnxx/tensor/attr.hpp>
 
-#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -129,8 +128,11 @@ struct ContextState {
 
   void forget_outputs(const std::vector<rknn_output>& given) noexcept;
 
-  void forget_mem(rknn_tensor_mem* m) noexcept { mems.erase(std::remove(mems.begin(), mems.end(), m), mems.end()); }
+  void forget_mem(rknn_tensor_mem* m) noexcept;
 };
+
+// The state of a context on `runtime` (handle 0: memory made without a context, Mem::allocate_without_context).
+std::shared_ptr<ContextState> new_context_state(std::shared_ptr<const Runtime> runtime, rknn_context handle);
 
 }  // namespace rknnxx::detail
 

@@ -235,8 +235,7 @@ private:
     info.B_quant_type = static_cast<std::int16_t>(options.b_quant_type);
     info.group_size = options.group_size;
     MatMul mm;
-    mm.state_ = std::make_shared<detail::ContextState>();
-    mm.state_->runtime = runtime;
+    mm.state_ = detail::new_context_state(runtime, 0);  // the handle is rknn_matmul_create's
     mm.shapes_.assign(shapes.begin(), shapes.end());
     mm.attrs_.resize(shapes.size());
     auto& s = *mm.state_;

@@ -210,7 +210,7 @@ private:
   friend class IoBinding;
   friend struct detail::MemFactory;
   Mem(std::shared_ptr<detail::ContextState> state, rknn_tensor_mem* m)
-      : state_(std::move(state)), life_(std::make_shared<detail::MemLife>()), mem_(m) {}
+      : state_(std::move(state)), life_(new detail::MemLife()), mem_(m) {}
 
   // A non-owning view of the same memory (IoBinding's hold on memory the application owns):
   // destroying the view leaves the memory alone; using it after the owner destroyed the memory

@@ -15,7 +15,7 @@ RKNNXX_DECL ShapeSet<>::ShapeSet(const std::vector<std::vector<Dims>>& groups) {
     if (groups[g].size() != inputs_)
       detail::fail("rknnxx::ShapeSet", "shape counts differ: group {} gives {} input shapes, group 0 gives {}", g,
                    groups[g].size(), inputs_);
-    shapes_.insert(shapes_.end(), groups[g].begin(), groups[g].end());
+    for (const Dims& d : groups[g]) shapes_.push_back(d);
   }
   base::validate(storage(), inputs_, shapes_count_);
 }

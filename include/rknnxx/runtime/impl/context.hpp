@@ -93,21 +93,23 @@ RKNNXX_DECL ShapeChange ContextOps::set_input_shapes(std::size_t group) {
 RKNNXX_DECL ShapeChange ContextOps::set_input_shapes(std::span<const Dims> dims, DimsOrder order) {
   constexpr std::string_view call = "rknn_set_input_shapes";
   const auto& set = require_dynamic(call);
-  std::vector<Dims> given(dims.begin(), dims.end());
-  if (order == DimsOrder::nchw)
-    for (auto& d : given) d = nchw_to_nhwc(d);
+  // Spans of vectors from data() and size(): cheaper to compile (docs/separate-compilation.md#compile-cost).
+  std::vector<Dims> given;
+  std::vector<Dims> swapped;  // NCHW read as NHWC: the hint below
+  for (const Dims& d : dims) {
+    given.push_back(order == DimsOrder::nchw ? nchw_to_nhwc(d) : d);
+    swapped.push_back(nchw_to_nhwc(given.back()));
+  }
   if (given.size() != set.num_inputs())
     throw Error(
         Errc::param_invalid, std::string(call),
         detail::message("{} shapes given for a model of {} inputs:{}", given.size(), set.num_inputs(), allowed_text()));
-  if (auto g = set.find(given)) return switch_to(*g);
+  if (auto g = set.find({given.data(), given.size()})) return switch_to(*g);
   std::string given_text;
   for (const auto& d : given) given_text += detail::message("{}{}", given_text.empty() ? "" : ", ", dims_text(d));
   // The classic mistake: NCHW dims labelled NHWC (rknn-superresolution#3).
   std::string hint;
-  std::vector<Dims> swapped = given;
-  for (auto& d : swapped) d = nchw_to_nhwc(d);
-  if (order == DimsOrder::runtime && set.contains(swapped)) {
+  if (order == DimsOrder::runtime && set.contains({swapped.data(), swapped.size()})) {
     for (std::size_t i = 0; i < given.size(); ++i)
       if (given[i].rank() == 4 && !(swapped[i] == given[i]))
         hint += detail::message(
@@ -223,8 +225,8 @@ RKNNXX_DECL bool ContextOps::converts_to_float(const TensorInfo& info) {
 }
 
 RKNNXX_DECL Outputs ContextOps::outputs(OutputType type) {
-  std::vector<OutputType> types(num_outputs(), type);
-  return outputs(types);
+  const std::vector<OutputType> types(num_outputs(), type);
+  return outputs(std::span<const OutputType>(types.data(), types.size()));
 }
 
 RKNNXX_DECL Outputs ContextOps::outputs(std::span<const OutputType> types) {
@@ -316,14 +318,6 @@ RKNNXX_DECL void ContextOps::release_thread() noexcept {
   if (state_) state_->leave();
 }
 
-RKNNXX_DECL std::shared_ptr<ContextState> ContextOps::make_state(std::shared_ptr<const Runtime> rt,
-                                                                 rknn_context handle) {
-  auto s = std::make_shared<ContextState>();
-  s->runtime = std::move(rt);
-  s->handle = handle;
-  return s;
-}
-
 RKNNXX_DECL void ContextOps::initialize() {
   auto& s = *state_;
   if (state_->options.flags.has(InitFlag::collect_model_info_only)) return;  // such a context answers MEM_SIZE only
@@ -347,7 +341,7 @@ RKNNXX_DECL void ContextOps::probe_shapes(ContextState& s) {
           s.api().rknn_query(s.handle, RKNN_QUERY_INPUT_DYNAMIC_RANGE, &ranges[i], sizeof(rknn_input_range)) == 0 &&
           ranges[i].shape_number > 0;
     }
-    if (dynamic) s.shapes = ShapeSet<>::from_ranges(ranges);
+    if (dynamic) s.shapes = ShapeSet<>::from_ranges({ranges.data(), ranges.size()});
   }
   s.shapes_probed = true;
 }
@@ -416,7 +410,7 @@ RKNNXX_DECL ShapeChange ContextOps::switch_to(std::size_t group) {
   auto& s = use("rknn_set_input_shapes");
   std::vector<rknn_tensor_attr> attrs(s.io.inputs);
   for (std::uint32_t i = 0; i < s.io.inputs; ++i) attrs[i] = s.current_inputs[i].abi();
-  s.shapes->fill_input_attrs(group, attrs);
+  s.shapes->fill_input_attrs(group, {attrs.data(), attrs.size()});
   s.check(s.require(s.api().rknn_set_input_shapes, "rknn_set_input_shapes")(s.handle, s.io.inputs, attrs.data()),
           "rknn_set_input_shapes");
   s.current_inputs = input_infos(AttrQuery::current);
@@ -472,7 +466,7 @@ RKNNXX_DECL Context Context::from_model_memory(Mem model, Options options, std::
 RKNNXX_DECL Context Context::adopt(rknn_context handle, Options options) {
   if (handle == 0) throw Error(Errc::ctx_invalid, "rknnxx::Context::adopt", "the handle is 0: not a context");
   auto rt = options.runtime ? options.runtime : Runtime::load();
-  Context c(make_state(std::move(rt), handle), std::move(options));
+  Context c(detail::new_context_state(std::move(rt), handle), std::move(options));
   try {
     c.initialize();
   } catch (...) {
@@ -534,7 +528,7 @@ RKNNXX_DECL Context Context::init(void* model, std::uint32_t size, Options optio
                                                                         rt->sdk_version()->driver)
                                                       : std::string()),
                     *rt, "rknn_init"));
-  Context c(make_state(rt, handle), options);
+  Context c(detail::new_context_state(rt, handle), options);
   c.initialize();
   return c;
 }
@@ -569,7 +563,7 @@ RKNNXX_DECL Context detail::ContextOps::dup() const {
   rknn_context in = s.handle;
   rknn_context out = 0;
   s.check(s.require(s.api().rknn_dup_context, "rknn_dup_context")(&in, &out), "rknn_dup_context");
-  Context c(make_state(s.runtime, out), s.options);
+  Context c(detail::new_context_state(s.runtime, out), s.options);
   c.initialize();
   return c;
 }

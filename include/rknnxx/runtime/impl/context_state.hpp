@@ -59,13 +59,31 @@ RKNNXX_DECL void ContextState::fail(Errc code, std::string_view call, std::strin
               std::move(tensor));
 }
 
+// Here and below, loops and shared_ptr(new T) rather than algorithms with lambdas and make_shared: they cost a
+// header-only translation unit less to compile (docs/separate-compilation.md#compile-cost).
 RKNNXX_DECL void ContextState::forget_outputs(const std::vector<rknn_output>& given) noexcept {
-  outputs.erase(std::remove_if(outputs.begin(), outputs.end(),
-                               [&](const rknn_output& o) {
-                                 return std::any_of(given.begin(), given.end(),
-                                                    [&](const rknn_output& g) { return g.buf == o.buf; });
-                               }),
-                outputs.end());
+  std::size_t kept = 0;
+  for (const rknn_output& o : outputs) {
+    bool forget = false;
+    for (const rknn_output& g : given) forget = forget || g.buf == o.buf;
+    if (!forget) outputs[kept++] = o;
+  }
+  outputs.erase(outputs.begin() + static_cast<std::ptrdiff_t>(kept), outputs.end());
+}
+
+RKNNXX_DECL void ContextState::forget_mem(rknn_tensor_mem* m) noexcept {
+  std::size_t kept = 0;
+  for (rknn_tensor_mem* held : mems)
+    if (held != m) mems[kept++] = held;
+  mems.erase(mems.begin() + static_cast<std::ptrdiff_t>(kept), mems.end());
+}
+
+RKNNXX_DECL std::shared_ptr<ContextState> new_context_state(std::shared_ptr<const Runtime> runtime,
+                                                            rknn_context handle) {
+  std::shared_ptr<ContextState> s(new ContextState());
+  s->runtime = std::move(runtime);
+  s->handle = handle;
+  return s;
 }
 
 }  // namespace rknnxx::detail

@@ -115,8 +115,14 @@ RKNNXX_DECL void IoBinding::attach(Slot& slot) {
     slot.mem = ctx_.create_mem(need);
   }
   ctx_.set_io_mem(slot.mem, slot.info);
-  auto entry = std::find_if(s.bound.begin(), s.bound.end(), [&](const auto& b) { return b.label == slot.label; });
-  if (entry == s.bound.end()) entry = s.bound.insert(s.bound.end(), {slot.label, {}, false});
+  detail::ContextState::BoundMem* entry = nullptr;
+  for (auto& b : s.bound)
+    if (b.label == slot.label) {
+      entry = &b;
+      break;
+    }
+  if (entry == nullptr) entry = &s.bound.emplace_back();
+  entry->label = slot.label;
   entry->life = slot.mem.life();
   entry->app_owned = slot.app_owned;
   s.has_bindings = true;

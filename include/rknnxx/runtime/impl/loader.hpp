@@ -23,7 +23,7 @@ struct RuntimeRecord {
 };
 }  // namespace detail
 
-RKNNXX_DECL Runtime::Runtime() : record_(std::make_unique<detail::RuntimeRecord>()) {}
+RKNNXX_DECL Runtime::Runtime() : record_(new detail::RuntimeRecord()) {}
 RKNNXX_DECL Runtime::~Runtime() = default;
 
 RKNNXX_DECL RuntimeKind Runtime::kind() const noexcept {
@@ -77,19 +77,21 @@ RKNNXX_DECL Version check_sdk_version(const SdkVersion& v, std::string_view runt
 }
 
 RKNNXX_DECL std::shared_ptr<const Runtime> Runtime::load(const RuntimeChoice& choice) {
-  // One runtime per choice, in the order loaded: a process makes one or two choices, so a list searched
-  // from the front is all it takes (and a header-only translation unit compiles no <map> for it).
+  // One runtime per choice, in a list that only grows, as runtimes are never unloaded: a process makes
+  // one or two choices, and a linked list costs a header-only translation unit no container template
+  // (docs/separate-compilation.md#compile-cost).
   struct Loaded {
     RuntimeChoice choice;
     std::shared_ptr<const Runtime> runtime;
+    const Loaded* next;
   };
   static std::mutex mutex;
-  static std::vector<Loaded> loaded;
+  static const Loaded* loaded = nullptr;
   const std::lock_guard lock(mutex);
-  for (const Loaded& l : loaded)
-    if (l.choice == choice) return l.runtime;
+  for (const Loaded* l = loaded; l != nullptr; l = l->next)
+    if (l->choice == choice) return l->runtime;
   auto rt = std::shared_ptr<const Runtime>(open(choice));
-  loaded.push_back({choice, rt});
+  loaded = new Loaded{choice, rt, loaded};
   return rt;
 }
 
@@ -120,13 +122,14 @@ RKNNXX_DECL void Runtime::record_sdk_version(const SdkVersion& v) const {
 }
 
 RKNNXX_DECL std::vector<std::string> Runtime::candidates(const RuntimeChoice& choice) {
+  // push_back, not emplace_back: emplace_back of a literal is one instantiation per length of literal.
   std::vector<std::string> c;
   const auto vendor = [&] {
-    c.emplace_back("librknnrt.so");
-    c.emplace_back("librknnmrt.so");
+    c.push_back("librknnrt.so");
+    c.push_back("librknnmrt.so");
   };
   const auto host = [&] {
-    c.emplace_back("librknnxx_host.so");
+    c.push_back("librknnxx_host.so");
     if (const auto dir = executable_dir()) {
       c.push_back(*dir + "/librknnxx_host.so");
       c.push_back(*dir + "/../host/runtime/librknnxx_host.so");
@@ -136,10 +139,10 @@ RKNNXX_DECL std::vector<std::string> Runtime::candidates(const RuntimeChoice& ch
 #endif
     }
 #ifdef RKNNXX_HOST_RUNTIME_PATH
-    c.emplace_back(RKNNXX_HOST_RUNTIME_PATH);
+    c.push_back(RKNNXX_HOST_RUNTIME_PATH);
 #endif
 #ifdef RKNNXX_INSTALL_LIBDIR
-    c.emplace_back(RKNNXX_INSTALL_LIBDIR "/librknnxx_host.so");
+    c.push_back(RKNNXX_INSTALL_LIBDIR "/librknnxx_host.so");
 #endif
   };
   switch (choice.kind) {
@@ -173,30 +176,33 @@ RKNNXX_DECL Runtime* Runtime::open(const RuntimeChoice& choice) {
       tried += detail::message("\n  {}: {}", candidate, why ? why : "dlopen failed");
       continue;
     }
-    auto rt = std::unique_ptr<Runtime>(new Runtime());
-    rt->handle_ = handle;
+    ApiTable api{};
     std::string missing;
-    for (const auto& entry : rt->api_.entries()) {
+    for (const auto& entry : api.entries()) {
       void* sym = ::dlsym(handle, std::string(entry.name).c_str());
       std::memcpy(entry.slot, &sym, sizeof sym);
       if (sym == nullptr && entry.required) missing += detail::message("{}{}", missing.empty() ? "" : ", ", entry.name);
     }
     void* last_error = ::dlsym(handle, "rknnxx_host_last_error");
-    std::memcpy(static_cast<void*>(&rt->api_.rknnxx_host_last_error), &last_error, sizeof last_error);
-    rt->path_ = candidate;
+    std::memcpy(static_cast<void*>(&api.rknnxx_host_last_error), &last_error, sizeof last_error);
+    std::string path = candidate;
     Dl_info info{};
-    if (rt->api_.rknn_init != nullptr && ::dladdr(reinterpret_cast<void*>(rt->api_.rknn_init), &info) != 0 &&
+    if (api.rknn_init != nullptr && ::dladdr(reinterpret_cast<void*>(api.rknn_init), &info) != 0 &&
         info.dli_fname != nullptr)
-      rt->path_ = info.dli_fname;
+      path = info.dli_fname;
     if (!missing.empty()) {
       // Keep the handle open: another candidate may share its dependencies.
       tried +=
           detail::message("\n  {}: loaded, but lacks {} (a runtime older than SDK {}.{}.{}, or not an rknn runtime)",
-                          rt->path_, missing, min_sdk_version.major, min_sdk_version.minor, min_sdk_version.patch);
+                          path, missing, min_sdk_version.major, min_sdk_version.minor, min_sdk_version.patch);
       continue;
     }
+    auto* rt = new Runtime();
+    rt->handle_ = handle;
+    rt->api_ = api;
+    rt->path_ = std::move(path);
     rt->record_->kind = rt->path_.find("rknnxx_host") != std::string::npos ? RuntimeKind::host : RuntimeKind::vendor;
-    return rt.release();
+    return rt;
   }
   throw Error(Errc::fail, "rknnxx::Runtime::load",
               detail::message("no rknn runtime could be loaded for the choice \"{}\"{} (RKNNXX_RUNTIME={}); tried:{}\n"

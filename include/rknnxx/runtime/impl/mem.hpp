@@ -25,8 +25,7 @@ RKNNXX_DECL Mem& Mem::operator=(Mem&& o) noexcept {
 
 RKNNXX_DECL Mem Mem::allocate_without_context(std::uint64_t size, MemAlloc flags,
                                               std::shared_ptr<const Runtime> runtime) {
-  auto state = std::make_shared<detail::ContextState>();
-  state->runtime = std::move(runtime);
+  auto state = detail::new_context_state(std::move(runtime), 0);
   state->unbound = true;
   auto* create = state->require(state->api().rknn_create_mem2, "rknn_create_mem2");
   rknn_tensor_mem* m = create(0, size, static_cast<std::uint64_t>(flags) | RKNN_MEM_FLAG_ALLOC_NO_CONTEXT);
@@ -53,7 +52,8 @@ RKNNXX_DECL MemAccess<CpuAccess::read_write> Mem::read_write() {
 
 RKNNXX_DECL void Mem::set_cpu_access_hook(CpuAccessHook hook) {
   (void)checked("rknnxx::Mem::set_cpu_access_hook");
-  life_->hook = hook.begin || hook.end ? std::make_shared<const CpuAccessHook>(std::move(hook)) : nullptr;
+  life_->hook =
+      hook.begin || hook.end ? std::shared_ptr<const CpuAccessHook>(new CpuAccessHook(std::move(hook))) : nullptr;
 }
 
 RKNNXX_DECL void Mem::reset() {

@@ -50,7 +50,7 @@ RKNNXX_DECL void Outputs::reset() noexcept {
 RKNNXX_DECL Outputs::Outputs(std::shared_ptr<detail::ContextState> state, std::vector<rknn_output> outputs,
                              std::vector<TensorInfo> infos)
     : state_(std::move(state)), outputs_(std::move(outputs)), infos_(std::move(infos)) {
-  state_->outputs.insert(state_->outputs.end(), outputs_.begin(), outputs_.end());
+  for (const rknn_output& o : outputs_) state_->outputs.push_back(o);
 }
 
 RKNNXX_DECL void Outputs::check(std::string_view call) const {

@@ -178,6 +178,8 @@ template <std::size_t... E> struct StaticExtents {
 };
 
 TEST_CASE("layout: every mapping meets the standard's LayoutMapping requirements, for any extents type") {
+  static_assert(LayoutMapping<layout::NCHW::mapping<>> && LayoutMapping<layout::NHWC::mapping<>> &&
+                LayoutMapping<layout::NC1HWC2::mapping<>> && LayoutMapping<layout::Undefined::mapping<>>);
   using E = StaticExtents<2, 3, 4, 5>;
   static_assert(LayoutMapping<layout::NCHW::mapping<E>> && LayoutMapping<layout::NHWC::mapping<E>> &&
                 LayoutMapping<layout::NC1HWC2::mapping<E>> && LayoutMapping<layout::Undefined::mapping<E>>);

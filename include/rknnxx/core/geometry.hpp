@@ -193,10 +193,4 @@ template <Platform P, TensorElement T, Layout L>
   return out;
 }
 
-// The cases the reference documents (4.1 to 4.3) hold at compile time.
-static_assert(geometry<Platform::rk3568, std::int8_t, layout::NC1HWC2>({1, 255, 80, 80}).dims ==
-              Dims{1, 32, 80, 80, 8});
-static_assert(geometry<Platform::rk3588, Float16, layout::NHWC>({2, 224, 224, 3}).n_elems == 301056);
-static_assert(geometry<Platform::rk3588, Float16, layout::NHWC>({2, 224, 224, 3}).size == 602112);
-
 }  // namespace rknnxx

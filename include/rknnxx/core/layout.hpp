@@ -1,7 +1,8 @@
 #pragma once
 // Layouts: NCHW, NHWC, NC1HWC2 and UNDEFINED as layout policies in the manner of std::mdspan's:
 // each has a `template <class Extents> class mapping` meeting the standard's LayoutMapping
-// requirements (checked below), from a logical index (n, c, h, w) to an element offset. NCHW is
+// requirements (checked in tests/core/test_layout.cpp, not in every translation unit), from a
+// logical index (n, c, h, w) to an element offset. NCHW is
 // layout_right, NHWC a strided layout with w_stride and h_stride, NC1HWC2 the one custom policy,
 // UNDEFINED layout_right at any rank. Extents4 (the logical extents) is the default extents type;
 // any std::extents-like type works. RuntimeLayout is the layout of an attribute read at run time,
@@ -383,10 +384,6 @@ concept LayoutMapping =
     } && (!M::is_always_strided() || requires(const M& m, typename M::rank_type r) {
       { m.stride(r) } -> std::same_as<typename M::index_type>;
     });
-
-static_assert(Layout<layout::NCHW> && Layout<layout::NHWC> && Layout<layout::NC1HWC2> && Layout<layout::Undefined>);
-static_assert(LayoutMapping<layout::NCHW::mapping<>> && LayoutMapping<layout::NHWC::mapping<>> &&
-              LayoutMapping<layout::NC1HWC2::mapping<>> && LayoutMapping<layout::Undefined::mapping<>>);
 
 namespace detail {
 template <TensorFormat> struct layout_of;

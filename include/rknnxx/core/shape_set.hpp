@@ -267,15 +267,6 @@ private:
 
 ShapeSet(const std::vector<std::vector<Dims>>&) -> ShapeSet<>;
 
-// The example of the SDK's dynamic-shape guide (docs/c-interface.md#dynamic-shapes): MaxShape is dynamic_input[0]. The guide's
-// text prints the sums as "1224+140=264" and "1112+180=192"; it means 1x224 + 1x40 = 264 and
-// 1x112 + 1x80 = 192.
-namespace detail {
-inline constexpr ShapeSet seed_example{{{Dims{1, 224}, Dims{1, 40}}, {Dims{1, 112}, Dims{1, 80}}}};
-static_assert(seed_example.group_elements(0) == 264 && seed_example.group_elements(1) == 192);
-static_assert(seed_example.max_shape_index() == 0);
-}  // namespace detail
-
 }  // namespace rknnxx
 
 #ifndef RKNNXX_SEPARATE_COMPILATION

@@ -167,8 +167,9 @@ template <Platform P, TensorElement T, Layout L>
 // What the runtime reported against what the calculator predicts: empty when they agree, else
 // one "field: computed X, reported Y" clause per difference, for messages and host-runtime tests.
 // The ABI's zeros are read as documented: w_stride 0 is the width, and size_with_stride 0 (seen
-// for float16 and UNDEFINED inputs) is size.
-[[nodiscard]] inline std::string geometry_mismatch(const Geometry& g, const rknn_tensor_attr& attr) {
+// for float16 and UNDEFINED inputs) is size. A template of nothing (`template <class = void>`), compiled only
+// where it is called (docs/separate-compilation.md#compile-cost).
+template <class = void> [[nodiscard]] std::string geometry_mismatch(const Geometry& g, const rknn_tensor_attr& attr) {
   std::string out;
   const auto differ = [&out](std::string_view field, const auto& computed, const auto& reported) {
     if (computed == reported) return;

@@ -64,7 +64,10 @@ template <class Mapping> Walk walk_of_mapping(const Mapping& m, std::uint32_t c2
   return k;
 }
 
-inline Walk walk_of(const RuntimeLayout& l, std::string_view who) {
+// walk_of, load_fn, store_fn, move_elements and copy are templates of nothing (`template <class = void>`):
+// a translation unit compiles the conversions (their element types, tiles and tables) only when it copies a
+// tensor, not whenever it includes the umbrella (docs/separate-compilation.md#compile-cost).
+template <class = void> Walk walk_of(const RuntimeLayout& l, std::string_view who) {
   const Dims& d = l.dims();
   switch (l.format()) {
     case TensorFormat::nhwc: return walk_of_mapping(l.mapping<layout::NHWC>(), 1, TensorFormat::nhwc);
@@ -147,10 +150,10 @@ template <class F> auto visit_byte_type(TensorType t, F&& f) {
 }
 
 // The load and store of one element type, resolved once per tensor rather than per element.
-inline LoadFn load_fn(TensorType t) {
+template <class = void> LoadFn load_fn(TensorType t) {
   return visit_byte_type(t, [](auto* p) -> LoadFn { return &load_as<std::remove_pointer_t<decltype(p)>>; });
 }
-inline StoreFn store_fn(TensorType t) {
+template <class = void> StoreFn store_fn(TensorType t) {
   return visit_byte_type(t, [](auto* p) -> StoreFn { return &store_as<std::remove_pointer_t<decltype(p)>>; });
 }
 
@@ -278,8 +281,8 @@ template <class E> void move_elements(const Walk& s, const Walk& d, const std::b
   });
 }
 
-inline void move_elements(std::size_t bytes, const Walk& s, const Walk& d, const std::byte* src,
-                          std::byte* dst) noexcept {
+template <class = void>
+void move_elements(std::size_t bytes, const Walk& s, const Walk& d, const std::byte* src, std::byte* dst) noexcept {
   switch (bytes) {
     case 1: return move_elements<std::uint8_t>(s, d, src, dst);
     case 2: return move_elements<std::uint16_t>(s, d, src, dst);
@@ -292,7 +295,8 @@ inline void move_elements(std::size_t bytes, const Walk& s, const Walk& d, const
 
 // Copies src into dst, converting layout, element type and quantization (see the top of this
 // file). The logical extents must agree; both buffers must be large enough for their mappings.
-inline void copy(const ErasedView& src, const ErasedView& dst) {
+// A template of nothing, like walk_of above.
+template <class = void> void copy(const ErasedView& src, const ErasedView& dst) {
   constexpr std::string_view who = "rknnxx::copy";
   if (!dst.writable)
     detail::fail(who, "the destination view is read-only ({} {})", name_of(dst.type), name_of(dst.layout.format()));

@@ -7,8 +7,8 @@
 
 #include <rknnxx/abi/c_api.h>
 #include <rknnxx/core/error.hpp>
+#include <rknnxx/core/std_light_algorithm.hpp>  // std::copy, std::max, ...
 
-#include <algorithm>
 #include <array>
 #include <concepts>
 #include <cstdint>

@@ -7,9 +7,9 @@
 #include <rknnxx/abi/c_custom_op.h>
 
 #include <rknnxx/core/message.hpp>
+#include <rknnxx/core/std_light_algorithm.hpp>  // std::copy, std::max, ...
 
 #include <cstdint>
-#include <algorithm>
 #include <concepts>
 #include <optional>
 #include <span>

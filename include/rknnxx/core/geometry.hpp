@@ -31,10 +31,10 @@
 #include <rknnxx/core/error.hpp>
 #include <rknnxx/core/layout.hpp>
 #include <rknnxx/core/platform.hpp>
+#include <rknnxx/core/std_light_algorithm.hpp>  // std::copy, std::max, ...
 
 #include <rknnxx/core/message.hpp>
 
-#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <span>

@@ -29,7 +29,7 @@
 #include <rknnxx/core/layout.hpp>
 #include <rknnxx/core/platform.hpp>
 #include <rknnxx/core/shape_set.hpp>
-#include <rknnxx/core/std_light.hpp>  // std::chrono::microseconds
+#include <rknnxx/core/std_light.hpp>  // std::chrono::microseconds, std::shared_ptr
 #include <rknnxx/impl/decl.hpp>
 #include <rknnxx/runtime/context_state.hpp>
 #include <rknnxx/runtime/fd_range.hpp>
@@ -44,7 +44,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
-#include <memory>
 #include <optional>
 #include <span>
 #include <string>

@@ -7,12 +7,12 @@
 #include <rknnxx/core/error.hpp>
 #include <rknnxx/core/platform.hpp>
 #include <rknnxx/core/shape_set.hpp>
+#include <rknnxx/core/std_light.hpp>  // std::shared_ptr
 #include <rknnxx/runtime/flags.hpp>
 #include <rknnxx/runtime/loader.hpp>
 #include <rknnxx/tensor/attr.hpp>
 
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>

@@ -27,13 +27,13 @@
 // once the Context is destroyed, reset or released.
 
 #include <rknnxx/core/error.hpp>
+#include <rknnxx/core/std_light_algorithm.hpp>  // std::copy, std::max, ...
 #include <rknnxx/runtime/context.hpp>
 #include <rknnxx/runtime/mem.hpp>
 #include <rknnxx/tensor/attr.hpp>
 #include <rknnxx/tensor/convert.hpp>
 #include <rknnxx/tensor/view.hpp>
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>

@@ -23,6 +23,7 @@
 // is an Error that names what was looked for, where, and why each attempt failed.
 
 #include <rknnxx/core/error.hpp>
+#include <rknnxx/core/std_light.hpp>  // std::shared_ptr
 #include <rknnxx/runtime/api_table.hpp>
 
 #if __has_include(<rknnxx/runtime/install_paths.hpp>)
@@ -30,7 +31,6 @@
 #endif
 
 #include <compare>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>

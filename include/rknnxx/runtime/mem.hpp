@@ -19,12 +19,11 @@
 
 #include <rknnxx/core/error.hpp>
 #include <rknnxx/core/element_type.hpp>
-#include <rknnxx/core/std_light.hpp>  // std::function
+#include <rknnxx/core/std_light.hpp>  // std::function, std::shared_ptr
 #include <rknnxx/runtime/context_state.hpp>
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <span>
 #include <string>
 #include <utility>

@@ -7,12 +7,12 @@
 //   out["features"].info().dims();
 
 #include <rknnxx/core/error.hpp>
+#include <rknnxx/core/std_light.hpp>  // std::shared_ptr
 #include <rknnxx/runtime/context_state.hpp>
 #include <rknnxx/tensor/attr.hpp>
 #include <rknnxx/tensor/view.hpp>
 
 #include <cstddef>
-#include <memory>
 #include <span>
 #include <string_view>
 #include <utility>

@@ -20,10 +20,10 @@
 #include <rknnxx/core/input_conversion.hpp>
 #include <rknnxx/core/layout.hpp>
 #include <rknnxx/core/shape_set.hpp>
+#include <rknnxx/core/std_light_algorithm.hpp>  // std::copy, std::max, ...
 #include <rknnxx/runtime/context.hpp>
 #include <rknnxx/tensor/view.hpp>
 
-#include <algorithm>
 #include <array>
 #include <concepts>
 #include <cstddef>

@@ -11,8 +11,8 @@
 #include <rknnxx/core/element_type.hpp>
 #include <rknnxx/core/error.hpp>
 #include <rknnxx/core/layout.hpp>
+#include <rknnxx/core/std_light_algorithm.hpp>  // std::copy, std::max, ...
 
-#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>

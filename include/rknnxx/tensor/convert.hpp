@@ -20,9 +20,9 @@
 #include <rknnxx/core/element_type.hpp>
 #include <rknnxx/core/error.hpp>
 #include <rknnxx/core/layout.hpp>
+#include <rknnxx/core/std_light_algorithm.hpp>  // std::copy, std::max, ...
 #include <rknnxx/tensor/view.hpp>
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>

@@ -8,6 +8,23 @@
 
 namespace rknnxx::detail {
 
+// Value-initialized C structs (or enums) for one call of the C interface: a std::vector of each such type
+// would cost every header-only translation unit its instantiation (docs/separate-compilation.md#compile-cost).
+template <class T> class AbiArray {
+public:
+  explicit AbiArray(std::size_t n) : data_(new T[n]()), size_(n) {}
+  AbiArray(const AbiArray&) = delete;
+  AbiArray& operator=(const AbiArray&) = delete;
+  ~AbiArray() { delete[] data_; }
+  [[nodiscard]] T* data() noexcept { return data_; }
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  [[nodiscard]] T& operator[](std::size_t i) noexcept { return data_[i]; }
+
+private:
+  T* data_;
+  std::size_t size_;
+};
+
 RKNNXX_DECL TensorInfo ContextOps::input_info(TensorRef t, AttrQuery q) const {
   return query_attr(true, input_index(t), q);
 }
@@ -185,7 +202,7 @@ RKNNXX_DECL void ContextOps::set_inputs(std::span<const InputData> inputs) {
   if (inputs.size() != s.io.inputs)
     throw Error(Errc::param_invalid, "rknn_inputs_set",
                 detail::message("{} inputs given, the model has {}", inputs.size(), s.io.inputs));
-  std::vector<rknn_input> abi(inputs.size());
+  AbiArray<rknn_input> abi(inputs.size());
   for (std::uint32_t i = 0; i < inputs.size(); ++i) {
     const InputData& in = inputs[i];
     const TensorInfo& cur = s.current_inputs[i];
@@ -225,7 +242,8 @@ RKNNXX_DECL bool ContextOps::converts_to_float(const TensorInfo& info) {
 }
 
 RKNNXX_DECL Outputs ContextOps::outputs(OutputType type) {
-  const std::vector<OutputType> types(num_outputs(), type);
+  AbiArray<OutputType> types(num_outputs());
+  for (std::size_t i = 0; i < types.size(); ++i) types[i] = type;
   return outputs(std::span<const OutputType>(types.data(), types.size()));
 }
 
@@ -332,7 +350,7 @@ RKNNXX_DECL void ContextOps::initialize() {
 RKNNXX_DECL void ContextOps::probe_shapes(ContextState& s) {
   if (s.shapes_probed) return;
   if (s.api().rknn_set_input_shapes != nullptr && s.io.inputs > 0) {
-    std::vector<rknn_input_range> ranges(s.io.inputs);
+    AbiArray<rknn_input_range> ranges(s.io.inputs);
     bool dynamic = true;
     for (std::uint32_t i = 0; i < s.io.inputs && dynamic; ++i) {
       ranges[i].index = i;
@@ -408,7 +426,7 @@ RKNNXX_DECL std::string ContextOps::allowed_text() const {
 
 RKNNXX_DECL ShapeChange ContextOps::switch_to(std::size_t group) {
   auto& s = use("rknn_set_input_shapes");
-  std::vector<rknn_tensor_attr> attrs(s.io.inputs);
+  AbiArray<rknn_tensor_attr> attrs(s.io.inputs);
   for (std::uint32_t i = 0; i < s.io.inputs; ++i) attrs[i] = s.current_inputs[i].abi();
   s.shapes->fill_input_attrs(group, {attrs.data(), attrs.size()});
   s.check(s.require(s.api().rknn_set_input_shapes, "rknn_set_input_shapes")(s.handle, s.io.inputs, attrs.data()),

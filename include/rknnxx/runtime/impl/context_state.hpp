@@ -68,14 +68,14 @@ RKNNXX_DECL void ContextState::forget_outputs(const std::vector<rknn_output>& gi
     for (const rknn_output& g : given) forget = forget || g.buf == o.buf;
     if (!forget) outputs[kept++] = o;
   }
-  outputs.erase(outputs.begin() + static_cast<std::ptrdiff_t>(kept), outputs.end());
+  while (outputs.size() > kept) outputs.pop_back();
 }
 
 RKNNXX_DECL void ContextState::forget_mem(rknn_tensor_mem* m) noexcept {
   std::size_t kept = 0;
   for (rknn_tensor_mem* held : mems)
     if (held != m) mems[kept++] = held;
-  mems.erase(mems.begin() + static_cast<std::ptrdiff_t>(kept), mems.end());
+  while (mems.size() > kept) mems.pop_back();
 }
 
 RKNNXX_DECL std::shared_ptr<ContextState> new_context_state(std::shared_ptr<const Runtime> runtime,

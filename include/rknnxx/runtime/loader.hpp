@@ -137,7 +137,9 @@ private:
   void* handle_ = nullptr;
   ApiTable api_{};
   std::string path_;
-  std::unique_ptr<detail::RuntimeRecord> record_;
+  // Owned (made by the constructor, deleted by the destructor; a Runtime neither copies nor moves): a plain
+  // pointer, as std::unique_ptr of it costs every translation unit an instantiation.
+  detail::RuntimeRecord* record_;
 };
 
 }  // namespace rknnxx

@@ -24,7 +24,7 @@ struct RuntimeRecord {
 }  // namespace detail
 
 RKNNXX_DECL Runtime::Runtime() : record_(new detail::RuntimeRecord()) {}
-RKNNXX_DECL Runtime::~Runtime() = default;
+RKNNXX_DECL Runtime::~Runtime() { delete record_; }
 
 RKNNXX_DECL RuntimeKind Runtime::kind() const noexcept {
   const std::lock_guard lock(record_->mutex);

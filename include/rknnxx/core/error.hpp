@@ -12,7 +12,6 @@
 #include <cstdint>
 #include <concepts>
 #include <optional>
-#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -152,7 +151,8 @@ void check(int rc, std::string_view call, TensorId tensor = {});
 
 namespace detail {
 // Formats the message and throws Error(param_invalid) naming `call`.
-[[noreturn]] void throw_invalid(std::string_view call, std::string_view format, std::span<const MessageArg> args);
+[[noreturn]] void throw_invalid(std::string_view call, std::string_view format, const MessageArg* args,
+                                std::size_t count);
 
 // The one way the compile-time vocabulary reports bad input. It is deliberately not constexpr:
 // reached during constant evaluation it stops compilation, and compilers quote the calling line,
@@ -162,10 +162,10 @@ namespace detail {
 template <class... Args> [[noreturn]] void
 fail(std::string_view call, std::type_identity_t<MessageFormat<sizeof...(Args)>> message, const Args&... args) {
   if constexpr (sizeof...(Args) == 0) {
-    throw_invalid(call, message.text(), {});
+    throw_invalid(call, message.text(), nullptr, 0);
   } else {
     const MessageArg values[] = {MessageArg(args)...};
-    throw_invalid(call, message.text(), {values, sizeof...(Args)});
+    throw_invalid(call, message.text(), values, sizeof...(Args));
   }
 }
 

@@ -11,7 +11,6 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
-#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -89,15 +88,15 @@ private:
 };
 
 // The message `format` makes of `args`.
-[[nodiscard]] std::string vmessage(std::string_view format, std::span<const MessageArg> args);
+[[nodiscard]] std::string vmessage(std::string_view format, const MessageArg* args, std::size_t count);
 
 template <class... Args>
 [[nodiscard]] std::string message(std::type_identity_t<MessageFormat<sizeof...(Args)>> format, const Args&... args) {
   if constexpr (sizeof...(Args) == 0) {
-    return vmessage(format.text(), {});
+    return vmessage(format.text(), nullptr, 0);
   } else {
     const MessageArg values[] = {MessageArg(args)...};
-    return vmessage(format.text(), {values, sizeof...(Args)});
+    return vmessage(format.text(), values, sizeof...(Args));
   }
 }
 

@@ -16,8 +16,9 @@ RKNNXX_DECL std::string RknnCategory::message(int code) const {
   return detail::message("{} ({})", n, errc_description(e));
 }
 
-RKNNXX_DECL void throw_invalid(std::string_view call, std::string_view format, std::span<const MessageArg> args) {
-  throw Error(Errc::param_invalid, std::string(call), vmessage(format, args));
+RKNNXX_DECL void throw_invalid(std::string_view call, std::string_view format, const MessageArg* args,
+                               std::size_t count) {
+  throw Error(Errc::param_invalid, std::string(call), vmessage(format, args, count));
 }
 
 }  // namespace rknnxx::detail

@@ -9,14 +9,14 @@
 
 namespace rknnxx::detail {
 
-RKNNXX_DECL std::string vmessage(std::string_view format, std::span<const MessageArg> args) {
+RKNNXX_DECL std::string vmessage(std::string_view format, const MessageArg* args, std::size_t size) {
   // Each argument's fmt value is taken from one argument store that holds a value of every kind, in the order
   // of MessageArg::Kind: fmt's argument packing is instantiated once, for the five kinds together, and the
   // values sit in an array (message() allows at most max_message_args).
   using FormatArg = fmt::basic_format_arg<fmt::format_context>;
   static_assert(static_cast<int>(MessageArg::Kind::boolean) == 0 && static_cast<int>(MessageArg::Kind::text) == 4);
   FormatArg values[max_message_args];
-  const std::size_t count = args.size() < max_message_args ? args.size() : max_message_args;
+  const std::size_t count = size < max_message_args ? size : max_message_args;
   for (std::size_t i = 0; i < count; ++i) {
     const MessageArg& a = args[i];
     const bool boolean = a.unsigned_value() != 0;

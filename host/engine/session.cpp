@@ -62,6 +62,13 @@ struct Step {
   // float32 outputs rounded when storing activations as float16, with their element counts (more than the
   // shape's for a value kept in oneDNN's layout, blocked_layout.hpp: its padding is rounded too)
   std::vector<std::pair<Tensor*, int64_t>> round_to_half;
+  // Every float32 output with its id and stored element count, for Session::set_output_rounding.
+  struct Stored {
+    Tensor* tensor;
+    ValueId id;
+    int64_t elements;
+  };
+  std::vector<Stored> float_outputs;
   bool kernel_rounds = false;  // the kernel rounds output 0 itself (PreparedOp::rounds_to_half)
   bool at_run_time = false;    // prepared and computed when running (docs/conformance.md#run-time-shapes)
 };
@@ -221,6 +228,7 @@ struct Session::State {
   std::vector<StepTime> profile;  // of the last run, when options.profile
   std::vector<Tensor> outputs;    // of the last run: views (Session::run_views) or copies it keeps
   StepObserver observer;          // Session::set_step_observer
+  OutputRounding rounding;        // Session::set_output_rounding
   CustomOpRunner custom_runner;   // Session::set_custom_op_runner
 
   State(Graph g, SessionOptions o) : graph(std::move(g)), options(o), pool(o.threads) {
@@ -616,12 +624,14 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
     for (ValueId out : step.node->outputs) {
       Tensor* t = out == no_value ? nullptr : &plan->slots[static_cast<std::size_t>(out)];
       step.outputs.push_back(t);
+      const std::size_t kept = out == no_value ? 0 : blocked_bytes[static_cast<std::size_t>(out)];
+      const int64_t stored = t == nullptr ? 0 : kept != 0 ? static_cast<int64_t>(kept / sizeof(float)) : t->elements();
+      if (t != nullptr && t->dtype() == DataType::float32) step.float_outputs.push_back({t, out, stored});
       if (!half_storage || t == nullptr || t->dtype() != DataType::float32 || moves_half) continue;
       if (step.outputs.size() == 1 && pending[s].prepared.rounds_to_half && !pending[s].at_run_time) {
         step.kernel_rounds = true;
       } else {
-        const std::size_t kept = blocked_bytes[static_cast<std::size_t>(out)];
-        step.round_to_half.emplace_back(t, kept != 0 ? static_cast<int64_t>(kept / sizeof(float)) : t->elements());
+        step.round_to_half.emplace_back(t, stored);
       }
     }
     step.at_run_time = pending[s].at_run_time;
@@ -719,6 +729,8 @@ void Session::set_step_observer(StepObserver observer) {
   }
   state_->observer = std::move(observer);
 }
+
+void Session::set_output_rounding(OutputRounding rounding) { state_->rounding = std::move(rounding); }
 
 void Session::set_custom_op_runner(CustomOpRunner runner) { state_->custom_runner = std::move(runner); }
 
@@ -826,6 +838,16 @@ std::span<const Tensor> Session::run_views(std::span<const Tensor> inputs) {
     }
     for (const auto& [t, elements] : step.round_to_half) {
       round_tensor_to_half(*t, s.pool, elements);
+    }
+    if (s.rounding) {
+      for (const Step::Stored& out : step.float_outputs) {
+        // A run-time step's output may be smaller than planned: its own count then.
+        const int64_t elements = step.at_run_time ? out.tensor->elements() : out.elements;
+        float* data = out.tensor->data<float>();
+        s.pool.parallel_for(elements, int64_t{1} << 14, [&](int64_t begin, int64_t end) {
+          s.rounding(out.id, std::span<float>(data + begin, static_cast<std::size_t>(end - begin)));
+        });
+      }
     }
     if (s.observer) {
       s.observer(*step.node, step.outputs);

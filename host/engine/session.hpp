@@ -105,6 +105,14 @@ public:
   using StepObserver = std::function<void(const Node& node, std::span<Tensor* const> outputs)>;
   void set_step_observer(StepObserver observer);
 
+  // Rounds every float32 value a step computes, element by element, after the step (and its float16 rounding)
+  // and before the observer and any later step: the quantized execution's rounding of each activation to its
+  // grid (docs/quantization.md). Unlike an observer it leaves values kept in oneDNN's layout where they are, so it
+  // is called on the stored elements in any order, in pieces, from the pool's threads at once, padding included:
+  // it must treat every element alike and map 0 to 0. An empty function removes it.
+  using OutputRounding = std::function<void(ValueId id, std::span<float> values)>;
+  void set_output_rounding(OutputRounding rounding);
+
   // Runs the custom nodes of the graph (Node::custom, Graph's custom_ops): called on the calling
   // thread for each such node of a run, with the node and its planned inputs and outputs. A custom
   // node's outputs are planned from the element types and static shapes the model declares for them

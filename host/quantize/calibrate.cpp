@@ -470,7 +470,6 @@ struct QuantizedSession::State {
   std::vector<std::optional<AffineParams>> by_value;  // the parameters a step's output is rounded to
   std::vector<bool> float16_value;                    // rounded to float16 first (hybrid quantization)
   std::vector<std::optional<AffineParams>> by_input;  // per graph input
-  Session::StepObserver after_rounding;               // set_step_observer()
 
   void round(ValueId id, std::span<float> values) const {
     if (id == no_value || static_cast<std::size_t>(id) >= by_value.size()) return;
@@ -524,12 +523,8 @@ QuantizedSession::QuantizedSession(Graph graph, ActivationTable table, Method me
   }
   annotate_integer_grids(graph, s.by_value, s.by_input, s.weights);
   s.session.emplace(std::move(graph), options);
-  s.session->set_step_observer([&s](const Node& node, std::span<Tensor* const> outputs) {
-    for (std::size_t k = 0; k < outputs.size() && k < node.outputs.size(); ++k)
-      if (outputs[k] != nullptr && node.outputs[k] != no_value && outputs[k]->dtype() == DataType::float32)
-        s.round(node.outputs[k], outputs[k]->values<float>());
-    if (s.after_rounding) s.after_rounding(node, outputs);
-  });
+  // Element by element, so values may stay in oneDNN's layout between Convs (an observer would keep them NCHW).
+  s.session->set_output_rounding([&s](ValueId id, std::span<float> values) { s.round(id, values); });
 }
 
 void QuantizedSession::round_output(ValueId id, std::span<float> values) const { state_->round(id, values); }
@@ -557,7 +552,7 @@ std::span<const Tensor> QuantizedSession::run_views(std::span<const Tensor> inpu
 }
 
 void QuantizedSession::set_step_observer(Session::StepObserver after_rounding) {
-  state_->after_rounding = std::move(after_rounding);
+  state_->session->set_step_observer(std::move(after_rounding));  // the session rounds before its observer
 }
 
 const ActivationTable& QuantizedSession::activations() const noexcept { return state_->table; }

@@ -138,9 +138,10 @@ public:
   std::vector<Tensor> run(std::span<const Tensor> inputs);
   // Session::run_views through the rounding of inputs.
   std::span<const Tensor> run_views(std::span<const Tensor> inputs);
-  // Called after every step once its outputs are rounded to their parameters (the engine's own
-  // observer does the rounding): it sees what the int8 tensors hold and may rewrite them, as the
-  // accuracy analysis does. An empty function removes it.
+  // Called after every step once its outputs are rounded to their parameters (the session's output
+  // rounding does that): it sees what the int8 tensors hold and may rewrite them, as the accuracy
+  // analysis does. Set, it keeps every value NCHW (Session::set_step_observer). An empty function
+  // removes it.
   void set_step_observer(Session::StepObserver after_rounding);
   [[nodiscard]] const ActivationTable& activations() const noexcept;
   [[nodiscard]] const std::map<std::string, WeightQuantization>& weights() const noexcept;

@@ -11,6 +11,7 @@
 // (Shape -> Gather -> Concat -> Reshape) cost nothing per run.
 
 #include "engine_error.hpp"
+#include "float16.hpp"
 #include "graph.hpp"
 #include "tensor.hpp"
 #include "thread_pool.hpp"
@@ -30,6 +31,20 @@ namespace rknnxx::host {
 
 struct BlockedPorts;  // blocked_layout.hpp
 
+// Rounds a float32 value as it is stored: to float16 (float16 activations) and then by the session's element-wise
+// rounding (Session::set_output_rounding: a quantized grid), the same whoever applies it, in any pieces.
+struct OutputFinish {
+  bool to_half = false;
+  const std::function<void(ValueId, std::span<float>)>* rounding = nullptr;
+  ValueId id = no_value;  // the value, for `rounding`
+
+  explicit operator bool() const noexcept { return to_half || rounding != nullptr; }
+  void operator()(float* data, std::size_t count) const {
+    if (to_half) round_to_half(data, count);
+    if (rounding != nullptr) (*rounding)(id, std::span<float>(data, count));
+  }
+};
+
 // What a kernel sees when it runs. Inputs and outputs are views with the planned shapes;
 // outputs live in the session's arena and hold garbage on entry.
 struct KernelContext {
@@ -37,9 +52,10 @@ struct KernelContext {
   std::span<Tensor* const> outputs;       // nullptr for an omitted optional output
   ThreadPool& pool;
   std::byte* scratch;  // PreparedOp::scratch_bytes, 64-byte aligned, only for this call
-  // Output 0 is stored as float16 and this kernel said it rounds it (PreparedOp::rounds_to_half): round each part
-  // as it is written, while in cache, instead of the session's pass over the whole output afterwards.
-  bool round_to_half = false;
+  // Output 0 is rounded as it is stored and this kernel said it does that itself (PreparedOp::finishes_output):
+  // apply it to each part as it is written, while in cache, instead of the session's pass over the whole output
+  // afterwards. Empty when there is nothing to round.
+  OutputFinish finish_output;
 
   const Tensor& input(std::size_t i) const { return *inputs[i]; }
   const Tensor* optional_input(std::size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }
@@ -52,9 +68,9 @@ struct PreparedOp {
   std::vector<TensorInfo> outputs;  // one per node output (omitted outputs too: give any info)
   Kernel kernel;
   std::size_t scratch_bytes = 0;
-  // The kernel rounds its float32 output 0 to float16 itself when KernelContext::round_to_half says so (with
-  // float16 activation storage), padding of a kept layout included (blocked_layout.hpp).
-  bool rounds_to_half = false;
+  // The kernel applies KernelContext::finish_output to every element of its float32 output 0 it stores, padding
+  // of a kept layout included (blocked_layout.hpp).
+  bool finishes_output = false;
   // When not empty (one per output): the outputs are known while planning and no kernel runs
   // (e.g. Shape). `kernel` may then be empty.
   std::vector<Tensor> constant_outputs;

@@ -62,15 +62,17 @@ struct Step {
   // float32 outputs rounded when storing activations as float16, with their element counts (more than the
   // shape's for a value kept in oneDNN's layout, blocked_layout.hpp: its padding is rounded too)
   std::vector<std::pair<Tensor*, int64_t>> round_to_half;
-  // Every float32 output with its id and stored element count, for Session::set_output_rounding.
+  // Every float32 output with its id and stored element count, for Session::set_output_rounding (but output 0
+  // where the kernel rounds it).
   struct Stored {
     Tensor* tensor;
     ValueId id;
     int64_t elements;
   };
   std::vector<Stored> float_outputs;
-  bool kernel_rounds = false;  // the kernel rounds output 0 itself (PreparedOp::rounds_to_half)
-  bool at_run_time = false;    // prepared and computed when running (docs/conformance.md#run-time-shapes)
+  bool kernel_finishes = false;  // the kernel rounds output 0 itself (PreparedOp::finishes_output)
+  bool output_to_half = false;   // and output 0 is stored as float16
+  bool at_run_time = false;      // prepared and computed when running (docs/conformance.md#run-time-shapes)
 };
 
 struct Plan {
@@ -626,13 +628,15 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
       step.outputs.push_back(t);
       const std::size_t kept = out == no_value ? 0 : blocked_bytes[static_cast<std::size_t>(out)];
       const int64_t stored = t == nullptr ? 0 : kept != 0 ? static_cast<int64_t>(kept / sizeof(float)) : t->elements();
-      if (t != nullptr && t->dtype() == DataType::float32) step.float_outputs.push_back({t, out, stored});
-      if (!half_storage || t == nullptr || t->dtype() != DataType::float32 || moves_half) continue;
-      if (step.outputs.size() == 1 && pending[s].prepared.rounds_to_half && !pending[s].at_run_time) {
-        step.kernel_rounds = true;
-      } else {
-        step.round_to_half.emplace_back(t, stored);
+      if (t == nullptr || t->dtype() != DataType::float32) continue;
+      const bool first = step.outputs.size() == 1;
+      if (first && pending[s].prepared.finishes_output && !pending[s].at_run_time) {
+        step.kernel_finishes = true;
+        step.output_to_half = half_storage && !moves_half;
+        continue;
       }
+      step.float_outputs.push_back({t, out, stored});
+      if (half_storage && !moves_half) step.round_to_half.emplace_back(t, stored);
     }
     step.at_run_time = pending[s].at_run_time;
     plan->has_run_time_steps = plan->has_run_time_steps || step.at_run_time;
@@ -827,7 +831,10 @@ std::span<const Tensor> Session::run_views(std::span<const Tensor> inputs) {
     if (step.at_run_time) {
       s.run_now(plan, step);
     } else {
-      KernelContext ctx{step.inputs, step.outputs, s.pool, arena + step.scratch_offset, step.kernel_rounds};
+      KernelContext ctx{step.inputs, step.outputs, s.pool, arena + step.scratch_offset};
+      if (step.kernel_finishes) {
+        ctx.finish_output = {step.output_to_half, s.rounding ? &s.rounding : nullptr, step.node->outputs[0]};
+      }
       try {
         step.kernel(ctx);
       } catch (const EngineError&) {

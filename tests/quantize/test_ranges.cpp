@@ -71,6 +71,13 @@ TEST_CASE("fake_quantize of a tensor gives the per-value form's bits: ties, satu
       const float tie = (static_cast<float>(k) + 0.5f) * p.scale;
       values.insert(values.end(), {tie, std::nextafter(tie, 1e30f), std::nextafter(tie, -1e30f)});
     }
+    // The ties just outside the grid, which clamp, and ties across a wide grid.
+    std::uniform_int_distribution<int> wide(p.range.min - p.zero_point - 2, p.range.max - p.zero_point + 1);
+    for (int i = 0; i < 2000; ++i) {
+      const int k = i < 2 ? (i == 0 ? p.range.max - p.zero_point : p.range.min - p.zero_point - 1) : wide(random);
+      const float tie = static_cast<float>((static_cast<double>(k) + 0.5) * p.scale);
+      values.insert(values.end(), {tie, std::nextafter(tie, 1e30f), std::nextafter(tie, -1e30f)});
+    }
     // The special values at both ends: the first ones go through the four-lane loop, the last ones
     // through the scalar tail.
     const std::vector<float> special{0.0f, -0.0f, INFINITY, -INFINITY, NAN, 3e38f, -3e38f, 1e-45f, -1e-45f};
@@ -85,6 +92,32 @@ TEST_CASE("fake_quantize of a tensor gives the per-value form's bits: ties, satu
     }
     CHECK(different == 0);
   }
+}
+
+TEST_CASE("fake_quantize of a tensor gives the per-value form's bits for scales across float's range") {
+  // The four-lane loop multiplies by 1 / scale and tests for ties; the per-value form divides.
+  std::mt19937 random(11);
+  std::uniform_real_distribution<double> exponent(-120.0, 100.0);
+  std::uniform_int_distribution<int> zero_point(-128, 127), k(-200, 200);
+  std::size_t different = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    AffineParams p;
+    p.scale = static_cast<float>(std::exp2(exponent(random)));
+    p.zero_point = zero_point(random);
+    std::vector<float> values;
+    std::normal_distribution<float> normal(0.0f, p.scale * 100.0f);
+    for (int i = 0; i < 400; ++i) {
+      const float tie = static_cast<float>((k(random) + 0.5) * p.scale);
+      values.insert(values.end(), {normal(random), tie, std::nextafter(tie, 1e30f), std::nextafter(tie, -1e30f)});
+    }
+    std::vector<float> rounded = values;
+    fake_quantize(rounded, p);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const float want = p.fake_quantize(values[i]);
+      different += std::memcmp(&want, &rounded[i], sizeof(float)) != 0;
+    }
+  }
+  CHECK(different == 0);
 }
 
 TEST_CASE("dynamic fixed point (w16a16i_dfp): the largest fl whose grid holds the range, ties to even") {

@@ -401,7 +401,7 @@ PreparedOp with_residual_apart(const OpContext& ctx, PreparedOp op) {
   op.scratch_bytes = static_cast<std::size_t>(
       checked_add(static_cast<int64_t>(inner_scratch), static_cast<int64_t>(conv_bytes), "the scratch size"));
   op.outputs = {TensorInfo{DataType::float32, bc.shape()}};
-  op.rounds_to_half = false;  // the Conv's output is not the stored one: the session rounds the sum
+  op.finishes_output = false;  // the Conv's output is not the stored one: the session rounds the sum
   op.kernel = [inner = std::move(op.kernel), epilogue, conv_shape, bc, inner_scratch](KernelContext& k) {
     Tensor conv = Tensor::view(DataType::float32, conv_shape, static_cast<void*>(k.scratch + inner_scratch));
     Tensor* conv_output[] = {&conv};

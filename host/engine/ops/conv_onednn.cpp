@@ -208,10 +208,10 @@ struct OnednnConv {
                            end_tail);
           }
         }
-        if (k.round_to_half && kept_dst) {  // the slice's blocks or rows: one span, padded channels included
-          round_to_half(user_dst, s.conv_dst.get_size() / sizeof(float));
-        } else if (k.round_to_half) {
-          for (int64_t c = 0; c < dims[1]; ++c) round_to_half(user_dst + c * plane, static_cast<std::size_t>(span));
+        if (k.finish_output && kept_dst) {  // the slice's blocks or rows: one span, padded channels included
+          k.finish_output(user_dst, s.conv_dst.get_size() / sizeof(float));
+        } else if (k.finish_output) {
+          for (int64_t c = 0; c < dims[1]; ++c) k.finish_output(user_dst + c * plane, static_cast<std::size_t>(span));
         }
       }
       stream.wait();
@@ -544,7 +544,7 @@ bool prepare_onednn_conv(const OpContext& ctx, const OnednnConvRequest& r, Prepa
     op.blocked = blocked_ports(impl, g, !r.epilogue.has_residual() || r.residual_in_epilogue);
   }
   op.kernel = [impl](KernelContext& k) { impl->run(k); };
-  op.rounds_to_half = true;
+  op.finishes_output = true;
   return true;
 }
 

@@ -55,7 +55,7 @@ struct KernelContext {
   // Output 0 is rounded as it is stored and this kernel said it does that itself (PreparedOp::finishes_output):
   // apply it to each part as it is written, while in cache, instead of the session's pass over the whole output
   // afterwards. Empty when there is nothing to round.
-  OutputFinish finish_output;
+  OutputFinish finish_output{};
 
   const Tensor& input(std::size_t i) const { return *inputs[i]; }
   const Tensor* optional_input(std::size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }

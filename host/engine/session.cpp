@@ -59,19 +59,17 @@ struct Step {
   std::vector<const Tensor*> inputs;
   std::vector<Tensor*> outputs;
   std::size_t scratch_offset = 0;
-  // float32 outputs rounded when storing activations as float16, with their element counts (more than the
-  // shape's for a value kept in oneDNN's layout, blocked_layout.hpp: its padding is rounded too)
-  std::vector<std::pair<Tensor*, int64_t>> round_to_half;
-  // Every float32 output with its id and stored element count, for Session::set_output_rounding (but output 0
-  // where the kernel rounds it).
+  // The float32 outputs with what rounds them as stored (OutputFinish: float16 storage, Session::set_output_rounding)
+  // and their stored element counts (more than the shape's for a value kept in oneDNN's layout, blocked_layout.hpp:
+  // its padding is rounded too).
   struct Stored {
     Tensor* tensor;
     ValueId id;
     int64_t elements;
+    bool to_half;
   };
   std::vector<Stored> float_outputs;
-  bool kernel_finishes = false;  // the kernel rounds output 0 itself (PreparedOp::finishes_output)
-  bool output_to_half = false;   // and output 0 is stored as float16
+  bool kernel_finishes = false;  // the kernel rounds float_outputs[0], output 0, itself (PreparedOp::finishes_output)
   bool at_run_time = false;      // prepared and computed when running (docs/conformance.md#run-time-shapes)
 };
 
@@ -232,6 +230,11 @@ struct Session::State {
   StepObserver observer;          // Session::set_step_observer
   OutputRounding rounding;        // Session::set_output_rounding
   CustomOpRunner custom_runner;   // Session::set_custom_op_runner
+
+  // What rounds a step's float32 output as it is stored.
+  OutputFinish finish_of(const Step::Stored& out) const {
+    return {out.to_half, rounding ? &rounding : nullptr, out.id};
+  }
 
   State(Graph g, SessionOptions o) : graph(std::move(g)), options(o), pool(o.threads) {
     if (options.fuse) {
@@ -626,17 +629,15 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
     for (ValueId out : step.node->outputs) {
       Tensor* t = out == no_value ? nullptr : &plan->slots[static_cast<std::size_t>(out)];
       step.outputs.push_back(t);
-      const std::size_t kept = out == no_value ? 0 : blocked_bytes[static_cast<std::size_t>(out)];
-      const int64_t stored = t == nullptr ? 0 : kept != 0 ? static_cast<int64_t>(kept / sizeof(float)) : t->elements();
       if (t == nullptr || t->dtype() != DataType::float32) continue;
-      const bool first = step.outputs.size() == 1;
-      if (first && pending[s].prepared.finishes_output && !pending[s].at_run_time) {
+      const std::size_t kept = blocked_bytes[static_cast<std::size_t>(out)];
+      const int64_t stored = kept != 0 ? static_cast<int64_t>(kept / sizeof(float)) : t->elements();
+      // A step computed at run time rounds to float16 as it computes (run_now).
+      const bool to_half = half_storage && !moves_half && !pending[s].at_run_time;
+      if (step.outputs.size() == 1 && pending[s].prepared.finishes_output && !pending[s].at_run_time) {
         step.kernel_finishes = true;
-        step.output_to_half = half_storage && !moves_half;
-        continue;
       }
-      step.float_outputs.push_back({t, out, stored});
-      if (half_storage && !moves_half) step.round_to_half.emplace_back(t, stored);
+      step.float_outputs.push_back({t, out, stored, to_half});
     }
     step.at_run_time = pending[s].at_run_time;
     plan->has_run_time_steps = plan->has_run_time_steps || step.at_run_time;
@@ -832,9 +833,7 @@ std::span<const Tensor> Session::run_views(std::span<const Tensor> inputs) {
       s.run_now(plan, step);
     } else {
       KernelContext ctx{step.inputs, step.outputs, s.pool, arena + step.scratch_offset};
-      if (step.kernel_finishes) {
-        ctx.finish_output = {step.output_to_half, s.rounding ? &s.rounding : nullptr, step.node->outputs[0]};
-      }
+      if (step.kernel_finishes) ctx.finish_output = s.finish_of(step.float_outputs[0]);
       try {
         step.kernel(ctx);
       } catch (const EngineError&) {
@@ -843,18 +842,16 @@ std::span<const Tensor> Session::run_views(std::span<const Tensor> inputs) {
         throw EngineError(fmt::format("{}: {}", step.node->label(), e.what()));
       }
     }
-    for (const auto& [t, elements] : step.round_to_half) {
-      round_tensor_to_half(*t, s.pool, elements);
-    }
-    if (s.rounding) {
-      for (const Step::Stored& out : step.float_outputs) {
-        // A run-time step's output may be smaller than planned: its own count then.
-        const int64_t elements = step.at_run_time ? out.tensor->elements() : out.elements;
-        float* data = out.tensor->data<float>();
-        s.pool.parallel_for(elements, int64_t{1} << 14, [&](int64_t begin, int64_t end) {
-          s.rounding(out.id, std::span<float>(data + begin, static_cast<std::size_t>(end - begin)));
-        });
-      }
+    for (std::size_t o = step.kernel_finishes ? 1 : 0; o < step.float_outputs.size(); ++o) {
+      const Step::Stored& out = step.float_outputs[o];
+      const OutputFinish finish = s.finish_of(out);
+      if (!finish) continue;
+      // A run-time step's output may be smaller than planned: its own count then.
+      const int64_t elements = step.at_run_time ? out.tensor->elements() : out.elements;
+      float* data = out.tensor->data<float>();
+      s.pool.parallel_for(elements, int64_t{1} << 14, [&](int64_t begin, int64_t end) {
+        finish(data + begin, static_cast<std::size_t>(end - begin));
+      });
     }
     if (s.observer) {
       s.observer(*step.node, step.outputs);

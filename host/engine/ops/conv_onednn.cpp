@@ -194,24 +194,27 @@ struct OnednnConv {
           dnnl::memory to(s.user_dst, engine, user_dst);
           s.dst_reorder->execute(stream, dst, to);
         }
-        const dnnl::memory::dims dims = s.user_dst.dims();
-        const int64_t plane = out_image / out_channels, span = dims[2] * dims[3];  // span: the slice's rows
-        // The rest of the chain, on this slice's output just written. The residual is in the output's layout (kept
-        // with it, BlockedPorts::tied_input), so it is read at the same offsets.
+        // The slice's output just written, in parts the chain's rest and the rounding walk: one span in a kept
+        // layout (its blocks or rows, padded channels included: blocked_ports keeps a chain's rest off padding),
+        // else the slice's rows of each channel plane. The residual is in the output's layout (kept with it,
+        // BlockedPorts::tied_input), so it is read at the same offsets.
         const float* r = residual != nullptr ? residual + (user_dst - y) : nullptr;
-        if (first_tail < end_tail && kept_dst) {  // one span without padded channels (blocked_ports)
-          epilogue.apply(user_dst, static_cast<int64_t>(s.conv_dst.get_size() / sizeof(float)), 0.0f, false, r,
-                         first_tail, end_tail);
-        } else if (first_tail < end_tail) {
-          for (int64_t c = 0; c < dims[1]; ++c) {
-            epilogue.apply(user_dst + c * plane, span, 0.0f, false, r != nullptr ? r + c * plane : nullptr, first_tail,
-                           end_tail);
+        const auto each_part = [&](auto&& f) {
+          if (kept_dst) {
+            f(user_dst, r, static_cast<int64_t>(s.conv_dst.get_size() / sizeof(float)));
+            return;
           }
+          const dnnl::memory::dims dims = s.user_dst.dims();
+          const int64_t plane = out_image / out_channels, span = dims[2] * dims[3];  // span: the slice's rows
+          for (int64_t c = 0; c < dims[1]; ++c) f(user_dst + c * plane, r != nullptr ? r + c * plane : nullptr, span);
+        };
+        if (first_tail < end_tail) {
+          each_part([&](float* part, const float* residual_part, int64_t n) {
+            epilogue.apply(part, n, 0.0f, false, residual_part, first_tail, end_tail);
+          });
         }
-        if (k.finish_output && kept_dst) {  // the slice's blocks or rows: one span, padded channels included
-          k.finish_output(user_dst, s.conv_dst.get_size() / sizeof(float));
-        } else if (k.finish_output) {
-          for (int64_t c = 0; c < dims[1]; ++c) k.finish_output(user_dst + c * plane, static_cast<std::size_t>(span));
+        if (k.finish_output) {
+          each_part([&](float* part, const float*, int64_t n) { k.finish_output(part, static_cast<std::size_t>(n)); });
         }
       }
       stream.wait();

@@ -1,9 +1,13 @@
 #include "affine.hpp"
-#include "four_lanes.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace rknnxx::host::quantize {
 
@@ -48,19 +52,24 @@ AffineParams affine_from_range(double lo, double hi, IntRange range) noexcept {
   return p;
 }
 
-// params.fake_quantize(v) for every value, the same bits (the per-value form rounds with
-// round_half_even; a test compares the two on every tie): every activation of a quantized model
-// passes here. Clamping x / scale to [min - zp, max - zp] (integers) before rounding gives what
-// clamping after it gives and keeps |t| far below 2^51, where adding and subtracting 1.5 * 2^52 rounds
-// t to an integer, ties to even (the sum's unit in the last place is 1), so the loop needs no
-// rounding call and no branch; four values at a time with the compilers' vector extensions (SSE2,
-// NEON), about four times the speed of the scalar loop (benchmarks/README.md, int8).
+// params.fake_quantize(v) for every value, the same bits (the per-value form divides in double; a test compares
+// the two on every tie and for scales across float's range, in each loop): every activation of a quantized model
+// passes here, a quarter of a w8a8 mobilenet_v2's run when it divided (benchmarks/README.md, int8).
+//
+// The loops multiply by 1 / scale instead: t = x * (1 / scale) is within |t| * 2^-22.9 of the quotient x / scale
+// (two float roundings), so rounding t gives the quotient's integer unless the quotient lies within that distance
+// of a tie k + 0.5. A block of lanes with a value that near a tie (about 2^-13 of int8 values, whatever the
+// data), or with a NaN, goes through the exact form. Clamping t to [min - zp, max - zp] (integers) before
+// rounding gives what clamping after it gives and keeps |t| at most 2^16. The integer times the scale is the
+// same float as the double product rounded once (an integer below 2^17 times a float is exact in double).
 namespace {
-constexpr double round_magic = 0x1.8p52;
 
+// The exact form, one value: the quotient in double (exact enough to decide every tie of two floats), rounded by
+// adding and subtracting 1.5 * 2^52 (ties to even: the sum's unit in the last place is 1).
 struct FakeQuantize {
   double scale, lo, hi;
   [[nodiscard]] float operator()(float v) const noexcept {
+    constexpr double round_magic = 0x1.8p52;
     double t = static_cast<double>(v) / scale;
     t = t < lo ? lo : t;
     t = t > hi ? hi : t;
@@ -69,49 +78,151 @@ struct FakeQuantize {
   }
 };
 
-// The same operations as FakeQuantize's, lane by lane.
-[[gnu::always_inline]] inline std::size_t quantize_lanes(float* values, std::size_t count,
-                                                         const FakeQuantize& q) noexcept {
-  const f64x4 scale = f64x4{} + q.scale, lo = f64x4{} + q.lo, hi = f64x4{} + q.hi;
-  const f64x4 magic = f64x4{} + round_magic, zero = f64x4{};
+// What the lanes need beside the exact form. Taken only where |t| stays within 2^16 and 1 / scale is a normal
+// float (every int8 and int16 grid with a scale between about 2^-126 and 2^126).
+struct Reciprocal {
+  float inverse, scale, lo, hi;
+  float error;  // a bound of t's distance from the quotient, relative to |t|; 0 when t is exact (scale 2^k)
+};
+
+// Lanes with the compilers' vector extensions: four (one SSE2 or NEON register; wider vectors there are split into
+// scalar compares) or eight (one AVX2 register, x86-64 where the CPU has it).
+using f32x4 = float __attribute__((vector_size(16)));
+using i32x4 = std::int32_t __attribute__((vector_size(16)));
+using f32x8 = float __attribute__((vector_size(32)));
+using i32x8 = std::int32_t __attribute__((vector_size(32)));
+
+template <class F, class I> [[gnu::always_inline]] inline std::size_t
+portable_lanes(float* values, std::size_t count, const FakeQuantize& exact, const Reciprocal& r) noexcept {
+  constexpr std::size_t lanes = sizeof(F) / sizeof(float);
+  const F inverse = F{} + r.inverse, scale = F{} + r.scale, lo = F{} + r.lo, hi = F{} + r.hi;
+  const F magic = F{} + 0x1.8p23f, half = F{} + 0.5f, error = F{} + r.error;
+  const I magnitude = I{} + 0x7fffffff;  // |v|: v's bits without the sign's
   std::size_t i = 0;
-  for (; i + 4 <= count; i += 4) {
-    f64x4 t = __builtin_convertvector(load4(values + i), f64x4) / scale;
-    t = t < lo ? lo : t;
+  for (; i + lanes <= count; i += lanes) {
+    F t;
+    std::memcpy(&t, values + i, sizeof t);
+    t *= inverse;
+    t = t < lo ? lo : t;  // NaN stays NaN
     t = t > hi ? hi : t;
-    t = t == t ? t : zero;
-    store4(values + i, __builtin_convertvector(((t + magic) - magic) * scale, f32x4));
+    const F n = (t + magic) - magic;                                                      // ties to even below 2^22
+    const F margin = half - reinterpret_cast<F>(reinterpret_cast<I>(n - t) & magnitude);  // exact (Sterbenz)
+    I all = margin > reinterpret_cast<F>(reinterpret_cast<I>(t) & magnitude) * error;     // false for NaN
+    if constexpr (lanes == 8) {  // the AND of the lanes, in steps
+      all &= __builtin_shufflevector(all, all, 4, 5, 6, 7, 0, 1, 2, 3);
+      all &= __builtin_shufflevector(all, all, 2, 3, 0, 1, 6, 7, 4, 5);
+      all &= __builtin_shufflevector(all, all, 1, 0, 3, 2, 5, 4, 7, 6);
+    } else {
+      all &= __builtin_shufflevector(all, all, 2, 3, 0, 1);
+      all &= __builtin_shufflevector(all, all, 1, 0, 3, 2);
+    }
+    if (all[0] == 0) [[unlikely]] {
+      for (std::size_t j = i; j < i + lanes; ++j) values[j] = exact(values[j]);
+      continue;
+    }
+    const F y = n * scale;
+    std::memcpy(values + i, &y, sizeof y);
   }
   return i;
 }
 
-#if defined(__x86_64__)
-// The division dominates: AVX divides four doubles at once where SSE2 divides two. Chosen at run
-// time, so that the library still runs on any x86-64.
-__attribute__((target("avx"))) std::size_t quantize_lanes_avx(float* values, std::size_t count,
-                                                              const FakeQuantize& q) noexcept {
-  return quantize_lanes(values, count, q);
+std::size_t portable_loop(float* values, std::size_t count, const FakeQuantize& exact, const Reciprocal& r) noexcept {
+  return portable_lanes<f32x4, i32x4>(values, count, exact, r);
 }
+
+#if defined(__x86_64__)
+__attribute__((target("avx2"))) std::size_t avx2_loop(float* values, std::size_t count, const FakeQuantize& exact,
+                                                      const Reciprocal& r) noexcept {
+  return portable_lanes<f32x8, i32x8>(values, count, exact, r);
+}
+
+// g++ 12's AVX-512 headers start each result from a deliberately undefined register and warn about it (GCC bug
+// 105593); the warning is about the header, not this code.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+// Sixteen lanes, with AVX-512's rounding instruction, fused multiply-add and mask registers: about half the
+// instructions a value of the eight-lane loop.
+__attribute__((target("avx512f"))) std::size_t avx512_loop(float* values, std::size_t count, const FakeQuantize& exact,
+                                                           const Reciprocal& r) noexcept {
+  const __m512 inverse = _mm512_set1_ps(r.inverse), scale = _mm512_set1_ps(r.scale);
+  const __m512 lo = _mm512_set1_ps(r.lo), hi = _mm512_set1_ps(r.hi), half = _mm512_set1_ps(0.5f);
+  const __m512 error = _mm512_set1_ps(r.error);
+  std::size_t i = 0;
+  for (; i + 16 <= count; i += 16) {
+    __m512 t = _mm512_mul_ps(_mm512_loadu_ps(values + i), inverse);
+    t = _mm512_min_ps(hi, _mm512_max_ps(lo, t));  // the second operand when either is NaN: NaN stays NaN
+    // + 0 turns the -0 of a small negative t into the exact form's +0
+    const __m512 n =
+        _mm512_add_ps(_mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), _mm512_setzero_ps());
+    const __m512 margin = _mm512_sub_ps(half, _mm512_abs_ps(_mm512_sub_ps(n, t)));  // both exact (Sterbenz)
+    // margin - |t| * error, one rounding, keeps the sign of the exact difference
+    const __m512 room = _mm512_fnmadd_ps(_mm512_abs_ps(t), error, margin);
+    if (_mm512_cmp_ps_mask(room, _mm512_setzero_ps(), _CMP_GT_OQ) != 0xffff) [[unlikely]] {  // a tie or a NaN
+      for (std::size_t j = i; j < i + 16; ++j) values[j] = exact(values[j]);
+      continue;
+    }
+    _mm512_storeu_ps(values + i, _mm512_mul_ps(n, scale));
+  }
+  return i;
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 #endif
 
-std::size_t fake_quantize_lanes(float* values, std::size_t count, const FakeQuantize& q) noexcept {
+using Loop = std::size_t (*)(float*, std::size_t, const FakeQuantize&, const Reciprocal&) noexcept;
+
+Loop loop_of(QuantizeLoop loop) noexcept {
+  switch (loop) {
+    case QuantizeLoop::portable: return portable_loop;
 #if defined(__x86_64__)
-  static const bool avx = __builtin_cpu_supports("avx");
-  if (avx) return quantize_lanes_avx(values, count, q);
+    case QuantizeLoop::avx2: return __builtin_cpu_supports("avx2") ? avx2_loop : nullptr;
+    case QuantizeLoop::avx512: return __builtin_cpu_supports("avx512f") ? avx512_loop : nullptr;
+#else
+    case QuantizeLoop::avx2:
+    case QuantizeLoop::avx512: return nullptr;
 #endif
-  return quantize_lanes(values, count, q);
+    case QuantizeLoop::chosen: break;
+  }
+  static const Loop chosen = [] {
+    for (QuantizeLoop widest : {QuantizeLoop::avx512, QuantizeLoop::avx2})
+      if (Loop found = loop_of(widest)) return found;
+    return loop_of(QuantizeLoop::portable);
+  }();
+  return chosen;
 }
+
 }  // namespace
 
-void fake_quantize(std::span<float> values, const AffineParams& params) noexcept {
-  const FakeQuantize q{params.scale, static_cast<double>(params.range.min) - params.zero_point,
-                       static_cast<double>(params.range.max) - params.zero_point};
-  if (q.lo < -(1 << 30) || q.hi > (1 << 30)) {  // wider than any tensor type here: the per-value form
+bool quantize_loop_available(QuantizeLoop loop) noexcept { return loop_of(loop) != nullptr; }
+
+void fake_quantize(std::span<float> values, const AffineParams& params, QuantizeLoop loop) noexcept {
+  const FakeQuantize exact{params.scale, static_cast<double>(params.range.min) - params.zero_point,
+                           static_cast<double>(params.range.max) - params.zero_point};
+  if (exact.lo < -(1 << 30) || exact.hi > (1 << 30)) {  // wider than any tensor type here: the per-value form
     for (float& v : values) v = params.fake_quantize(v);
     return;
   }
-  for (std::size_t i = fake_quantize_lanes(values.data(), values.size(), q); i < values.size(); ++i)
-    values[i] = q(values[i]);
+  const float inverse = 1.0f / params.scale;
+  constexpr double lanes_limit = 65536.0;
+  const Loop lanes = loop_of(loop);
+  if (lanes == nullptr || exact.lo < -lanes_limit || exact.hi > lanes_limit || !std::isnormal(params.scale) ||
+      !std::isnormal(inverse)) {
+    for (float& v : values) v = exact(v);  // a scale whose reciprocal float cannot hold, or a grid beyond 2^16
+    return;
+  }
+  int exponent = 0;
+  const bool power_of_two = std::frexp(params.scale, &exponent) == 0.5f;
+  const Reciprocal r{inverse, params.scale, static_cast<float>(exact.lo), static_cast<float>(exact.hi),
+                     power_of_two ? 0.0f : 0x1p-21f};
+  for (std::size_t i = lanes(values.data(), values.size(), exact, r); i < values.size(); ++i)
+    values[i] = exact(values[i]);
+}
+
+void fake_quantize(std::span<float> values, const AffineParams& params) noexcept {
+  fake_quantize(values, params, QuantizeLoop::chosen);
 }
 
 double quantization_mse(std::span<const float> values, const AffineParams& params) noexcept {

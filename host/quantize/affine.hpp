@@ -74,6 +74,12 @@ struct AffineParams {
 // Replaces every value by its quantize-dequantize image, in place.
 void fake_quantize(std::span<float> values, const AffineParams& params) noexcept;
 
+// The vector loops fake_quantize chooses among by CPU (the widest it has), each to be forced by tests: every loop
+// gives the same bits. A loop the CPU lacks (quantize_loop_available false) leaves the work to the scalar form.
+enum class QuantizeLoop { chosen, portable, avx2, avx512 };
+void fake_quantize(std::span<float> values, const AffineParams& params, QuantizeLoop loop) noexcept;
+[[nodiscard]] bool quantize_loop_available(QuantizeLoop loop) noexcept;
+
 // The mean squared error fake quantization makes on `values` (for tests and analysis).
 [[nodiscard]] double quantization_mse(std::span<const float> values, const AffineParams& params) noexcept;
 

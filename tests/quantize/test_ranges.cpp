@@ -58,12 +58,32 @@ TEST_CASE("affine parameters: the range is covered, 0 is exact, rounding is half
   CHECK(positive.attribute().affine);
 }
 
+namespace {
+
+// How many values fake_quantize rounds to other bits than the per-value form, in each vector loop this CPU has.
+std::size_t different_bits(const std::vector<float>& values, const AffineParams& p) {
+  std::size_t different = 0;
+  for (QuantizeLoop loop : {QuantizeLoop::chosen, QuantizeLoop::portable, QuantizeLoop::avx2, QuantizeLoop::avx512}) {
+    if (!quantize_loop_available(loop)) continue;
+    std::vector<float> rounded = values;
+    fake_quantize(rounded, p, loop);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const float want = p.fake_quantize(values[i]);
+      different += std::memcmp(&want, &rounded[i], sizeof(float)) != 0;
+    }
+  }
+  return different;
+}
+
+}  // namespace
+
 TEST_CASE("fake_quantize of a tensor gives the per-value form's bits: ties, saturation, NaN, infinities") {
   std::mt19937 random(3);
   for (const AffineParams& p :
        {affine_from_range(-8.0, 9.0), affine_from_range(0.0, 6.0), affine_from_range(-1e-3, 2e-3),
         affine_from_range(-1.0, 1.0, int4_range), affine_from_range(-300.0, 5.0),
-        affine_from_range(-100.0, 100.0, IntRange{-32768, 32767}), affine_from_range(-0.7, 40.0, int16_dfp_range)}) {
+        affine_from_range(-100.0, 100.0, IntRange{-32768, 32767}), affine_from_range(-0.7, 40.0, int16_dfp_range),
+        affine_from_range(-1.0, 1.0, IntRange{-100000, 100000})}) {
     std::vector<float> values;
     std::normal_distribution<float> normal(0.0f, p.scale * 150.0f);
     for (int i = 0; i < 20000; ++i) values.push_back(normal(random));
@@ -78,24 +98,19 @@ TEST_CASE("fake_quantize of a tensor gives the per-value form's bits: ties, satu
       const float tie = static_cast<float>((static_cast<double>(k) + 0.5) * p.scale);
       values.insert(values.end(), {tie, std::nextafter(tie, 1e30f), std::nextafter(tie, -1e30f)});
     }
-    // The special values at both ends: the first ones go through the four-lane loop, the last ones
-    // through the scalar tail.
+    // The special values at both ends: the first ones go through the lanes, the last ones through the scalar
+    // tail.
     const std::vector<float> special{0.0f, -0.0f, INFINITY, -INFINITY, NAN, 3e38f, -3e38f, 1e-45f, -1e-45f};
     values.insert(values.begin(), special.begin(), special.end());
     values.insert(values.end(), special.begin(), special.end());
-    std::vector<float> rounded = values;
-    fake_quantize(rounded, p);
-    std::size_t different = 0;
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      const float want = p.fake_quantize(values[i]);
-      different += std::memcmp(&want, &rounded[i], sizeof(float)) != 0;
-    }
-    CHECK(different == 0);
+    // A NaN inside a block of lanes, not only at the ends.
+    values[values.size() / 2] = NAN;
+    CHECK(different_bits(values, p) == 0);
   }
 }
 
 TEST_CASE("fake_quantize of a tensor gives the per-value form's bits for scales across float's range") {
-  // The four-lane loop multiplies by 1 / scale and tests for ties; the per-value form divides.
+  // The loops multiply by 1 / scale and test for ties; the per-value form divides.
   std::mt19937 random(11);
   std::uniform_real_distribution<double> exponent(-120.0, 100.0);
   std::uniform_int_distribution<int> zero_point(-128, 127), k(-200, 200);
@@ -110,12 +125,7 @@ TEST_CASE("fake_quantize of a tensor gives the per-value form's bits for scales 
       const float tie = static_cast<float>((k(random) + 0.5) * p.scale);
       values.insert(values.end(), {normal(random), tie, std::nextafter(tie, 1e30f), std::nextafter(tie, -1e30f)});
     }
-    std::vector<float> rounded = values;
-    fake_quantize(rounded, p);
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      const float want = p.fake_quantize(values[i]);
-      different += std::memcmp(&want, &rounded[i], sizeof(float)) != 0;
-    }
+    different += different_bits(values, p);
   }
   CHECK(different == 0);
 }

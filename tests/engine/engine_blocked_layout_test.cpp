@@ -166,6 +166,24 @@ template <bool then_relu> void residual_kept(ModelBuilder& m) {
   m.node("Conv", {"r", "w5"}, {"z"}, {attr("pads", std::vector<int64_t>{1, 1, 1, 1})}).output("z");
 }
 
+// An element-wise binary of two images of one shape that is not fused into a Conv (a Sub: only an Add can be a
+// residual), as a quantized graph's residual Adds are: "s" = "b" - "a" read by a Conv 3x3 (every operand and the
+// output kept); with kMixedInput, "b" - Sigmoid("a") ("a" and the Sigmoid's output stay NCHW, "b" is read kept,
+// "s" is written NCHW); with kMixedOutput, "s" read by a Sigmoid too (both inputs kept, "s" written NCHW).
+enum SameShape { kKept, kMixedInput, kMixedOutput };
+template <SameShape variant> void same_shape_binary(ModelBuilder& m) {
+  const char* second = "a";
+  if (variant == kMixedInput) {
+    m.node("Sigmoid", {"a"}, {"g"});
+    second = "g";
+  }
+  m.initializer("w5", random_tensor({16, 20, 3, 3}, 8))
+      .node("Sub", {"b", second}, {"s"})
+      .node("Conv", {"s", "w5"}, {"z"}, {attr("pads", std::vector<int64_t>{1, 1, 1, 1})})
+      .output("z");
+  if (variant == kMixedOutput) m.node("Sigmoid", {"s"}, {"t"}).output("t");
+}
+
 struct Run {
   std::vector<Tensor> outputs;
   std::size_t blocked_values = 0;
@@ -233,6 +251,12 @@ TEST_SUITE("engine.blocked_layout") {
     // "a" and "r", so only "b" is kept.
     check_graph(chain(residual_kept<false>), 3, true);
     check_graph(chain(residual_kept<true>), 3, true);
+  }
+
+  TEST_CASE("an element-wise binary of two images of one shape keeps NHWC, or reads and writes both layouts") {
+    check_graph(chain(same_shape_binary<kKept>), 3, true);         // "a", "b", "s"
+    check_graph(chain(same_shape_binary<kMixedInput>), 1, true);   // "b"
+    check_graph(chain(same_shape_binary<kMixedOutput>), 2, true);  // "a", "b"
   }
 
   TEST_CASE("MaxPool and Concat keep NHWC between Convs") {

@@ -96,6 +96,35 @@ std::shared_ptr<ChannelScale> channel_scale(const OpContext& ctx) {
   return nullptr;
 }
 
+// A float32 binary of two images of one shape [N, C, H, W] (a residual Add that is not fused into its Conv, as
+// in a quantized graph): element by element, so it works in any layout its operands share. Each of them may be
+// kept NHWC (blocked_layout.hpp); the output is kept when both inputs are and its readers take it.
+struct SameShapeImages {
+  int64_t channels = 0, plane = 0;
+  bool kept_input[2] = {false, false};
+  bool kept_output = false;
+
+  // Operands in different layouts: pixels [begin, end) over all images, each tensor at its own offsets.
+  template <class F> void mixed(const float* a, const float* b, float* out, int64_t begin, int64_t end, F f) const {
+    const auto at = [this](bool kept, int64_t p, int64_t c) {
+      const int64_t n = p / plane, i = p % plane;
+      return kept ? p * channels + c : (n * channels + c) * plane + i;
+    };
+    for (int64_t p = begin; p < end; ++p)
+      for (int64_t c = 0; c < channels; ++c)
+        out[at(kept_output, p, c)] = f(a[at(kept_input[0], p, c)], b[at(kept_input[1], p, c)]);
+  }
+};
+
+std::shared_ptr<SameShapeImages> same_shape_images(const OpContext& ctx) {
+  const auto& a = ctx.input(0).shape;
+  if (ctx.input(0).dtype != DataType::float32 || a.size() != 4 || ctx.input(1).shape != a) return nullptr;
+  auto images = std::make_shared<SameShapeImages>();
+  images->channels = a[1];
+  images->plane = a[2] * a[3];
+  return images;
+}
+
 template <Arithmetic kind> PreparedOp prepare_arithmetic(OpContext& ctx) {
   ctx.expect_inputs(2, 2);
   ctx.expect_dtype(0,
@@ -124,6 +153,26 @@ template <Arithmetic kind> PreparedOp prepare_arithmetic(OpContext& ctx) {
       };
       return op;
     }
+  }
+  if (std::shared_ptr<SameShapeImages> images = same_shape_images(ctx)) {
+    op.blocked = nhwc_following_ports(
+        op.outputs[0].bytes(), every_input, [images](std::size_t i) { images->kept_input[i] = true; },
+        [images] { images->kept_output = true; });
+    op.kernel = [bc, images](KernelContext& k) {
+      const float* a = k.input(0).data<float>();
+      const float* b = k.input(1).data<float>();
+      float* out = k.output(0).data<float>();
+      const auto f = [](float x, float y) { return arithmetic<kind, float>(x, y); };
+      const bool kept = images->kept_output;
+      if (images->kept_input[0] == kept && images->kept_input[1] == kept) {  // one layout: element by element
+        broadcast_binary(bc, k.pool, a, b, out, f);
+        return;
+      }
+      const int64_t pixels = k.output(0).elements() / std::max<int64_t>(1, images->channels);
+      k.pool.parallel_for(pixels, std::max<int64_t>(1, elementwise_grain / std::max<int64_t>(1, images->channels)),
+                          [&](int64_t begin, int64_t end) { images->mixed(a, b, out, begin, end, f); });
+    };
+    return op;
   }
   op.kernel = [bc, dtype](KernelContext& k) {
     visit_dtype(dtype, [&]<class T>() {

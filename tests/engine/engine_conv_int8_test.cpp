@@ -42,6 +42,7 @@ const Case cases[] = {
     {{"3x3 padded", 1, 8, 11, 12, 20, 1, 3, 1, 1, 1, 1}},
     {{"3x3 strided, asymmetric pads", 1, 6, 13, 12, 17, 1, 3, 2, 1, 0, 1}},
     {{"3x3 dilated", 1, 5, 12, 12, 16, 1, 3, 1, 2, 2, 2}},
+    {{"3x3 on rows of 70 pixels (whole lanes of the quantization and a tail)", 1, 8, 5, 70, 16, 1, 3, 1, 1, 1, 1}},
     {{"7x7/2 on 3 channels", 1, 3, 30, 30, 16, 1, 7, 2, 1, 3, 3}},
     {{"3x3 on 256 channels (2304-term sums)", 1, 256, 6, 6, 40, 1, 3, 1, 1, 1, 1}},
     {{"depthwise 3x3", 1, 32, 10, 10, 32, 32, 3, 1, 1, 1, 1}},
@@ -192,19 +193,34 @@ TEST_SUITE("engine.conv_int8") {
     CHECK(std::memcmp(got.raw(), from_floats.raw(), got.bytes()) == 0);
   }
 
-  TEST_CASE("by default only a Conv large enough for integers to pay runs on them") {
+  TEST_CASE("by default only a Conv whose products outweigh its elements runs on integers, never a depthwise one") {
     if (!int8_conv_available()) return;
     AlwaysIntegers always;
     ::unsetenv("RKNNXX_ENGINE_INT8");  // the rule (restored by the guard)
-    // 3x3 on 256 channels of 16x16: 2304-term windows, 2^25 products and more; and the small 1x1 of cases[0].
-    const Case large{{"large", 1, 256, 16, 16, 64, 1, 3, 1, 1, 1, 1}};
-    for (const Case* c : {&large, &cases[0]}) {
-      const Case& s = *c;
+    // products > 37 inputs + 30 outputs (conv_int8.cpp's worth_integers), per image:
+    struct Expected {
+      Case conv;
+      bool integers;
+    };
+    const Expected expected[] = {
+        // 3x3 on 256 channels of 16x16: 38 million products against 2.9 million
+        {{{"3x3 256 -> 64 on 16x16", 1, 256, 16, 16, 64, 1, 3, 1, 1, 1, 1}}, true},
+        // mobilenet_v2's last 1x1, 320 -> 1280 on 7x7: 20 million against 2.5 million
+        {{{"1x1 320 -> 1280 on 7x7", 1, 320, 7, 7, 1280, 1, 1, 1, 1, 0, 0}}, true},
+        // its first 1x1, 32 -> 16 on 112x112: 6.4 million against 21 million
+        {{{"1x1 32 -> 16 on 112x112", 1, 32, 112, 112, 16, 1, 1, 1, 1, 0, 0}}, false},
+        {cases[0], false},  // 1x1 32 -> 48 on 9x10: 138 thousand against 236 thousand
+        // a depthwise 3x3 on 256 channels of 28x28
+        {{{"depthwise 3x3 on 256 channels", 1, 256, 28, 28, 256, 256, 3, 1, 1, 1, 1}}, false},
+    };
+    for (const Expected& e : expected) {
+      const Case& s = e.conv;
       const std::string name = s.name;
       CAPTURE(name);
       std::mt19937 rng(11);
       GridTensor x = random_grid_tensor({s.n, s.c, s.h, s.w}, 1, rng, 0.04, 0.06);
-      GridTensor w = random_grid_tensor({s.m, s.c, s.k, s.k}, static_cast<std::size_t>(s.m), rng, 0.002, 0.02);
+      GridTensor w =
+          random_grid_tensor({s.m, s.c / s.group, s.k, s.k}, static_cast<std::size_t>(s.m), rng, 0.002, 0.02);
       const Tensor bias = random_tensor({s.m}, 3);
       Graph annotated(square_conv_model(s, w.values, bias));
       annotated.set_integer_grid(*annotated.find("x"), x.grid);
@@ -218,8 +234,8 @@ TEST_SUITE("engine.conv_int8") {
       const Tensor on_grid = floats.run(std::vector{x.values.clone()})[0];
       // On integers the moved input reads as the grid values; on the floats it does not.
       const bool same_as_floats = std::memcmp(got.raw(), on_floats.raw(), got.bytes()) == 0;
-      CHECK(same_as_floats == (c != &large));
-      if (c == &large) {
+      CHECK(same_as_floats == !e.integers);
+      if (e.integers) {
         double diff = 0, top = 0;
         for (std::size_t i = 0; i < got.values<float>().size(); ++i) {
           diff = std::max(diff, static_cast<double>(std::fabs(got.values<float>()[i] - on_grid.values<float>()[i])));

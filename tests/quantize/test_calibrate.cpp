@@ -122,9 +122,10 @@ TEST_CASE("quantized execution: every calibrated tensor on its grid, close to fl
 }
 
 // x [2,8,9,9] -> Conv 3x3 + Relu -> "a" (16 channels) -> depthwise 3x3 + Relu -> "d" -> Conv 1x1 -> "p" -> Conv 3x3
-// -> y: three values oneDNN's Convs may keep between them. (A residual Add is not fused in a quantized graph: the
-// Conv's sum has a grid of its own.)
-onnx::ModelProto conv_chain_model() {
+// -> y: three values oneDNN's Convs may keep between them. With `residual`, "s" = "p" + "a" (mobilenet_v2's blocks)
+// feeds the last Conv instead: a residual Add is not fused in a quantized graph (the Conv's sum has a grid of its
+// own), and it keeps its inputs and output in NHWC too.
+onnx::ModelProto conv_chain_model(bool residual = false) {
   ModelBuilder b(13);
   const auto pads = attr("pads", std::vector<int64_t>{1, 1, 1, 1});
   b.input("x", DataType::float32, {2, 8, 9, 9})
@@ -137,53 +138,62 @@ onnx::ModelProto conv_chain_model() {
       .node("Relu", {"c1"}, {"a"})
       .node("Conv", {"a", "wd"}, {"cd"}, {attr("group", int64_t{16}), pads})
       .node("Relu", {"cd"}, {"d"})
-      .node("Conv", {"d", "wp"}, {"p"})
-      .node("Conv", {"p", "wy"}, {"y"}, {pads});
+      .node("Conv", {"d", "wp"}, {"p"});
+  if (residual) b.node("Add", {"p", "a"}, {"s"});
+  b.node("Conv", {residual ? "s" : "p", "wy"}, {"y"}, {pads});
   return b.model();
 }
 
 TEST_CASE("quantized execution keeps values in oneDNN's layout, with the same bits as NCHW") {
   const ScopedEnv conv("RKNNXX_ENGINE_CONV", "onednn-blocked");  // every Conv on the path that keeps values
-  const Graph graph = inference_graph(conv_chain_model());
-  Calibrator calibrator(graph, Algorithm::normal, 1);
-  for (uint32_t i = 0; i < 4; ++i)
-    calibrator.add(std::vector<Tensor>{random_tensor({2, 8, 9, 9}, 100 + i, -2.0f, 2.0f)});
-  const ActivationTable table = calibrator.finish();
-  const std::vector<Tensor> x{random_tensor({2, 8, 9, 9}, 200, -2.0f, 2.0f)};
-  for (std::size_t threads : {1, 2}) {
-    CAPTURE(threads);
-    const auto run = [&](const char* layout, std::size_t& kept) {
-      const ScopedEnv env("RKNNXX_ENGINE_LAYOUT", layout);
-      QuantizedSession quantized(graph, table, Method::channel(), {.threads = threads});
-      auto out = quantized.run(x);
-      kept = quantized.session().stats().blocked_values;
-      return out;
-    };
-    std::size_t kept_nchw = 0, kept_blocked = 0;
-    const auto nchw = run("nchw", kept_nchw);
-    const auto blocked = run("blocked", kept_blocked);
-    CHECK(kept_nchw == 0);
-    if (onednn_conv_built()) CHECK(kept_blocked >= 1);  // "d" at least; "a" and "p" too where NHWC is kept
-    if (onednn_conv_keeps_nhwc()) CHECK(kept_blocked == 3);
-    REQUIRE(nchw[0].bytes() == blocked[0].bytes());
-    CHECK(std::memcmp(nchw[0].raw(), blocked[0].raw(), nchw[0].bytes()) == 0);
-    const AffineParams& p = table.params.at("y");
-    for (float v : blocked[0].values<float>()) CHECK(on_grid(v, p));
+  // On the float kernels, and on integers (conv_int8.cpp; the float kernels where the CPU has no VNNI); without
+  // and with a residual Add between the Convs, which keeps its inputs and output NHWC too.
+  for (const std::string integers : {"off", "always"})
+    for (const bool residual : {false, true}) {
+      CAPTURE(integers);
+      CAPTURE(residual);
+      const ScopedEnv int8("RKNNXX_ENGINE_INT8", integers.c_str());
+      const Graph graph = inference_graph(conv_chain_model(residual));
+      Calibrator calibrator(graph, Algorithm::normal, 1);
+      for (uint32_t i = 0; i < 4; ++i)
+        calibrator.add(std::vector<Tensor>{random_tensor({2, 8, 9, 9}, 100 + i, -2.0f, 2.0f)});
+      const ActivationTable table = calibrator.finish();
+      const std::vector<Tensor> x{random_tensor({2, 8, 9, 9}, 200, -2.0f, 2.0f)};
+      for (std::size_t threads : {1, 2}) {
+        CAPTURE(threads);
+        const auto run = [&](const char* layout, std::size_t& kept) {
+          const ScopedEnv env("RKNNXX_ENGINE_LAYOUT", layout);
+          QuantizedSession quantized(graph, table, Method::channel(), {.threads = threads});
+          auto out = quantized.run(x);
+          kept = quantized.session().stats().blocked_values;
+          return out;
+        };
+        std::size_t kept_nchw = 0, kept_blocked = 0;
+        const auto nchw = run("nchw", kept_nchw);
+        const auto blocked = run("blocked", kept_blocked);
+        CHECK(kept_nchw == 0);
+        if (onednn_conv_built()) CHECK(kept_blocked >= 1);  // "d" at least; "a", "p" and "s" too where NHWC is kept
+        if (onednn_conv_keeps_nhwc()) CHECK(kept_blocked == (residual ? 4u : 3u));
+        REQUIRE(nchw[0].bytes() == blocked[0].bytes());
+        CHECK(std::memcmp(nchw[0].raw(), blocked[0].raw(), nchw[0].bytes()) == 0);
+        const AffineParams& p = table.params.at("y");
+        for (float v : blocked[0].values<float>()) CHECK(on_grid(v, p));
 
-    // An observer sees every value NCHW and on its grid: the session keeps none then.
-    QuantizedSession observed(graph, table, Method::channel(), {.threads = threads});
-    std::size_t seen = 0;
-    observed.set_step_observer([&](const Node& node, std::span<Tensor* const> outputs) {
-      const auto found = table.params.find(observed.session().graph().value(node.outputs[0]).name);
-      if (found == table.params.end() || outputs[0] == nullptr) return;
-      ++seen;
-      for (float v : outputs[0]->values<float>()) CHECK(on_grid(v, found->second));
-    });
-    const auto watched = observed.run(x);
-    CHECK(observed.session().stats().blocked_values == 0);
-    CHECK(seen >= 4);
-    CHECK(std::memcmp(watched[0].raw(), nchw[0].raw(), nchw[0].bytes()) == 0);
-  }
+        // An observer sees every value NCHW and on its grid: the session keeps none then.
+        QuantizedSession observed(graph, table, Method::channel(), {.threads = threads});
+        std::size_t seen = 0;
+        observed.set_step_observer([&](const Node& node, std::span<Tensor* const> outputs) {
+          const auto found = table.params.find(observed.session().graph().value(node.outputs[0]).name);
+          if (found == table.params.end() || outputs[0] == nullptr) return;
+          ++seen;
+          for (float v : outputs[0]->values<float>()) CHECK(on_grid(v, found->second));
+        });
+        const auto watched = observed.run(x);
+        CHECK(observed.session().stats().blocked_values == 0);
+        CHECK(seen >= 4);
+        CHECK(std::memcmp(watched[0].raw(), nchw[0].raw(), nchw[0].bytes()) == 0);
+      }
+    }
 }
 
 TEST_CASE("w16a16i_dfp execution: every activation q * 2^-fl with q in int16, weights too, far closer than int8") {

@@ -14,18 +14,21 @@
 // not 0: oneDNN 2.6 takes no weight zero point). Both are exact; the difference is converted to float32
 // (exact below 2^24), times s_x * s_w[m] (rounded to float32), plus the bias, clamped by the fused
 // activation: about three float roundings, where the float kernels round each product and partial sum. The
-// step observer then rounds the output to its grid as before, so the two paths give the same int8 values
-// except where the float sum's error crosses a rounding tie of the output grid
-// (tests/engine/engine_conv_int8_test.cpp).
+// session's output rounding (KernelContext::finish_output) then rounds the output to its grid as before, so the
+// two paths give the same int8 values except where the float sum's error crosses a rounding tie of the output
+// grid (tests/engine/engine_conv_int8_test.cpp).
 //
-// Layouts: u is NHWC (what oneDNN's int8 kernels take), one dense block per slice of a grouped Conv, written
-// while quantizing the NCHW input; the int32 sums come out NHWC and are reordered to the NCHW output, then
-// converted in place. Threads as conv_onednn.cpp's: primitives for one image and one block of output channels
-// (of groups), run on the pool's workers with OpenMP at one thread. Only where the int8 dot product is exact:
-// VNNI (vpdpbusd) sums u8 * s8 products in int32, while oneDNN's AVX2 and AVX-512 kernels without it pair
+// Layouts: u is NHWC (what oneDNN's int8 kernels take), quantized from the NCHW input through 32 x 32 tiles, or
+// element by element from an input kept NHWC (blocked_layout.hpp). The Conv runs in bands of output rows, all
+// channels each (as conv_onednn.cpp's NHWC bands), so its output is plain NHWC too: kept, its int32 sums are
+// written straight into the output and turned into floats in place; else into a worker's region, then reordered
+// to the NCHW planes. Threads as conv_onednn.cpp's: primitives for one image and one band, run on the pool's
+// workers with OpenMP at one thread. Only where the int8 dot product is exact: VNNI (vpdpbusd) sums u8 * s8
+// products in int32, while oneDNN's AVX2 and AVX-512 kernels without it pair
 // products in int16 with saturation.
 
 #include "conv_int8.hpp"
+#include "../blocked_layout.hpp"
 #include "onednn_threads.hpp"
 
 #if defined(RKNNXX_ENGINE_ONEDNN)
@@ -34,12 +37,12 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <immintrin.h>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 #endif
 
@@ -66,16 +69,18 @@ std::size_t aligned(std::size_t bytes) { return (bytes + alignment - 1) / alignm
 // of both sums is at most 255 * 128 in magnitude, and their difference at most twice that.
 constexpr int64_t max_window = 32768;
 
-// Whether the integer path pays for this Conv: it quantizes the input and converts the int32 sums (work per
-// element moved, about a nanosecond) and makes five oneDNN calls, for int8 arithmetic several times faster
-// than float32 per product. Measured on 2026-12-02 (benchmarks/README.md, "int8 Conv on integers"): it paid
-// on resnet18's Convs (windows of 147 to 4608 terms, 100 million products and more each) and lost on
-// mobilenet_v2's (depthwise windows of 9 terms; 1x1 Convs of at most 20 million products): windows of at least
-// 128 terms and at least 2^25 products.
-bool worth_integers(int64_t window, int64_t out_channels, int64_t outputs) {
-  constexpr int64_t min_window = 128;
-  constexpr int64_t min_products = int64_t{1} << 25;
-  return window >= min_window && window * out_channels >= min_products / std::max<int64_t>(1, outputs);
+// Whether the integer path pays for this Conv. It saves about 6.6 ps a product (int8 arithmetic on VNNI against
+// float32) and costs about 0.24 ns an input element (its quantization to uint8 and the window sums) and 0.2 ns an
+// output element (the int32 sums turned into floats), the least-squares fit of the 55 Convs of mobilenet_v2 and
+// resnet18 timed on both paths (benchmarks/README.md, "int8 Conv on integers", 2026-12-03): so it runs on integers
+// where products > 37 inputs + 30 outputs. A depthwise Conv never pays: oneDNN's int8 depthwise kernel is no faster
+// than the float one (9-term windows), and the window sums double it (measured 2.5 to 5 times slower).
+bool worth_integers(const WindowGeometry& g, int64_t out_channels, int64_t group) {
+  const int64_t in_per_group = g.channels / group;
+  if (group > 1 && in_per_group == 1) return false;
+  const int64_t inputs = g.channels * g.in_size(), outputs = out_channels * g.out_size();
+  const int64_t products = outputs * in_per_group * g.kernel_h * g.kernel_w;  // below 2^63: each factor is bounded
+  return products > 37 * inputs + 30 * outputs;
 }
 
 bool exact_int8_dot_product() noexcept {
@@ -138,76 +143,112 @@ bool int8_weights(const Tensor& w, const IntegerGrid& grid, int64_t out_channels
   return true;
 }
 
-// y = clamp(float(acc - zw * sums) * scale + bias, lo, hi) over one plane, in place: `plane` holds the int32
-// sums on entry and the floats on return (each int32 read before its float is written). Eight lanes at a time
-// with the compilers' vector extensions; compiled for AVX2, which every CPU this path runs on has (VNNI).
 using Int8Lanes = int32_t __attribute__((vector_size(32)));
 using Float8Lanes = float __attribute__((vector_size(32)));
 
-__attribute__((target("avx2"))) void finish_plane(int32_t* plane, int64_t count, const int32_t* sums, int32_t zw,
-                                                  float scale, float bias, float lo, float hi) {
-  const bool correct = zw != 0 && sums != nullptr;
-  int64_t i = 0;
-  const Float8Lanes vscale = Float8Lanes{} + scale, vbias = Float8Lanes{} + bias;
-  const Float8Lanes vlo = Float8Lanes{} + lo, vhi = Float8Lanes{} + hi;
-  const Int8Lanes vzw = Int8Lanes{} + zw;
-  for (; i + 8 <= count; i += 8) {
-    Int8Lanes acc;
-    std::memcpy(&acc, plane + i, sizeof acc);
-    if (correct) {
-      Int8Lanes s;
-      std::memcpy(&s, sums + i, sizeof s);
-      acc -= vzw * s;
+// What turns a pixel's int32 sums into its floats: per output channel m, y = clamp(float(acc - z_w[m] * S) *
+// scale[m] + bias[m], lo, hi), where S is the window sum of the pixel's group (groups per pixel).
+struct Finish {
+  const int32_t* weight_zero;
+  const float *scale, *bias;
+  float lo, hi;
+  int64_t channels, groups, out_per_group;
+};
+
+// Pixels of `channels` int32 sums each (NHWC), turned into floats in place (each int32 read before its float is
+// written); `sums`: `groups` window sums per pixel, or nullptr when every z_w is 0. Eight channels at a time with
+// the compilers' vector extensions, compiled for AVX2, which every CPU this path runs on has (VNNI).
+__attribute__((target("avx2"))) void finish_pixels(int32_t* data, int64_t pixels, const int32_t* sums,
+                                                   const Finish& f) {
+  const int64_t lanes_end = f.groups == 1 || f.out_per_group == 1 ? f.channels / 8 * 8 : 0;
+  const Float8Lanes lo = Float8Lanes{} + f.lo, hi = Float8Lanes{} + f.hi;
+  for (int64_t p = 0; p < pixels; ++p) {
+    int32_t* acc = data + p * f.channels;
+    const int32_t* sum = sums != nullptr ? sums + p * f.groups : nullptr;
+    int64_t c = 0;
+    for (; c < lanes_end; c += 8) {
+      Int8Lanes a, zw;
+      std::memcpy(&a, acc + c, sizeof a);
+      if (sum != nullptr) {
+        Int8Lanes s;
+        if (f.groups == 1) {
+          s = Int8Lanes{} + sum[0];
+        } else {
+          std::memcpy(&s, sum + c, sizeof s);  // one output channel per group: the group is the channel
+        }
+        std::memcpy(&zw, f.weight_zero + c, sizeof zw);
+        a -= zw * s;
+      }
+      Float8Lanes scale, bias;
+      std::memcpy(&scale, f.scale + c, sizeof scale);
+      std::memcpy(&bias, f.bias + c, sizeof bias);
+      Float8Lanes v = __builtin_convertvector(a, Float8Lanes) * scale + bias;
+      v = v < lo ? lo : v;
+      v = v > hi ? hi : v;
+      std::memcpy(acc + c, &v, sizeof v);
     }
-    Float8Lanes v = __builtin_convertvector(acc, Float8Lanes) * vscale + vbias;
-    v = v < vlo ? vlo : v;
-    v = v > vhi ? vhi : v;
-    std::memcpy(plane + i, &v, sizeof v);
-  }
-  for (; i < count; ++i) {
-    const int32_t acc = correct ? plane[i] - zw * sums[i] : plane[i];
-    const float v = std::min(std::max(static_cast<float>(acc) * scale + bias, lo), hi);
-    std::memcpy(plane + i, &v, sizeof v);
+    for (; c < f.channels; ++c) {
+      const int32_t a = sum != nullptr ? acc[c] - f.weight_zero[c] * sum[c / f.out_per_group] : acc[c];
+      const float v = std::min(std::max(static_cast<float>(a) * f.scale[c] + f.bias[c], f.lo), f.hi);
+      std::memcpy(acc + c, &v, sizeof v);
+    }
   }
 }
 
-// One input row of `channels` planes (`plane` floats apart) quantized into u: x / s_x + z rounded to the
-// nearest integer (exact for grid values; NaN reads as the zero point), written NHWC (pixel after pixel,
-// `channels` bytes each). In tiles of 16 channels by 16 pixels, so that the reads (along a row) and the writes
-// (along a pixel's channels) are both contiguous; eight lanes at a time (AVX2, as finish_plane).
-__attribute__((target("avx2"))) void quantize_block_row(const float* x, int64_t plane, int64_t channels, int64_t width,
-                                                        uint8_t* out, float inverse_scale, int32_t zero) {
-  constexpr int64_t tile = 16;
+// Eight floats quantized to int32: x / s_x rounded to the nearest integer, ties to even (the default rounding of
+// the conversion), NaN read as 0, clamped to [lo, hi], plus the zero point.
+[[gnu::always_inline]] __attribute__((target("avx2"))) inline __m256i quantize8(const float* x, __m256 inverse_scale,
+                                                                                __m256 lo, __m256 hi, __m256i zero) {
+  __m256 v = _mm256_mul_ps(_mm256_loadu_ps(x), inverse_scale);
+  v = _mm256_and_ps(v, _mm256_cmp_ps(v, v, _CMP_ORD_Q));
+  v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);
+  return _mm256_add_epi32(_mm256_cvtps_epi32(v), zero);
+}
+
+// `count` floats quantized into u: x / s_x + z rounded to the nearest integer (exact for grid values; NaN reads
+// as the zero point). 32 at a time with AVX2 (as finish_pixels): four conversions to int32, then two packs to
+// bytes, whose lanes a permutation puts back in order.
+[[gnu::always_inline]] __attribute__((target("avx2"))) inline void
+quantize_run(const float* x, int64_t count, uint8_t* out, float inverse_scale, int32_t zero) {
   const float lo = static_cast<float>(-zero), hi = static_cast<float>(255 - zero);
-  const Float8Lanes vinv = Float8Lanes{} + inverse_scale, vlo = Float8Lanes{} + lo, vhi = Float8Lanes{} + hi;
-  const Float8Lanes vzero = Float8Lanes{} + static_cast<float>(zero), magic = Float8Lanes{} + 0x1.8p23f;
-  const Float8Lanes none = Float8Lanes{};
+  const __m256 vinv = _mm256_set1_ps(inverse_scale), vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+  const __m256i vzero = _mm256_set1_epi32(zero), order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  int64_t i = 0;
+  for (; i + 32 <= count; i += 32) {
+    const __m256i low = _mm256_packs_epi32(quantize8(x + i, vinv, vlo, vhi, vzero),  // int16, per 128-bit half
+                                           quantize8(x + i + 8, vinv, vlo, vhi, vzero));
+    const __m256i high =
+        _mm256_packs_epi32(quantize8(x + i + 16, vinv, vlo, vhi, vzero), quantize8(x + i + 24, vinv, vlo, vhi, vzero));
+    const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(low, high), order);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), bytes);
+  }
+  for (; i < count; ++i) {
+    float v = x[i] * inverse_scale;
+    v = v == v ? v : 0.0f;
+    v = v < lo ? lo : v;
+    v = v > hi ? hi : v;
+    out[i] = static_cast<uint8_t>(((v + 0x1.8p23f) - 0x1.8p23f) + static_cast<float>(zero));
+  }
+}
+
+// A run of NHWC floats (a row of a kept input) quantized into u.
+__attribute__((target("avx2"))) void quantize_nhwc_row(const float* x, int64_t count, uint8_t* out, float inverse_scale,
+                                                       int32_t zero) {
+  quantize_run(x, count, out, inverse_scale, zero);
+}
+
+// One input row of `channels` planes (`plane` floats apart) quantized into u, written NHWC (pixel after pixel,
+// `channels` bytes each). In tiles of 32 channels by 32 pixels, so that the reads (along a row) and the writes
+// (along a pixel's channels) are both contiguous.
+__attribute__((target("avx2"))) void quantize_planes_row(const float* x, int64_t plane, int64_t channels, int64_t width,
+                                                         uint8_t* out, float inverse_scale, int32_t zero) {
+  constexpr int64_t tile = 32;
   alignas(32) uint8_t t[tile][tile];
   for (int64_t c0 = 0; c0 < channels; c0 += tile) {
     const int64_t cn = std::min(tile, channels - c0);
     for (int64_t w0 = 0; w0 < width; w0 += tile) {
       const int64_t wn = std::min(tile, width - w0);
-      for (int64_t c = 0; c < cn; ++c) {
-        const float* row = x + (c0 + c) * plane + w0;
-        int64_t w = 0;
-        for (; w + 8 <= wn; w += 8) {
-          Float8Lanes v;
-          std::memcpy(&v, row + w, sizeof v);
-          v *= vinv;
-          v = v < vlo ? vlo : v;
-          v = v > vhi ? vhi : v;
-          v = v == v ? v : none;
-          const Int8Lanes q = __builtin_convertvector(((v + magic) - magic) + vzero, Int8Lanes);
-          for (int l = 0; l < 8; ++l) t[c][w + l] = static_cast<uint8_t>(q[l]);
-        }
-        for (; w < wn; ++w) {
-          float v = row[w] * inverse_scale;
-          v = v < lo ? lo : v;
-          v = v > hi ? hi : v;
-          v = v == v ? v : 0.0f;
-          t[c][w] = static_cast<uint8_t>(((v + 0x1.8p23f) - 0x1.8p23f) + static_cast<float>(zero));
-        }
-      }
+      for (int64_t c = 0; c < cn; ++c) quantize_run(x + (c0 + c) * plane + w0, wn, t[c], inverse_scale, zero);
       for (int64_t w = 0; w < wn; ++w) {
         uint8_t* pixel = out + (w0 + w) * channels + c0;
         for (int64_t c = 0; c < cn; ++c) pixel[c] = t[c][w];
@@ -216,69 +257,61 @@ __attribute__((target("avx2"))) void quantize_block_row(const float* x, int64_t 
   }
 }
 
-struct Slice {
-  int64_t first_out = 0, outs = 0;  // output channels
-  int64_t groups = 1;               // groups it covers (1 for group 1)
-  int64_t u_offset = 0;             // bytes into an image's u where its input block starts
+// A band of output rows, all channels: its own primitives (the padding differs at the top and the bottom).
+struct Int8Band {
+  int64_t first_row = 0, rows = 0;  // output rows
+  int64_t u_offset = 0;             // bytes into an image's u where its input rows start
   dnnl::convolution_forward conv, sums;
-  dnnl::memory::desc src, dst, sums_dst, scratchpad, sums_scratchpad;
-  dnnl::memory weights, ones;  // reordered once
-  dnnl::reorder to_planes;     // the int32 sums, NHWC -> NCHW into the output
-  std::optional<dnnl::reorder> sums_to_planes;
-  dnnl::memory::desc planes, sums_planes;
-  std::size_t dst_bytes = 0, sums_bytes = 0, sums_planes_bytes = 0;  // in a worker's region, in this order
-};
-
-// An input block: channels [first, first + channels) of an image, quantized into u as one dense NHWC block.
-struct InputBlock {
-  int64_t first = 0, channels = 0, u_offset = 0;
+  dnnl::memory::desc src, dst, sums_dst, scratchpad;
+  dnnl::memory weights, ones;   // reordered once, shared by the bands where oneDNN picks one format
+  dnnl::memory::desc finished;  // dst's floats after finish_pixels (NHWC)
+  dnnl::memory::desc planes;    // the band's rows of the NCHW output, strided by the whole planes
+  std::optional<dnnl::reorder> to_planes;
 };
 
 struct Int8Conv {
   WindowGeometry g;
-  int64_t out_channels = 0, out_per_group = 0;
-  bool has_bias = false, has_activation = false;
-  float act_min = 0.0f, act_max = 0.0f;
+  int64_t out_channels = 0, out_per_group = 0, groups = 1;
+  bool has_bias = false;
+  float act_min = -std::numeric_limits<float>::infinity(), act_max = std::numeric_limits<float>::infinity();
   int32_t input_zero = 0;            // z_x + 128: u's zero point
   float input_inverse_scale = 1.0f;  // 1 / s_x
   std::vector<float> scale;          // s_x * s_w[m]
   std::vector<int32_t> weight_zero;  // z_w[m]
+  std::vector<float> no_bias;        // zeros, when the Conv has none
   bool needs_sums = false;           // some z_w[m] is not 0
-  std::vector<Slice> slices;
-  std::vector<InputBlock> blocks;
-  std::size_t u_bytes = 0, worker_bytes = 0;  // per image, per worker
-
-  void quantize_row(const float* x, uint8_t* block, const InputBlock& b, int64_t h) const {
-    quantize_block_row(x + b.first * g.in_size() + h * g.in_w, g.in_size(), b.channels, g.in_w,
-                       block + h * g.in_w * b.channels, input_inverse_scale, input_zero);
-  }
-
-  // One output plane of the slice: int32 sums in place (NCHW) to float32, corrected, scaled, biased, clamped.
-  void finish(int64_t m, int32_t* plane, const int32_t* sums, const float* bias) const {
-    finish_plane(plane, g.out_size(), sums, weight_zero[static_cast<std::size_t>(m)],
-                 scale[static_cast<std::size_t>(m)], bias != nullptr ? bias[m] : 0.0f,
-                 has_activation ? act_min : -std::numeric_limits<float>::infinity(),
-                 has_activation ? act_max : std::numeric_limits<float>::infinity());
-  }
+  std::vector<Int8Band> bands;
+  // Input and output kept NHWC by blocked_layout.hpp: no transposition, the output's band written in place.
+  bool kept_src = false, kept_dst = false;
+  std::size_t u_bytes = 0, worker_bytes = 0;                          // per image, per worker
+  std::size_t dst_bytes = 0, sums_offset = 0, scratchpad_offset = 0;  // a worker's region: dst | sums | scratchpad
 
   void run(KernelContext& k) const {
     const float* x = k.input(0).data<float>();
-    const float* bias = has_bias ? k.input(2).data<float>() : nullptr;
+    const float* bias = has_bias ? k.input(2).data<float>() : no_bias.data();
     float* y = k.output(0).data<float>();
-    const int64_t in_image = g.channels * g.in_size(), positions = g.out_size();
-    const int64_t out_image = out_channels * positions;
+    const int64_t in_image = g.channels * g.in_size(), out_image = out_channels * g.out_size();
+    const int64_t in_row = g.channels * g.in_w, out_row = out_channels * g.out_w;
     std::byte* u_all = k.scratch;
     std::byte* workers = u_all + u_bytes * static_cast<std::size_t>(g.batch);
-    const auto u_of = [&](int64_t n) { return u_all + u_bytes * static_cast<std::size_t>(n); };
+    const auto u_of = [&](int64_t n) {
+      return reinterpret_cast<uint8_t*>(u_all + u_bytes * static_cast<std::size_t>(n));
+    };
     const dnnl::engine& engine = onednn_cpu_engine();
     k.pool.parallel_for(g.batch * g.in_h, 1, [&](int64_t begin, int64_t end) {
       for (int64_t t = begin; t < end; ++t) {
-        const int64_t n = t / g.in_h;
-        for (const InputBlock& b : blocks)
-          quantize_row(x + n * in_image, reinterpret_cast<uint8_t*>(u_of(n) + b.u_offset), b, t - n * g.in_h);
+        const int64_t n = t / g.in_h, h = t - n * g.in_h;
+        uint8_t* u = u_of(n) + h * in_row;
+        if (kept_src) {
+          quantize_nhwc_row(x + n * in_image + h * in_row, in_row, u, input_inverse_scale, input_zero);
+        } else {
+          quantize_planes_row(x + n * in_image + h * g.in_w, g.in_size(), g.channels, g.in_w, u, input_inverse_scale,
+                              input_zero);
+        }
       }
     });
-    const auto count = static_cast<int64_t>(slices.size());
+    const Finish finish{weight_zero.data(), scale.data(), bias, act_min, act_max, out_channels, groups, out_per_group};
+    const auto count = static_cast<int64_t>(bands.size());
     k.pool.parallel_for(g.batch * count, 1, [&](int64_t begin, int64_t end, std::size_t worker) {
       SerialOpenmp serial;
       dnnl::stream stream(engine);
@@ -287,43 +320,43 @@ struct Int8Conv {
       dnnl::memory zero_memory({{1}, dt::s32, tag::x}, engine, &zero);
       for (int64_t t = begin; t < end; ++t) {
         const int64_t n = t / count;
-        const Slice& s = slices[static_cast<std::size_t>(t - n * count)];
-        dnnl::memory src(s.src, engine, u_of(n) + s.u_offset);
-        auto* planes = reinterpret_cast<int32_t*>(y + n * out_image + s.first_out * positions);
-        dnnl::memory dst(s.dst, engine, region);
-        dnnl::memory out(s.planes, engine, planes);
-        dnnl::memory scratchpad(s.scratchpad, engine, region + s.dst_bytes);
-        s.conv.execute(stream,
+        const Int8Band& b = bands[static_cast<std::size_t>(t - n * count)];
+        dnnl::memory src(b.src, engine, u_of(n) + b.u_offset);
+        float* band_out = y + n * out_image + b.first_row * (kept_dst ? out_row : g.out_w);
+        auto* acc = kept_dst ? reinterpret_cast<int32_t*>(band_out) : reinterpret_cast<int32_t*>(region);
+        dnnl::memory dst(b.dst, engine, acc);
+        dnnl::memory scratchpad(b.scratchpad, engine, region + scratchpad_offset);
+        b.conv.execute(stream,
                        {{DNNL_ARG_SRC, src},
-                        {DNNL_ARG_WEIGHTS, s.weights},
+                        {DNNL_ARG_WEIGHTS, b.weights},
                         {DNNL_ARG_DST, dst},
                         {DNNL_ARG_SCRATCHPAD, scratchpad},
                         {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zero_memory}});
-        s.to_planes.execute(stream, dst, out);
         const int32_t* sums = nullptr;
         if (needs_sums) {
-          std::byte* sums_region = region + s.dst_bytes + s.sums_bytes;
-          dnnl::memory sums_dst(s.sums_dst, engine, sums_region);
-          dnnl::memory sums_scratchpad(s.sums_scratchpad, engine, sums_region + aligned(s.sums_dst.get_size()));
-          s.sums.execute(stream,
+          dnnl::memory sums_dst(b.sums_dst, engine, region + sums_offset);
+          b.sums.execute(stream,
                          {{DNNL_ARG_SRC, src},
-                          {DNNL_ARG_WEIGHTS, s.ones},
+                          {DNNL_ARG_WEIGHTS, b.ones},
                           {DNNL_ARG_DST, sums_dst},
-                          {DNNL_ARG_SCRATCHPAD, sums_scratchpad},
+                          {DNNL_ARG_SCRATCHPAD, scratchpad},
                           {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zero_memory}});
-          sums = reinterpret_cast<const int32_t*>(sums_region);
-          if (s.sums_to_planes) {
-            dnnl::memory sums_planes(s.sums_planes, engine, region + s.dst_bytes);
-            s.sums_to_planes->execute(stream, sums_dst, sums_planes);
-            sums = reinterpret_cast<const int32_t*>(region + s.dst_bytes);
-          }
+          sums = reinterpret_cast<const int32_t*>(region + sums_offset);
         }
         stream.wait();
-        for (int64_t j = 0; j < s.outs; ++j) {
-          const int64_t m = s.first_out + j;
-          const int64_t group_in_slice = j / out_per_group;
-          finish(m, planes + j * positions,
-                 sums != nullptr ? sums + (s.groups > 1 ? group_in_slice : 0) * positions : nullptr, bias);
+        const int64_t pixels = b.rows * g.out_w;
+        finish_pixels(acc, pixels, sums, finish);
+        if (kept_dst) {
+          if (k.finish_output) k.finish_output(band_out, static_cast<std::size_t>(pixels * out_channels));
+          continue;
+        }
+        dnnl::memory from(b.finished, engine, acc);
+        dnnl::memory to(b.planes, engine, band_out);
+        b.to_planes->execute(stream, from, to);
+        stream.wait();
+        if (k.finish_output) {
+          for (int64_t m = 0; m < out_channels; ++m)
+            k.finish_output(band_out + m * g.out_size(), static_cast<std::size_t>(pixels));
         }
       }
     });
@@ -353,22 +386,23 @@ bool prepare_int8_conv(const OpContext& ctx, const OnednnConvRequest& r, Prepare
   Int8Conv& c = *impl;
   c.g = g;
   c.out_channels = r.out_channels;
+  c.groups = r.group;
   const int64_t in_per_group = g.channels / r.group;
   c.out_per_group = r.out_channels / r.group;
   if (in_per_group * g.kernel_h * g.kernel_w > max_window) return false;
   const Mode chosen = mode(ctx);
-  if (chosen == Mode::off ||
-      (chosen == Mode::rule &&
-       !worth_integers(in_per_group * g.kernel_h * g.kernel_w, r.out_channels, g.batch * g.out_size()))) {
+  if (chosen == Mode::off || (chosen == Mode::rule && !worth_integers(g, r.out_channels, r.group))) {
     return false;
   }
   std::vector<int8_t> q;
   std::vector<float> weight_scale;
   if (!int8_weights(*weights, *weight_grid, r.out_channels, q, weight_scale, c.weight_zero)) return false;
   c.has_bias = ctx.has_input(2);
-  c.has_activation = r.epilogue.is_clamp();
-  c.act_min = c.has_activation ? r.epilogue.steps[0].a : 0.0f;
-  c.act_max = c.has_activation ? r.epilogue.steps[0].b : 0.0f;
+  if (!c.has_bias) c.no_bias.assign(static_cast<std::size_t>(r.out_channels), 0.0f);
+  if (r.epilogue.is_clamp()) {
+    c.act_min = r.epilogue.steps[0].a;
+    c.act_max = r.epilogue.steps[0].b;
+  }
   const float input_scale = input_grid->scale[0];
   c.input_zero = input_grid->zero_point[0] + 128;
   c.input_inverse_scale = 1.0f / input_scale;
@@ -380,100 +414,102 @@ bool prepare_int8_conv(const OpContext& ctx, const OnednnConvRequest& r, Prepare
   const dnnl::engine& engine = onednn_cpu_engine();
   dnnl::stream stream(engine);
   const dnnl::memory::dims strides{g.stride_h, g.stride_w}, dilates{g.dilation_h - 1, g.dilation_w - 1};
-  const dnnl::memory::dims pad_l{g.pad_top, g.pad_left}, pad_r{g.pad_bottom, g.pad_right};
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
   const bool grouped = r.group > 1;
-  // Blocks of output channels (of groups) for the pool's threads, in multiples of 16 channels where possible.
-  const int64_t units = grouped ? r.group : r.out_channels;
-  const int64_t step = grouped ? (16 % c.out_per_group == 0 ? std::max<int64_t>(1, 16 / c.out_per_group) : 1) : 16;
-  const int64_t steps = (units + step - 1) / step;
-  const int64_t count = std::clamp<int64_t>(static_cast<int64_t>(ctx.threads()), 1, steps);
-  const int64_t per = (steps + count - 1) / count * step;
-  const int64_t kernel = g.kernel_h * g.kernel_w;
-  std::size_t worker_bytes = 0;
+  const dnnl::memory::dims w_dims = grouped
+      ? dnnl::memory::dims{r.group, c.out_per_group, in_per_group, g.kernel_h, g.kernel_w}
+      : dnnl::memory::dims{r.out_channels, g.channels, g.kernel_h, g.kernel_w};
+  const dnnl::memory::dims ones_dims = grouped ? dnnl::memory::dims{r.group, 1, in_per_group, g.kernel_h, g.kernel_w}
+                                               : dnnl::memory::dims{1, g.channels, g.kernel_h, g.kernel_w};
+  const tag w_tag = grouped ? tag::goihw : tag::oihw;
+  // Bands of output rows, all channels each, for the pool's threads: NHWC in and out is then one layout
+  // whatever the thread count (as conv_onednn.cpp's bands). A band whose rows read only padding has no input
+  // rows; such a Conv runs as one band.
+  std::vector<int64_t> bounds = slice_bounds(g.out_h, 1, ctx.threads());
+  for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
+    if (band_rows(g, bounds[i], bounds[i + 1]).rows <= 0) bounds = {0, g.out_h};
+  }
   const auto fast = [](const auto& pd) {
     return std::string(pd.impl_info_str()).rfind("ref", 0) != 0;  // oneDNN's reference loops: slower than floats
   };
+  std::size_t dst_bytes = 0, sums_bytes = 0, scratchpad_bytes = 0;
   try {
-    for (int64_t first = 0; first < units; first += per) {
-      const int64_t n_units = std::min(per, units - first);
-      Slice s;
-      s.first_out = grouped ? first * c.out_per_group : first;
-      s.outs = grouped ? n_units * c.out_per_group : n_units;
-      s.groups = grouped ? n_units : 1;
-      const int64_t first_in = grouped ? first * in_per_group : 0;
-      const int64_t in_c = grouped ? n_units * in_per_group : g.channels;
-      s.u_offset = first_in * g.in_size();  // the blocks before hold the channels before
-      const dnnl::memory::desc src({1, in_c, g.in_h, g.in_w}, dt::u8, tag::nhwc);
-      s.src = src;
-      if (grouped || first == 0) {
-        InputBlock b;
-        b.first = first_in;
-        b.channels = in_c;
-        b.u_offset = s.u_offset;
-        c.blocks.push_back(std::move(b));
-      }
-      s.dst = dnnl::memory::desc({1, s.outs, g.out_h, g.out_w}, dt::s32, tag::nhwc);
-      s.planes = dnnl::memory::desc({1, s.outs, g.out_h, g.out_w}, dt::s32, tag::nchw);
-      const dnnl::memory::dims w_dims = grouped
-          ? dnnl::memory::dims{n_units, c.out_per_group, in_per_group, g.kernel_h, g.kernel_w}
-          : dnnl::memory::dims{s.outs, in_c, g.kernel_h, g.kernel_w};
-      const dnnl::memory::desc user_w(w_dims, dt::s8, grouped ? tag::goihw : tag::oihw);
-      const dnnl::memory::desc w_any(w_dims, dt::s8, tag::any);
-      const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
-                                                 dnnl::algorithm::convolution_direct, src, w_any, s.dst, strides,
-                                                 dilates, pad_l, pad_r);
+    for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
+      Int8Band b;
+      b.first_row = bounds[i];
+      b.rows = bounds[i + 1] - bounds[i];
+      const Band in = band_rows(g, b.first_row, bounds[i + 1]);
+      b.u_offset = in.first * g.in_w * g.channels;
+      b.src = dnnl::memory::desc({1, g.channels, in.rows, g.in_w}, dt::u8, tag::nhwc);
+      b.dst = dnnl::memory::desc({1, r.out_channels, b.rows, g.out_w}, dt::s32, tag::nhwc);
+      b.finished = dnnl::memory::desc({1, r.out_channels, b.rows, g.out_w}, dt::f32, tag::nhwc);
+      b.planes = dnnl::memory::desc({1, r.out_channels, b.rows, g.out_w}, dt::f32,
+                                    dnnl::memory::dims{r.out_channels * g.out_size(), g.out_size(), g.out_w, 1});
+      const dnnl::memory::dims pad_l{in.pad_top, g.pad_left}, pad_r{in.pad_bottom, g.pad_right};
+      const dnnl::convolution_forward::desc desc(
+          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, b.src,
+          dnnl::memory::desc(w_dims, dt::s8, tag::any), b.dst, strides, dilates, pad_l, pad_r);
       const dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
       if (!fast(pd)) return false;
-      s.scratchpad = pd.scratchpad_desc();
-      s.conv = dnnl::convolution_forward(pd);
-      s.weights = dnnl::memory(pd.weights_desc(), engine);
-      dnnl::memory user_w_memory(user_w, engine, q.data() + s.first_out * in_per_group * kernel);
-      dnnl::reorder(user_w_memory, s.weights).execute(stream, user_w_memory, s.weights);
-      s.to_planes = dnnl::reorder(dnnl::reorder::primitive_desc(engine, s.dst, engine, s.planes));
-      s.dst_bytes = aligned(s.dst.get_size());
-      std::size_t bytes = s.dst_bytes + aligned(s.scratchpad.get_size());
+      b.scratchpad = pd.scratchpad_desc();
+      b.conv = dnnl::convolution_forward(pd);
+      if (i > 0 && pd.weights_desc() == c.bands[0].weights.get_desc()) {
+        b.weights = c.bands[0].weights;
+      } else {
+        b.weights = dnnl::memory(pd.weights_desc(), engine);
+        dnnl::memory user(dnnl::memory::desc(w_dims, dt::s8, w_tag), engine, q.data());
+        dnnl::reorder(user, b.weights).execute(stream, user, b.weights);
+      }
+      b.to_planes = dnnl::reorder(dnnl::reorder::primitive_desc(engine, b.finished, engine, b.planes));
+      dst_bytes = std::max(dst_bytes, aligned(b.dst.get_size()));
+      scratchpad_bytes = std::max(scratchpad_bytes, aligned(b.scratchpad.get_size()));
       if (c.needs_sums) {
-        // S per group of the slice: the same Conv with weights of ones and one output channel per group.
-        const dnnl::memory::dims ones_dims = grouped
-            ? dnnl::memory::dims{n_units, 1, in_per_group, g.kernel_h, g.kernel_w}
-            : dnnl::memory::dims{1, in_c, g.kernel_h, g.kernel_w};
-        s.sums_dst = dnnl::memory::desc({1, s.groups, g.out_h, g.out_w}, dt::s32, tag::nhwc);
-        s.sums_planes = dnnl::memory::desc({1, s.groups, g.out_h, g.out_w}, dt::s32, tag::nchw);
+        // S per group: the same Conv with weights of ones and one output channel per group.
+        b.sums_dst = dnnl::memory::desc({1, r.group, b.rows, g.out_w}, dt::s32, tag::nhwc);
         const dnnl::convolution_forward::desc sums_desc(
-            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
-            dnnl::memory::desc(ones_dims, dt::s8, tag::any), s.sums_dst, strides, dilates, pad_l, pad_r);
+            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, b.src,
+            dnnl::memory::desc(ones_dims, dt::s8, tag::any), b.sums_dst, strides, dilates, pad_l, pad_r);
         const dnnl::convolution_forward::primitive_desc sums_pd(sums_desc, attr, engine);
         if (!fast(sums_pd)) return false;
-        s.sums = dnnl::convolution_forward(sums_pd);
-        s.sums_scratchpad = sums_pd.scratchpad_desc();
-        s.ones = dnnl::memory(sums_pd.weights_desc(), engine);
-        dnnl::memory user_ones(dnnl::memory::desc(ones_dims, dt::s8, grouped ? tag::goihw : tag::oihw), engine,
-                               const_cast<int8_t*>(ones.data()));
-        dnnl::reorder(user_ones, s.ones).execute(stream, user_ones, s.ones);
-        if (s.groups > 1)
-          s.sums_to_planes = dnnl::reorder(dnnl::reorder::primitive_desc(engine, s.sums_dst, engine, s.sums_planes));
-        // Region: dst | sums planes (NCHW) | sums (NHWC) | its scratchpad; the conv's scratchpad after dst.
-        s.sums_bytes = aligned(s.sums_planes.get_size());
-        bytes = std::max(
-            bytes, s.dst_bytes + s.sums_bytes + aligned(s.sums_dst.get_size()) + aligned(s.sums_scratchpad.get_size()));
+        b.sums = dnnl::convolution_forward(sums_pd);
+        if (i > 0 && sums_pd.weights_desc() == c.bands[0].ones.get_desc()) {
+          b.ones = c.bands[0].ones;
+        } else {
+          b.ones = dnnl::memory(sums_pd.weights_desc(), engine);
+          dnnl::memory user(dnnl::memory::desc(ones_dims, dt::s8, w_tag), engine, const_cast<int8_t*>(ones.data()));
+          dnnl::reorder(user, b.ones).execute(stream, user, b.ones);
+        }
+        sums_bytes = std::max(sums_bytes, aligned(b.sums_dst.get_size()));
+        scratchpad_bytes = std::max(scratchpad_bytes, aligned(sums_pd.scratchpad_desc().get_size()));
       }
-      worker_bytes = std::max(worker_bytes, bytes);
-      c.slices.push_back(std::move(s));
+      c.bands.push_back(std::move(b));
     }
     stream.wait();
   } catch (const dnnl::error&) {
     return false;  // a Conv oneDNN does not take on integers stays on the float kernels
   }
+  c.dst_bytes = dst_bytes;
+  c.sums_offset = dst_bytes;
+  c.scratchpad_offset = dst_bytes + sums_bytes;
   c.u_bytes = aligned(static_cast<std::size_t>(checked_mul(g.channels, g.in_size(), "the scratch size")));
-  c.worker_bytes = aligned(worker_bytes);
+  c.worker_bytes = aligned(dst_bytes + sums_bytes + scratchpad_bytes);
   op.scratch_bytes = static_cast<std::size_t>(checked_add(
       checked_mul(static_cast<int64_t>(c.u_bytes), g.batch, "the scratch size"),
       checked_mul(static_cast<int64_t>(c.worker_bytes), static_cast<int64_t>(ctx.threads()), "the scratch size"),
       "the scratch size"));
+  // Bands make plain NHWC on both sides, which blocked_layout.hpp may keep between Convs.
+  auto ports = std::make_shared<BlockedPorts>();
+  ports->input_layout = ports->output_layout = nhwc_layout;
+  ports->input = 0;
+  ports->keep_input = [impl](std::size_t) { impl->kept_src = true; };
+  ports->output_bytes = static_cast<std::size_t>(checked_mul(
+      checked_mul(r.out_channels, g.out_size(), "the output size"), g.batch * int64_t{4}, "the output size"));
+  ports->keep_output = [impl] { impl->kept_dst = true; };
+  op.blocked = std::move(ports);
   op.kernel = [impl](KernelContext& k) { impl->run(k); };
+  op.finishes_output = true;
   return true;
 }
 

@@ -225,29 +225,6 @@ struct OnednnConv {
 using tag = dnnl::memory::format_tag;
 using dt = dnnl::memory::data_type;
 
-// Slice boundaries over `units` (output channels, groups or rows) in steps of `step`, at most `threads` slices.
-std::vector<int64_t> slice_bounds(int64_t units, int64_t step, std::size_t threads) {
-  const int64_t steps = (units + step - 1) / step;
-  const int64_t count = std::clamp<int64_t>(static_cast<int64_t>(threads), 1, steps);
-  const int64_t per = (steps + count - 1) / count * step;
-  std::vector<int64_t> bounds{0};
-  while (bounds.back() < units) bounds.push_back(std::min(units, bounds.back() + per));
-  return bounds;
-}
-
-// The input rows a band of output rows [begin, end) reads, and the padding above and below them.
-struct Band {
-  int64_t first = 0, rows = 0;  // input rows
-  int64_t pad_top = 0, pad_bottom = 0;
-};
-Band band_rows(const WindowGeometry& g, int64_t begin, int64_t end) {
-  const int64_t reach = (g.kernel_h - 1) * g.dilation_h + 1;
-  const int64_t top = begin * g.stride_h - g.pad_top;                 // may lie in the padding
-  const int64_t bottom = (end - 1) * g.stride_h - g.pad_top + reach;  // one past the last row read
-  const int64_t first = std::max<int64_t>(0, top), last = std::min(g.in_h, bottom);
-  return {first, last - first, first - top, bottom - last};
-}
-
 // The layouts blocked_layout.hpp may keep a value in. Each channel slice's part of the value (the channels it
 // reads or writes) lies where its channels start in NCHW: in oneDNN's blocks of channels, when every slice
 // starts a block, the bytes do not depend on the slicing; in NHWC each slice's channels are dense NHWC of their
@@ -327,6 +304,23 @@ std::shared_ptr<const BlockedPorts> blocked_ports(const std::shared_ptr<OnednnCo
 }  // namespace
 
 bool onednn_conv_built() noexcept { return true; }
+
+std::vector<int64_t> slice_bounds(int64_t units, int64_t step, std::size_t threads) {
+  const int64_t steps = (units + step - 1) / step;
+  const int64_t count = std::clamp<int64_t>(static_cast<int64_t>(threads), 1, steps);
+  const int64_t per = (steps + count - 1) / count * step;
+  std::vector<int64_t> bounds{0};
+  while (bounds.back() < units) bounds.push_back(std::min(units, bounds.back() + per));
+  return bounds;
+}
+
+Band band_rows(const WindowGeometry& g, int64_t begin, int64_t end) {
+  const int64_t reach = (g.kernel_h - 1) * g.dilation_h + 1;
+  const int64_t top = begin * g.stride_h - g.pad_top;                 // may lie in the padding
+  const int64_t bottom = (end - 1) * g.stride_h - g.pad_top + reach;  // one past the last row read
+  const int64_t first = std::max<int64_t>(0, top), last = std::min(g.in_h, bottom);
+  return {first, last - first, first - top, bottom - last};
+}
 
 bool onednn_conv_keeps_nhwc() {
   const dnnl::memory::desc image({1, 16, 8, 8}, dt::f32, tag::any), weights({16, 16, 3, 3}, dt::f32, tag::any);

@@ -25,6 +25,17 @@ struct OnednnConvRequest {
 // and returns true. Otherwise returns false and leaves op as it was. A wrong RKNNXX_ENGINE_CONV fails.
 bool prepare_onednn_conv(const OpContext& ctx, const OnednnConvRequest& request, PreparedOp& op);
 
+// Output rows (or channels, groups) cut for the pool's threads: boundaries over `units` in steps of `step`, at
+// most `threads` slices. Shared by the float and the integer Conv (conv_int8.hpp).
+std::vector<int64_t> slice_bounds(int64_t units, int64_t step, std::size_t threads);
+
+// The input rows a band of output rows [begin, end) reads, and the padding above and below them.
+struct Band {
+  int64_t first = 0, rows = 0;  // input rows
+  int64_t pad_top = 0, pad_bottom = 0;
+};
+Band band_rows(const WindowGeometry& g, int64_t begin, int64_t end);
+
 // Whether this build has oneDNN (for tests).
 bool onednn_conv_built() noexcept;
 

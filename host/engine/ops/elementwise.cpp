@@ -104,15 +104,46 @@ struct SameShapeImages {
   bool kept_input[2] = {false, false};
   bool kept_output = false;
 
-  // Operands in different layouts: pixels [begin, end) over all images, each tensor at its own offsets.
+  // Operands in different layouts: pixels [begin, end) over all images, each tensor at its own offsets (a
+  // channel 1 apart in NHWC, a plane apart in NCHW). In tiles of 64 pixels of one image by 16 channels, walked
+  // channel by channel, so that the NCHW side runs along its rows (the planes are often a multiple of 4 KiB apart:
+  // 16 channels' rows at one offset would share one set of the cache) and the NHWC side's lines (a pixel's 16
+  // channels) stay in the cache across the tile's channels.
   template <class F> void mixed(const float* a, const float* b, float* out, int64_t begin, int64_t end, F f) const {
-    const auto at = [this](bool kept, int64_t p, int64_t c) {
-      const int64_t n = p / plane, i = p % plane;
-      return kept ? p * channels + c : (n * channels + c) * plane + i;
+    // The layouts as template arguments: the NCHW side's loop then has unit strides the compiler vectorizes.
+    const auto run = [&]<bool ka, bool kb, bool ko>() { mixed_tiles<ka, kb, ko>(a, b, out, begin, end, f); };
+    const int layouts = (kept_input[0] ? 4 : 0) | (kept_input[1] ? 2 : 0) | (kept_output ? 1 : 0);
+    switch (layouts) {
+      case 1: return run.template operator()<false, false, true>();
+      case 2: return run.template operator()<false, true, false>();
+      case 3: return run.template operator()<false, true, true>();
+      case 4: return run.template operator()<true, false, false>();
+      case 5: return run.template operator()<true, false, true>();
+      case 6: return run.template operator()<true, true, false>();
+      default: return;  // 0 and 7 are one layout: broadcast_binary runs them
+    }
+  }
+
+  template <bool ka, bool kb, bool ko, class F>
+  void mixed_tiles(const float* a, const float* b, float* out, int64_t begin, int64_t end, F f) const {
+    constexpr int64_t pixel_tile = 64, channel_tile = 16;
+    const auto at = [this](bool kept, int64_t n, int64_t i, int64_t c) {
+      return kept ? (n * plane + i) * channels + c : (n * channels + c) * plane + i;
     };
-    for (int64_t p = begin; p < end; ++p)
-      for (int64_t c = 0; c < channels; ++c)
-        out[at(kept_output, p, c)] = f(a[at(kept_input[0], p, c)], b[at(kept_input[1], p, c)]);
+    const int64_t sa = ka ? channels : 1, sb = kb ? channels : 1, so = ko ? channels : 1;
+    for (int64_t p0 = begin; p0 < end;) {
+      const int64_t n = p0 / plane, i0 = p0 - n * plane;
+      const int64_t count = std::min({pixel_tile, end - p0, plane - i0});
+      for (int64_t c0 = 0; c0 < channels; c0 += channel_tile) {
+        for (int64_t c = c0; c < std::min(channels, c0 + channel_tile); ++c) {
+          const float* pa = a + at(ka, n, i0, c);
+          const float* pb = b + at(kb, n, i0, c);
+          float* po = out + at(ko, n, i0, c);
+          for (int64_t i = 0; i < count; ++i) po[(ko ? i * so : i)] = f(pa[ka ? i * sa : i], pb[kb ? i * sb : i]);
+        }
+      }
+      p0 += count;
+    }
   }
 };
 

@@ -232,6 +232,26 @@ TEST_SUITE("engine.session") {
     CHECK(half.values<float>()[1] != exact.values<float>()[1]);
   }
 
+  TEST_CASE("float16 activation storage rounds a Clip's bound") {
+    // 0.1 is no float16: the Clip's outputs at its bound are rounded as stored (by the kernel, in its pieces).
+    ModelBuilder m(13);
+    m.input("x", DataType::float32, {4})
+        .initializer("lo", Tensor::from<float>({}, {-0.1f}))
+        .initializer("hi", Tensor::from<float>({}, {0.1f}))
+        .initializer("k", Tensor::from<float>({4}, {3, 3, 3, 3}))
+        .output("y")
+        .node("Clip", {"x", "lo", "hi"}, {"c"})
+        .node("Mul", {"c", "k"}, {"y"});
+    const auto x = Tensor::from<float>({4}, {1.0f, -2.0f, 0.05f, 7.0f});
+    const Tensor half = run_one(m.model(), {x}, {.float16_activations = true});
+    for (std::size_t i = 0; i < 4; ++i) {
+      const float xi = round_to_half(x.values<float>()[i]);
+      const float want = round_to_half(round_to_half(std::min(std::max(xi, -0.1f), 0.1f)) * 3.0f);
+      CHECK(half.values<float>()[i] == want);
+    }
+    CHECK(half.values<float>()[0] != 0.3f);
+  }
+
   TEST_CASE("float16 storage: an operator that only moves values rounds what it takes from a constant") {
     // Concat of a computed value (a float16 value already) and a constant: the constant's 0.1 and 1000.1 are not
     // float16 values, so the Concat's output is rounded; a Reshape of float16 values is not rounded again (the

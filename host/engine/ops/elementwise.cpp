@@ -196,15 +196,22 @@ template <Arithmetic kind> PreparedOp prepare_arithmetic(OpContext& ctx) {
       const auto f = [](float x, float y) { return arithmetic<kind, float>(x, y); };
       const bool kept = images->kept_output;
       if (images->kept_input[0] == kept && images->kept_input[1] == kept) {  // one layout: element by element
-        broadcast_binary(bc, k.pool, a, b, out, f);
+        broadcast_binary(bc, k.pool, a, b, out, f, &k.finish_output);
         return;
       }
       const int64_t pixels = k.output(0).elements() / std::max<int64_t>(1, images->channels);
       k.pool.parallel_for(pixels, std::max<int64_t>(1, elementwise_grain / std::max<int64_t>(1, images->channels)),
                           [&](int64_t begin, int64_t end) { images->mixed(a, b, out, begin, end, f); });
+      if (k.finish_output) {  // the mixed walk writes in tiles: rounded after it, in pieces
+        k.pool.parallel_for(k.output(0).elements(), elementwise_grain, [&](int64_t begin, int64_t end) {
+          k.finish_output(out + begin, static_cast<std::size_t>(end - begin));
+        });
+      }
     };
+    op.finishes_output = true;
     return op;
   }
+  op.finishes_output = dtype == DataType::float32;
   op.kernel = [bc, dtype](KernelContext& k) {
     visit_dtype(dtype, [&]<class T>() {
       if constexpr (is_float_bits_v<T>) {
@@ -212,8 +219,10 @@ template <Arithmetic kind> PreparedOp prepare_arithmetic(OpContext& ctx) {
         broadcast_binary(bc, k.pool, k.input(0).data<T>(), k.input(1).data<T>(), k.output(0).data<T>(),
                          [](T a, T b) { return narrow<T>(arithmetic<kind, float>(widen(a), widen(b))); });
       } else if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
-        broadcast_binary(bc, k.pool, k.input(0).data<T>(), k.input(1).data<T>(), k.output(0).data<T>(),
-                         [](T a, T b) { return arithmetic<kind, T>(a, b); });
+        // A float32 output rounded as stored in the same runs (finishes_output).
+        broadcast_binary(
+            bc, k.pool, k.input(0).data<T>(), k.input(1).data<T>(), k.output(0).data<T>(),
+            [](T a, T b) { return arithmetic<kind, T>(a, b); }, &k.finish_output);
       }
     });
   };
@@ -328,12 +337,16 @@ PreparedOp prepare_elu(OpContext& ctx) {
 }
 
 // Relu and Clip also take integer tensors (opsets 14 and 12).
+// A float32 output is rounded as stored in the same pieces (PreparedOp::finishes_output: quantized runs).
 template <class T> void clamp_kernel(KernelContext& k, T lo, T hi) {
   const T* in = k.input(0).data<T>();
   T* out = k.output(0).data<T>();
   k.pool.parallel_for(k.input(0).elements(), elementwise_grain, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       out[i] = std::min(std::max(in[i], lo), hi);
+    }
+    if constexpr (std::is_same_v<T, float>) {
+      if (k.finish_output) k.finish_output(out + begin, static_cast<std::size_t>(end - begin));
     }
   });
 }
@@ -350,6 +363,7 @@ PreparedOp prepare_signed_unary(OpContext& ctx) {
 
 PreparedOp prepare_relu(OpContext& ctx) {
   PreparedOp op = prepare_signed_unary(ctx);
+  op.finishes_output = ctx.input(0).dtype == DataType::float32;  // clamp_kernel
   op.kernel = [dtype = ctx.input(0).dtype](KernelContext& k) {
     visit_dtype(dtype, [&]<class T>() {
       if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
@@ -408,6 +422,7 @@ PreparedOp prepare_clip(OpContext& ctx) {
   const bool bounds_from_inputs = ctx.opset() >= 11;
   PreparedOp op;
   op.outputs = {ctx.input(0)};
+  op.finishes_output = dtype == DataType::float32;  // clamp_kernel
   op.kernel = [dtype, attr_min, attr_max, bounds_from_inputs](KernelContext& k) {
     visit_dtype(dtype, [&]<class T>() {
       if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {

@@ -10,15 +10,18 @@
 #include <algorithm>
 #include <initializer_list>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace rknnxx::host {
 
 inline constexpr int64_t elementwise_grain = int64_t{1} << 14;
 
-// out[i] = f(a[...], b[...]) over a broadcast of two operands.
-template <class TA, class TB, class TO, class F>
-void broadcast_binary(const Broadcast& bc, ThreadPool& pool, const TA* a, const TB* b, TO* out, F f) {
+// out[i] = f(a[...], b[...]) over a broadcast of two operands; `finish` (a float32 output's rounding as stored,
+// KernelContext::finish_output), when given, applied to each run just written, while in cache.
+template <class TA, class TB, class TO, class F> void broadcast_binary(const Broadcast& bc, ThreadPool& pool,
+                                                                       const TA* a, const TB* b, TO* out, F f,
+                                                                       const OutputFinish* finish = nullptr) {
   bc.parallel_runs(pool, [&](int64_t o, std::span<const int64_t> offsets, std::span<const int64_t> steps, int64_t n) {
     const TA* pa = a + offsets[0];
     const TB* pb = b + offsets[1];
@@ -39,6 +42,9 @@ void broadcast_binary(const Broadcast& bc, ThreadPool& pool, const TA* a, const 
       }
     } else {
       std::fill(po, po + n, f(*pa, *pb));
+    }
+    if constexpr (std::is_same_v<TO, float>) {
+      if (finish != nullptr && *finish) (*finish)(po, static_cast<std::size_t>(n));
     }
   });
 }

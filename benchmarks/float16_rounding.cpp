@@ -8,46 +8,24 @@
 // normal values, a third exact zeros and a few tiny ones that float16 stores as subnormals.
 #include "float16.hpp"
 
+#include "rounding_bench.hpp"
+
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cstdlib>
 #include <cstring>
-#include <random>
+#include <optional>
 #include <vector>
 
-namespace {
-
-template <class F> double best_microseconds(std::vector<float>& work, const std::vector<float>& source, F&& f) {
-  double best = 1e300;
-  for (int run = 0; run < 30; ++run) {
-    work = source;
-    const auto start = std::chrono::steady_clock::now();
-    f();
-    best = std::min(best, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
-    volatile float observed = work[work.size() / 2];  // the result is used: no compiler may drop the work
-    (void)observed;
-  }
-  return best;
-}
-
-}  // namespace
+using rknnxx::bench::best_microseconds;
 
 int main(int argc, char** argv) {
-  const long megafloats = argc > 1 ? std::strtol(argv[1], nullptr, 10) : 1;
-  if (megafloats < 1 || megafloats > 256) {
-    fmt::print(stderr, "float16_rounding: MEGAFLOATS must be a whole number from 1 to 256\n");
-    return 2;
-  }
-  const std::size_t n = static_cast<std::size_t>(megafloats) << 20;
-  std::vector<float> source(n), work(n);
-  std::mt19937 random(1);
-  std::normal_distribution<float> normal(0.0f, 2.0f);
-  for (float& v : source) {
-    v = random() % 3 == 0 ? 0.0f : normal(random);
-    if (random() % 50 == 0) v *= 1e-6f;
-  }
+  const std::optional<std::size_t> floats = rknnxx::bench::activation_floats(argc, argv, "float16_rounding");
+  if (!floats) return 2;
+  const std::size_t n = *floats;
+  const std::size_t megafloats = n >> 20;
+  const std::vector<float> source = rknnxx::bench::relu_activations(n, true);
+  std::vector<float> work(n);
   const double memcpy_us =
       best_microseconds(work, source, [&] { std::memcpy(work.data(), source.data(), n * sizeof(float)); });
   const double scalar_us = best_microseconds(work, source, [&] {

@@ -8,45 +8,26 @@
 // step 6 / 255 (a Relu6's): normal values, a third exact zeros.
 #include "affine.hpp"
 
+#include "rounding_bench.hpp"
+
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cstdlib>
 #include <cstring>
-#include <random>
+#include <optional>
 #include <utility>
 #include <vector>
 
-namespace {
-
-template <class F> double best_microseconds(std::vector<float>& work, const std::vector<float>& source, F&& f) {
-  double best = 1e300;
-  for (int run = 0; run < 30; ++run) {
-    work = source;
-    const auto start = std::chrono::steady_clock::now();
-    f();
-    best = std::min(best, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
-    volatile float observed = work[work.size() / 2];  // the result is used: no compiler may drop the work
-    (void)observed;
-  }
-  return best;
-}
-
-}  // namespace
+using rknnxx::bench::best_microseconds;
 
 int main(int argc, char** argv) {
   using namespace rknnxx::host::quantize;
-  const long megafloats = argc > 1 ? std::strtol(argv[1], nullptr, 10) : 1;
-  if (megafloats < 1 || megafloats > 256) {
-    fmt::print(stderr, "grid_rounding: MEGAFLOATS must be a whole number from 1 to 256\n");
-    return 2;
-  }
-  const std::size_t n = static_cast<std::size_t>(megafloats) << 20;
-  std::vector<float> source(n), work(n);
-  std::mt19937 random(1);
-  std::normal_distribution<float> normal(0.0f, 2.0f);
-  for (float& v : source) v = random() % 3 == 0 ? 0.0f : normal(random);
+  const std::optional<std::size_t> floats = rknnxx::bench::activation_floats(argc, argv, "grid_rounding");
+  if (!floats) return 2;
+  const std::size_t n = *floats;
+  const std::size_t megafloats = n >> 20;
+  const std::vector<float> source = rknnxx::bench::relu_activations(n, false);
+  std::vector<float> work(n);
   const AffineParams grid = affine_from_range(0.0, 6.0);
   const double memcpy_us =
       best_microseconds(work, source, [&] { std::memcpy(work.data(), source.data(), n * sizeof(float)); });

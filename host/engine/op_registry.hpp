@@ -64,6 +64,12 @@ struct KernelContext {
 
 using Kernel = std::function<void(KernelContext&)>;
 
+// An element-wise float32 operator's arithmetic on a piece of its output 0: `count` values from the same piece of
+// each input that has the output's size, and from the one value of each input that has one (`inputs[i]` points at
+// either; nullptr for an omitted optional input). The session runs chains of such operators piece by piece
+// (elementwise_chain.hpp); it must compute what the kernel computes, value for value.
+using ElementwiseTile = std::function<void(std::span<const float* const> inputs, float* out, int64_t count)>;
+
 struct PreparedOp {
   std::vector<TensorInfo> outputs;  // one per node output (omitted outputs too: give any info)
   Kernel kernel;
@@ -82,6 +88,9 @@ struct PreparedOp {
   bool shape_from_data = false;
   // A oneDNN Conv's offer to keep its input or output in oneDNN's layout (blocked_layout.hpp).
   std::shared_ptr<const BlockedPorts> blocked;
+  // Set by an element-wise float32 operator whose output has the shape of each input but those of one element
+  // (elementwise_chain.hpp): the kernel's arithmetic on a piece.
+  ElementwiseTile tile;
 };
 
 // The PreparedOp of a node whose output shapes are decided by data: `bounds` are the largest

@@ -1,6 +1,7 @@
 #include "session.hpp"
 
 #include "blocked_layout.hpp"
+#include "elementwise_chain.hpp"
 #include "float16.hpp"
 #include "op_registry.hpp"
 #include "thread_pool.hpp"
@@ -8,8 +9,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <numeric>
@@ -71,6 +74,11 @@ struct Step {
   std::vector<Stored> float_outputs;
   bool kernel_finishes = false;  // the kernel rounds float_outputs[0], output 0, itself (PreparedOp::finishes_output)
   bool at_run_time = false;      // prepared and computed when running (docs/conformance.md#run-time-shapes)
+  // An element-wise chain run as this step (elementwise_chain.hpp), `node` its last operator: its members, each
+  // one's stored output (rounded as stored), and its quantized input. Empty: the step runs its kernel.
+  std::vector<ChainMember> chain;
+  std::vector<Stored> chain_outputs;
+  ChainInput chain_input;
 };
 
 struct Plan {
@@ -530,6 +538,46 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
         std::count_if(blocked_bytes.begin(), blocked_bytes.end(), [](std::size_t b) { return b != 0; }));
   }
 
+  // Element-wise chains on one quantized input run as a table (elementwise_chain.hpp), decided once for the plan,
+  // like the kept values, and not while an observer reads every step's outputs.
+  std::vector<std::pair<std::size_t, std::size_t>> chains;
+  std::vector<ChainInput> chain_inputs;
+  std::vector<ValueId> chain_input_values;
+  std::vector<int> chain_of(pending.size(), -1);
+  if (!observer && options.chain_elementwise) {
+    std::vector<ChainCandidate> candidates;
+    for (const Pending& p : pending) candidates.push_back({p.node, p.prepared.tile && !p.at_run_time});
+    for (const auto& [first, last] : find_elementwise_chains(candidates, plan->infos, blocked_bytes, graph.outputs())) {
+      // Its one input of more than one element, made before it, with a grid of few integers; large enough to pay.
+      const auto elements = plan->infos[static_cast<std::size_t>(pending[last].node->outputs[0])].elements();
+      std::optional<ValueId> input;
+      bool one_input = true;
+      for (std::size_t s = first; s <= last; ++s)
+        for (ValueId in : pending[s].node->inputs) {
+          const bool made_inside = std::any_of(pending.begin() + static_cast<std::ptrdiff_t>(first),
+                                               pending.begin() + static_cast<std::ptrdiff_t>(s),
+                                               [in](const Pending& p) { return p.node->outputs[0] == in; });
+          if (in == no_value || made_inside || plan->infos[static_cast<std::size_t>(in)].elements() == 1) continue;
+          one_input = one_input && (!input || *input == in);
+          input = in;
+        }
+      const IntegerGrid* grid = input ? graph.integer_grid(*input) : nullptr;
+      if (!one_input || grid == nullptr || grid->scale.size() != 1 || !(grid->scale[0] > 0.0f) ||
+          !std::isfinite(grid->scale[0]) || grid->max < grid->min || grid->max - grid->min + 1 > max_chain_levels ||
+          elements < 4 * (grid->max - grid->min + 1))
+        continue;
+      for (std::size_t s = first; s <= last; ++s) chain_of[s] = static_cast<int>(chains.size());
+      chains.emplace_back(first, last);
+      chain_input_values.push_back(*input);  // its view is made below
+      chain_inputs.push_back(ChainInput{nullptr, grid->scale[0], grid->zero_point[0], grid->min, grid->max});
+    }
+    plan->stats.elementwise_chains = chains.size();
+  }
+  // Whether step s's outputs live only in a chain's pieces (every member's but the last).
+  const auto inside_chain = [&](std::size_t s) {
+    return chain_of[s] >= 0 && s != chains[static_cast<std::size_t>(chain_of[s])].second;
+  };
+
   // Lifetimes: step s runs at time s + 1; time 0 copies inputs that are stored as float16.
   const auto end_time = static_cast<int32_t>(pending.size() + 1);
   std::vector<int32_t> first_use(value_count, -1);
@@ -550,6 +598,15 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
   for (ValueId out : graph.outputs()) {
     last_use[static_cast<std::size_t>(out)] = end_time;
   }
+  // A chain reads its inputs until its last step writes its last piece: none may share the arena with its output.
+  for (const auto& [first, last] : chains) {
+    for (std::size_t s = first; s <= last; ++s)
+      for (ValueId in : pending[s].node->inputs)
+        if (in != no_value) {
+          int32_t& until = last_use[static_cast<std::size_t>(in)];
+          until = std::max(until, static_cast<int32_t>(last + 1));
+        }
+  }
   std::vector<ArenaBlock> blocks;
   std::vector<ValueId> block_values;  // no_value for a scratch block
   std::vector<std::size_t> step_scratch_block(pending.size(), 0);
@@ -569,7 +626,8 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
   for (std::size_t s = 0; s < pending.size(); ++s) {
     const auto time = static_cast<int32_t>(s + 1);
     for (ValueId out : pending[s].node->outputs) {
-      if (out != no_value && !pending[s].at_run_time) {  // run-time values are allocated when running
+      // Run-time values are allocated when running; those inside a chain never leave its pieces.
+      if (out != no_value && !pending[s].at_run_time && !inside_chain(s)) {
         const auto v = static_cast<std::size_t>(out);
         add_block(blocked_bytes[v] != 0 ? blocked_bytes[v] : plan->infos[v].bytes(), first_use[v], last_use[v], out);
       }
@@ -615,6 +673,8 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
     }
     return constant_is_half[v] != 0;
   };
+  std::vector<ChainMember> chain_members;  // of the chain being gathered
+  std::vector<Step::Stored> chain_outputs;
   for (std::size_t s = 0; s < pending.size(); ++s) {
     Step step;
     step.node = pending[s].node;
@@ -642,6 +702,32 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
     step.at_run_time = pending[s].at_run_time;
     plan->has_run_time_steps = plan->has_run_time_steps || step.at_run_time;
     step.scratch_offset = pending[s].prepared.scratch_bytes != 0 ? blocks[step_scratch_block[s]].offset : 0;
+    if (chain_of[s] >= 0) {  // a member: gathered into the chain's one step, its last
+      const auto c = static_cast<std::size_t>(chain_of[s]);
+      const std::size_t first = chains[c].first;
+      chain_inputs[c].tensor = &plan->slots[static_cast<std::size_t>(chain_input_values[c])];
+      ChainMember member;
+      member.tile = std::move(pending[s].prepared.tile);
+      for (ValueId in : step.node->inputs) {
+        ChainMember::Source source;
+        for (std::size_t m = first; m < s && in != no_value; ++m)
+          if (pending[m].node->outputs[0] == in) source.member = static_cast<int>(m - first);
+        if (source.member < 0 && in != no_value) {
+          source.tensor = &plan->slots[static_cast<std::size_t>(in)];
+          source.quantized_input = source.tensor == chain_inputs[c].tensor;
+        }
+        member.sources.push_back(source);
+      }
+      chain_members.push_back(std::move(member));
+      chain_outputs.push_back(step.float_outputs[0]);
+      if (inside_chain(s)) continue;
+      step.chain = std::move(chain_members);
+      step.chain_outputs = std::move(chain_outputs);
+      step.chain_input = chain_inputs[c];
+      step.kernel_finishes = true;  // the table holds every member's output rounded as stored
+      chain_members.clear();
+      chain_outputs.clear();
+    }
     plan->steps.push_back(std::move(step));
   }
   plan->stats.steps = plan->steps.size();
@@ -727,7 +813,7 @@ std::span<const StepTime> Session::last_profile() const noexcept { return state_
 void Session::set_step_observer(StepObserver observer) {
   if (observer) {  // plans made without one may keep values in oneDNN's layout, which an observer must not see
     std::erase_if(state_->plans, [&](const auto& plan) {
-      const bool drop = plan->stats.blocked_values != 0;
+      const bool drop = plan->stats.blocked_values != 0 || plan->stats.elementwise_chains != 0;
       if (drop && plan.get() == state_->current) state_->current = nullptr;
       return drop;
     });
@@ -829,7 +915,12 @@ std::span<const Tensor> Session::run_views(std::span<const Tensor> inputs) {
   }
   for (Step& step : plan.steps) {
     const auto started = s.options.profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-    if (step.at_run_time) {
+    if (!step.chain.empty()) {
+      std::array<OutputFinish, max_chain_steps> finishes;
+      for (std::size_t m = 0; m < step.chain.size(); ++m) finishes[m] = s.finish_of(step.chain_outputs[m]);
+      run_elementwise_chain(step.chain, std::span(finishes).first(step.chain.size()), step.chain_input,
+                            *step.outputs[0], s.pool);
+    } else if (step.at_run_time) {
       s.run_now(plan, step);
     } else {
       KernelContext ctx{step.inputs, step.outputs, s.pool, arena + step.scratch_offset};
@@ -858,7 +949,12 @@ std::span<const Tensor> Session::run_views(std::span<const Tensor> inputs) {
     }
     if (s.options.profile) {
       const std::chrono::duration<double, std::micro> took = std::chrono::steady_clock::now() - started;
-      s.profile.push_back({step.node->label(), step.node->op_type,
+      // A chain is timed as one: named by its last operator, of the type "ElementwiseChain".
+      const bool chained = !step.chain.empty();
+      s.profile.push_back({chained ? fmt::format("{} and the {} element-wise operators before it", step.node->label(),
+                                                 step.chain.size() - 1)
+                                   : step.node->label(),
+                           chained ? std::string("ElementwiseChain") : step.node->op_type,
                            step.outputs.empty() || step.outputs.front() == nullptr ? std::vector<int64_t>{}
                                                                                    : step.outputs.front()->shape(),
                            took.count()});

@@ -27,7 +27,10 @@ struct SessionOptions {
   std::size_t threads = 0;           // 0: default_thread_count() ($RKNNXX_HOST_THREADS or all cores)
   bool float16_activations = false;  // round every float32 activation to float16 precision between nodes
   bool fuse = true;                  // fold BatchNormalization and fuse Relu/Clip into Conv
-  bool profile = false;              // time every step of a run (last_profile())
+  // Run chains of element-wise operators piece by piece (elementwise_chain.hpp): the same values; off, each
+  // operator runs alone (for comparisons).
+  bool chain_elementwise = true;
+  bool profile = false;  // time every step of a run (last_profile())
 };
 
 // The time one step (one node, or a fused group) took in the last profiled run.
@@ -44,6 +47,7 @@ struct PlanStats {
   std::size_t steps = 0;               // kernels executed per run
   std::size_t folded_nodes = 0;        // nodes computed once while planning
   std::size_t blocked_values = 0;      // values kept in oneDNN's layout between Convs (blocked_layout.hpp)
+  std::size_t elementwise_chains = 0;  // runs of element-wise operators run piece by piece (elementwise_chain.hpp)
 };
 
 // How a graph output's shape is known (docs/conformance.md#run-time-shapes): planned; decided by

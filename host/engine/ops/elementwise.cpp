@@ -156,6 +156,27 @@ std::shared_ptr<SameShapeImages> same_shape_images(const OpContext& ctx) {
   return images;
 }
 
+// The piece-wise form of a float32 binary whose operands have the output's size or one element
+// (PreparedOp::tile), or an empty one.
+template <Arithmetic kind> ElementwiseTile arithmetic_tile(const OpContext& ctx, int64_t elements) {
+  const int64_t a = ctx.input(0).elements(), b = ctx.input(1).elements();
+  if (ctx.input(0).dtype != DataType::float32 || (a != elements && a != 1) || (b != elements && b != 1)) return {};
+  const bool a_one = a == 1 && elements != 1, b_one = b == 1 && elements != 1;
+  return [a_one, b_one](std::span<const float* const> in, float* out, int64_t count) {
+    const float* x = in[0];
+    const float* y = in[1];
+    if (a_one) {
+      const float v = x[0];
+      for (int64_t i = 0; i < count; ++i) out[i] = arithmetic<kind, float>(v, y[i]);
+    } else if (b_one) {
+      const float v = y[0];
+      for (int64_t i = 0; i < count; ++i) out[i] = arithmetic<kind, float>(x[i], v);
+    } else {
+      for (int64_t i = 0; i < count; ++i) out[i] = arithmetic<kind, float>(x[i], y[i]);
+    }
+  };
+}
+
 template <Arithmetic kind> PreparedOp prepare_arithmetic(OpContext& ctx) {
   ctx.expect_inputs(2, 2);
   ctx.expect_dtype(0,
@@ -209,9 +230,11 @@ template <Arithmetic kind> PreparedOp prepare_arithmetic(OpContext& ctx) {
       }
     };
     op.finishes_output = true;
+    op.tile = arithmetic_tile<kind>(ctx, op.outputs[0].elements());  // chains take values NCHW only
     return op;
   }
   op.finishes_output = dtype == DataType::float32;
+  op.tile = arithmetic_tile<kind>(ctx, op.outputs[0].elements());
   op.kernel = [bc, dtype](KernelContext& k) {
     visit_dtype(dtype, [&]<class T>() {
       if constexpr (is_float_bits_v<T>) {
@@ -337,14 +360,16 @@ PreparedOp prepare_elu(OpContext& ctx) {
 }
 
 // Relu and Clip also take integer tensors (opsets 14 and 12).
+template <class T> void clamp_piece(const T* in, T* out, int64_t count, T lo, T hi) {
+  for (int64_t i = 0; i < count; ++i) out[i] = std::min(std::max(in[i], lo), hi);
+}
+
 // A float32 output is rounded as stored in the same pieces (PreparedOp::finishes_output: quantized runs).
 template <class T> void clamp_kernel(KernelContext& k, T lo, T hi) {
   const T* in = k.input(0).data<T>();
   T* out = k.output(0).data<T>();
   k.pool.parallel_for(k.input(0).elements(), elementwise_grain, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      out[i] = std::min(std::max(in[i], lo), hi);
-    }
+    clamp_piece(in + begin, out + begin, end - begin, lo, hi);
     if constexpr (std::is_same_v<T, float>) {
       if (k.finish_output) k.finish_output(out + begin, static_cast<std::size_t>(end - begin));
     }
@@ -364,6 +389,11 @@ PreparedOp prepare_signed_unary(OpContext& ctx) {
 PreparedOp prepare_relu(OpContext& ctx) {
   PreparedOp op = prepare_signed_unary(ctx);
   op.finishes_output = ctx.input(0).dtype == DataType::float32;  // clamp_kernel
+  if (op.finishes_output) {
+    op.tile = [](std::span<const float* const> in, float* out, int64_t count) {
+      clamp_piece(in[0], out, count, 0.0f, std::numeric_limits<float>::max());
+    };
+  }
   op.kernel = [dtype = ctx.input(0).dtype](KernelContext& k) {
     visit_dtype(dtype, [&]<class T>() {
       if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
@@ -423,6 +453,15 @@ PreparedOp prepare_clip(OpContext& ctx) {
   PreparedOp op;
   op.outputs = {ctx.input(0)};
   op.finishes_output = dtype == DataType::float32;  // clamp_kernel
+  if (op.finishes_output) {
+    op.tile = [attr_min, attr_max, bounds_from_inputs](std::span<const float* const> in, float* out, int64_t count) {
+      float lo = bounds_from_inputs ? std::numeric_limits<float>::lowest() : attr_min;
+      float hi = bounds_from_inputs ? std::numeric_limits<float>::max() : attr_max;
+      if (in.size() > 1 && in[1] != nullptr) lo = in[1][0];
+      if (in.size() > 2 && in[2] != nullptr) hi = in[2][0];
+      clamp_piece(in[0], out, count, lo, hi);
+    };
+  }
   op.kernel = [dtype, attr_min, attr_max, bounds_from_inputs](KernelContext& k) {
     visit_dtype(dtype, [&]<class T>() {
       if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {

@@ -1,0 +1,69 @@
+#pragma once
+// Chains of element-wise float32 operators on one quantized value, run as a table (docs/runtime-extensions.md,
+// "Element-wise chains"). A quantized graph fuses nothing but a Relu or Clip into its Convs: each of its other
+// element-wise operators has a grid of its own (a HardSwish written out as Add, Clip, Mul and Div, Paddle's scalar
+// affine blocks) and ran as a pass of its own with a rounding, compute-bound work a board's NPU does in hardware.
+// But when every value such a chain computes depends on one input that holds integers of a known grid
+// (Graph::integer_grid) and on values of one element, each output element is a function of one of the input's few
+// integers: the session computes the chain, with every operator's rounding as stored, on the grid's values (256 for
+// int8) each run, and then looks every output element up by its input's integer. The values are the same, bit for
+// bit: the same arithmetic and roundings on the same input values.
+
+#include "graph.hpp"
+#include "op_registry.hpp"
+#include "thread_pool.hpp"
+
+#include <cstddef>
+#include <span>
+#include <utility>
+#include <vector>
+
+namespace rknnxx::host {
+
+// A step of the plan as the search sees it.
+struct ChainCandidate {
+  const Node* node = nullptr;
+  bool element_wise = false;  // PreparedOp::tile is set and the step is computed while planning's shapes hold
+};
+
+// The steps [first, last] (inclusive, one or more) that may run as one chain each. A step joins a chain when it
+// is element-wise, its output and every input are float32 values not kept in another layout (`kept_bytes` 0), of
+// the chain's element count or of one element; every value a chain makes except its last is read only by the
+// chain's later steps and is not a graph output.
+std::vector<std::pair<std::size_t, std::size_t>> find_elementwise_chains(std::span<const ChainCandidate> steps,
+                                                                         std::span<const TensorInfo> infos,
+                                                                         std::span<const std::size_t> kept_bytes,
+                                                                         std::span<const ValueId> graph_outputs);
+
+// The longest chain run as one step.
+inline constexpr std::size_t max_chain_steps = 8;
+
+// The most integers a chain's table holds (int8's 256 and int4's 16 fit; int16's do not).
+inline constexpr int32_t max_chain_levels = 4096;
+
+// One operator of a chain as it runs.
+struct ChainMember {
+  ElementwiseTile tile;
+  // Per input: a value an earlier member made (its index in the chain), the chain's quantized input, or a tensor
+  // of one value (nullptr: an omitted optional input).
+  struct Source {
+    int member = -1;
+    bool quantized_input = false;
+    const Tensor* tensor = nullptr;
+  };
+  std::vector<Source> sources;
+};
+
+// The chain's quantized input: integers q in [min, max] stored as scale * (q - zero_point).
+struct ChainInput {
+  const Tensor* tensor = nullptr;
+  float scale = 1.0f;
+  int32_t zero_point = 0, min = 0, max = 0;
+};
+
+// Runs the chain: its members on the input's grid values, each member's output rounded by its `finishes` entry as
+// stored, into a table; then `output` = the table at each input element's integer, in pieces on the pool.
+void run_elementwise_chain(std::span<const ChainMember> members, std::span<const OutputFinish> finishes,
+                           const ChainInput& input, Tensor& output, ThreadPool& pool);
+
+}  // namespace rknnxx::host

@@ -1,0 +1,137 @@
+// Element-wise chains on one quantized input run as a table (host/engine/elementwise_chain.hpp;
+// docs/runtime-extensions.md, "Element-wise chains"): the same bits as each operator run alone
+// (SessionOptions::chain_elementwise off), with float16 storage and with an output rounding of its own per value, on 1
+// to 7 threads; and the chains the search may take, and not more.
+
+#include "engine_test_model.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+
+using namespace rknnxx::host;
+using namespace rknnxx::host::testing;
+
+namespace {
+
+// x [2, 7, 37, 41] (21238 values: a part of the pool of 4854, not a whole number of AVX-512 lanes) -> a HardSwish written
+// out (Add 3, Clip 0..6, Mul by x, Div by 6) -> a scalar affine block (Mul, Add) -> y. `extra` adds nodes.
+onnx::ModelProto hard_swish_chain(void (*extra)(ModelBuilder&) = nullptr) {
+  ModelBuilder m(13);
+  m.input("x", DataType::float32, {2, 7, 37, 41})
+      .initializer("three", Tensor::from<float>({}, {3.0f}))
+      .initializer("zero", Tensor::from<float>({}, {0.0f}))
+      .initializer("six", Tensor::from<float>({}, {6.0f}))
+      .initializer("scale", Tensor::from<float>({1}, {0.7f}))
+      .initializer("shift", Tensor::from<float>({1, 1, 1, 1}, {-0.1f}))
+      .node("Add", {"x", "three"}, {"t"})
+      .node("Clip", {"t", "zero", "six"}, {"c"})
+      .node("Mul", {"x", "c"}, {"m"})
+      .node("Div", {"m", "six"}, {"h"})
+      .node("Mul", {"scale", "h"}, {"s"})
+      .node("Add", {"s", "shift"}, {"y"})
+      .output("y");
+  if (extra != nullptr) extra(m);
+  return m.model();
+}
+
+void c_is_an_output(ModelBuilder& m) { m.output("c"); }
+void m_read_by_a_sigmoid(ModelBuilder& m) { m.node("Sigmoid", {"m"}, {"g"}).output("g"); }
+void relu_after(ModelBuilder& m) { m.node("Relu", {"y"}, {"r"}).node("Sub", {"r", "x"}, {"d"}).output("d"); }
+
+// A rounding per value, as a quantized run's grids: value i to multiples of 2^-(4 + i % 5).
+void round_per_value(ValueId id, std::span<float> values) {
+  const float step = std::ldexp(1.0f, -(4 + static_cast<int>(id) % 5));
+  for (float& v : values) v = std::nearbyint(v / step) * step;
+}
+
+// x's int8 grid: zero point 3 and scale 0.05, or 1/16 where x is stored as float16 (each of its values then is a
+// float16 too); the input holds its values only, as a quantized run's do.
+IntegerGrid x_grid(bool half) { return IntegerGrid{{half ? 0.0625f : 0.05f}, {3}, 0, -128, 127}; }
+
+Tensor grid_input(bool half) {
+  const float scale = x_grid(half).scale[0];
+  Tensor x(DataType::float32, {2, 7, 37, 41});
+  std::mt19937 random(5);
+  std::uniform_int_distribution<int32_t> integer(-128, 127);
+  for (float& v : x.values<float>()) v = static_cast<float>(static_cast<double>(scale) * (integer(random) - 3));
+  return x;
+}
+
+struct Run {
+  std::vector<Tensor> outputs;
+  std::size_t chains = 0, steps = 0;
+};
+
+Run run(const onnx::ModelProto& model, bool chain, std::size_t threads, bool half, bool rounding, bool grid = true) {
+  Graph graph(model);
+  if (grid) graph.set_integer_grid(*graph.find("x"), x_grid(half));
+  Session session(
+      std::move(graph),
+      SessionOptions{.threads = test_threads(threads), .float16_activations = half, .chain_elementwise = chain});
+  if (rounding) session.set_output_rounding(round_per_value);
+  Run r;
+  r.outputs = session.run(std::vector<Tensor>{grid_input(half)});
+  r.chains = session.stats().elementwise_chains;
+  r.steps = session.stats().steps;
+  return r;
+}
+
+// The chained run gives the unchained run's bits, with `chains` chains.
+void check_chains(const onnx::ModelProto& model, std::size_t chains, bool grid = true) {
+  for (const std::size_t threads : test_thread_counts({1, 2, 7}))
+    for (const bool half : {false, true})
+      for (const bool rounding : {false, true}) {
+        CAPTURE(threads);
+        CAPTURE(half);
+        CAPTURE(rounding);
+        const Run alone = run(model, false, threads, half, rounding, grid);
+        const Run chained = run(model, true, threads, half, rounding, grid);
+        CHECK(alone.chains == 0);
+        CHECK(chained.chains == chains);
+        REQUIRE(chained.outputs.size() == alone.outputs.size());
+        for (std::size_t o = 0; o < alone.outputs.size(); ++o)
+          CHECK(std::memcmp(chained.outputs[o].raw(), alone.outputs[o].raw(), alone.outputs[o].bytes()) == 0);
+      }
+}
+
+}  // namespace
+
+TEST_SUITE("engine.elementwise_chain") {
+  TEST_CASE("a HardSwish written out and an affine block on one quantized value run as one table, same bits") {
+    check_chains(hard_swish_chain(), 1);
+    const Run chained = run(hard_swish_chain(), true, 1, false, false);
+    CHECK(chained.steps == 1);  // six operators, one step
+  }
+
+  TEST_CASE("a chain ends at a value read outside it, and needs one quantized input") {
+    check_chains(hard_swish_chain(c_is_an_output), 1);       // Add, Clip; then Mul reads x and c: not one input
+    check_chains(hard_swish_chain(m_read_by_a_sigmoid), 1);  // Add, Clip, Mul; then Div reads m: no grid
+    check_chains(hard_swish_chain(relu_after), 1);           // the six; then Relu and Sub read y and x
+    check_chains(hard_swish_chain(), 0, false);              // x without a grid
+  }
+
+  TEST_CASE("an observer sees every value: no chains then") {
+    Graph graph(hard_swish_chain());
+    graph.set_integer_grid(*graph.find("x"), x_grid(false));
+    Session session(std::move(graph), SessionOptions{.threads = 1});
+    std::size_t seen = 0;
+    session.set_step_observer([&](const Node&, std::span<Tensor* const>) { ++seen; });
+    const auto observed = session.run(std::vector<Tensor>{grid_input(false)});
+    CHECK(seen == 6);
+    CHECK(session.stats().elementwise_chains == 0);
+    const Run chained = run(hard_swish_chain(), true, 1, false, false);
+    CHECK(std::memcmp(observed[0].raw(), chained.outputs[0].raw(), observed[0].bytes()) == 0);
+  }
+
+  TEST_CASE("a chain is profiled as one step, named by its last operator") {
+    Graph graph(hard_swish_chain());
+    graph.set_integer_grid(*graph.find("x"), x_grid(false));
+    Session session(std::move(graph), SessionOptions{.threads = 1, .profile = true});
+    session.run(std::vector<Tensor>{grid_input(false)});
+    REQUIRE(session.last_profile().size() == 1);
+    CHECK(session.last_profile()[0].op_type == "ElementwiseChain");
+    CHECK(session.last_profile()[0].node.find("and the 5 element-wise operators before it") != std::string::npos);
+  }
+}

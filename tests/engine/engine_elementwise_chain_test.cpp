@@ -15,8 +15,8 @@ using namespace rknnxx::host::testing;
 
 namespace {
 
-// x [2, 7, 37, 41] (21238 values: a part of the pool of 4854, not a whole number of AVX-512 lanes) -> a HardSwish written
-// out (Add 3, Clip 0..6, Mul by x, Div by 6) -> a scalar affine block (Mul, Add) -> y. `extra` adds nodes.
+// x [2, 7, 37, 41] (21238 values: a part of the pool of 4854, not a whole number of AVX-512 lanes) -> a HardSwish
+// written out (Add 3, Clip 0..6, Mul by x, Div by 6) -> a scalar affine block (Mul, Add) -> y. `extra` adds nodes.
 onnx::ModelProto hard_swish_chain(void (*extra)(ModelBuilder&) = nullptr) {
   ModelBuilder m(13);
   m.input("x", DataType::float32, {2, 7, 37, 41})

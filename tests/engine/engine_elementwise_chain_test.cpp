@@ -112,6 +112,16 @@ TEST_SUITE("engine.elementwise_chain") {
     check_chains(hard_swish_chain(), 0, false);              // x without a grid
   }
 
+  TEST_CASE("one-input operators join a chain: Sigmoid, Tanh, HardSwish") {
+    ModelBuilder m(14);
+    m.input("x", DataType::float32, {2, 7, 37, 41})
+        .node("Sigmoid", {"x"}, {"s"})
+        .node("Tanh", {"s"}, {"t"})
+        .node("HardSwish", {"t"}, {"y"})
+        .output("y");
+    check_chains(m.model(), 1);
+  }
+
   TEST_CASE("an observer sees every value: no chains then") {
     Graph graph(hard_swish_chain());
     graph.set_integer_grid(*graph.find("x"), x_grid(false));

@@ -82,7 +82,11 @@ template <class MakeFunction> PreparedOp prepare_unary_float(OpContext& ctx, Mak
   ctx.expect_dtype(0, {DataType::float32});
   PreparedOp op;
   op.outputs = {ctx.input(0)};
-  op.kernel = [f = make(ctx)](KernelContext& k) {
+  auto f = make(ctx);
+  op.tile = [f](std::span<const float* const> in, float* out, int64_t count) {  // elementwise_chain.hpp
+    for (int64_t i = 0; i < count; ++i) out[i] = f(in[0][i]);
+  };
+  op.kernel = [f](KernelContext& k) {
     parallel_map(k.pool, k.input(0).data<float>(), k.output(0).data<float>(), k.input(0).elements(), f);
   };
   return op;

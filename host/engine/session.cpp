@@ -573,7 +573,7 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
     }
     plan->stats.elementwise_chains = chains.size();
   }
-  // Whether step s's outputs live only in a chain's pieces (every member's but the last).
+  // Whether step s's output lives only in its chain's table (every member's but the last): no arena block.
   const auto inside_chain = [&](std::size_t s) {
     return chain_of[s] >= 0 && s != chains[static_cast<std::size_t>(chain_of[s])].second;
   };
@@ -626,7 +626,7 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
   for (std::size_t s = 0; s < pending.size(); ++s) {
     const auto time = static_cast<int32_t>(s + 1);
     for (ValueId out : pending[s].node->outputs) {
-      // Run-time values are allocated when running; those inside a chain never leave its pieces.
+      // Run-time values are allocated when running; those inside a chain never leave its table.
       if (out != no_value && !pending[s].at_run_time && !inside_chain(s)) {
         const auto v = static_cast<std::size_t>(out);
         add_block(blocked_bytes[v] != 0 ? blocked_bytes[v] : plan->infos[v].bytes(), first_use[v], last_use[v], out);

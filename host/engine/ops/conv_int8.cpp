@@ -283,8 +283,8 @@ struct Int8Conv {
   std::vector<Int8Band> bands;
   // Input and output kept NHWC by blocked_layout.hpp: no transposition, the output's band written in place.
   bool kept_src = false, kept_dst = false;
-  std::size_t u_bytes = 0, worker_bytes = 0;                          // per image, per worker
-  std::size_t dst_bytes = 0, sums_offset = 0, scratchpad_offset = 0;  // a worker's region: dst | sums | scratchpad
+  std::size_t u_bytes = 0, worker_bytes = 0;           // per image, per worker
+  std::size_t sums_offset = 0, scratchpad_offset = 0;  // in a worker's region: dst | sums | scratchpad
 
   void run(KernelContext& k) const {
     const float* x = k.input(0).data<float>();
@@ -425,12 +425,8 @@ bool prepare_int8_conv(const OpContext& ctx, const OnednnConvRequest& r, Prepare
                                                : dnnl::memory::dims{1, g.channels, g.kernel_h, g.kernel_w};
   const tag w_tag = grouped ? tag::goihw : tag::oihw;
   // Bands of output rows, all channels each, for the pool's threads: NHWC in and out is then one layout
-  // whatever the thread count (as conv_onednn.cpp's bands). A band whose rows read only padding has no input
-  // rows; such a Conv runs as one band.
-  std::vector<int64_t> bounds = slice_bounds(g.out_h, 1, ctx.threads());
-  for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
-    if (band_rows(g, bounds[i], bounds[i + 1]).rows <= 0) bounds = {0, g.out_h};
-  }
+  // whatever the thread count (as conv_onednn.cpp's bands).
+  const std::vector<int64_t> bounds = row_bands(g, ctx.threads());
   const auto fast = [](const auto& pd) {
     return std::string(pd.impl_info_str()).rfind("ref", 0) != 0;  // oneDNN's reference loops: slower than floats
   };
@@ -490,7 +486,6 @@ bool prepare_int8_conv(const OpContext& ctx, const OnednnConvRequest& r, Prepare
   } catch (const dnnl::error&) {
     return false;  // a Conv oneDNN does not take on integers stays on the float kernels
   }
-  c.dst_bytes = dst_bytes;
   c.sums_offset = dst_bytes;
   c.scratchpad_offset = dst_bytes + sums_bytes;
   c.u_bytes = aligned(static_cast<std::size_t>(checked_mul(g.channels, g.in_size(), "the scratch size")));
@@ -504,8 +499,9 @@ bool prepare_int8_conv(const OpContext& ctx, const OnednnConvRequest& r, Prepare
   ports->input_layout = ports->output_layout = nhwc_layout;
   ports->input = 0;
   ports->keep_input = [impl](std::size_t) { impl->kept_src = true; };
-  ports->output_bytes = static_cast<std::size_t>(checked_mul(
-      checked_mul(r.out_channels, g.out_size(), "the output size"), g.batch * int64_t{4}, "the output size"));
+  ports->output_bytes = static_cast<std::size_t>(
+      checked_mul(checked_mul(checked_mul(r.out_channels, g.out_size(), "the output size"), g.batch, "the output size"),
+                  static_cast<int64_t>(sizeof(float)), "the output size"));
   ports->keep_output = [impl] { impl->kept_dst = true; };
   op.blocked = std::move(ports);
   op.kernel = [impl](KernelContext& k) { impl->run(k); };

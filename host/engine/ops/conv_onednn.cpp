@@ -322,6 +322,14 @@ Band band_rows(const WindowGeometry& g, int64_t begin, int64_t end) {
   return {first, last - first, first - top, bottom - last};
 }
 
+std::vector<int64_t> row_bands(const WindowGeometry& g, std::size_t threads) {
+  const std::vector<int64_t> bounds = slice_bounds(g.out_h, 1, threads);
+  for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
+    if (band_rows(g, bounds[i], bounds[i + 1]).rows <= 0) return {0, g.out_h};
+  }
+  return bounds;
+}
+
 bool onednn_conv_keeps_nhwc() {
   const dnnl::memory::desc image({1, 16, 8, 8}, dt::f32, tag::any), weights({16, 16, 3, 3}, dt::f32, tag::any);
   const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
@@ -437,11 +445,7 @@ bool prepare_onednn_conv(const OpContext& ctx, const OnednnConvRequest& r, Prepa
       impl->bands = whole.src_desc() == dnnl::memory::desc(src_dims, dt::f32, tag::nhwc) &&
           whole.dst_desc() == dnnl::memory::desc(dst_dims, dt::f32, tag::nhwc);
       if (impl->bands) {
-        bounds = slice_bounds(g.out_h, 1, ctx.threads());
-        // A band whose rows read only padding has no input rows; such a Conv runs as one band.
-        for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
-          if (band_rows(g, bounds[i], bounds[i + 1]).rows <= 0) bounds = {0, g.out_h};
-        }
+        bounds = row_bands(g, ctx.threads());
       }
     }
     // Output channels are cut in multiples of 16 (AVX-512's block); groups so that a slice's channels are too.

@@ -36,6 +36,10 @@ struct Band {
 };
 Band band_rows(const WindowGeometry& g, int64_t begin, int64_t end);
 
+// Bands of output rows for the pool's threads (slice_bounds over the rows); one band when some band's rows would
+// read only padding (it would have no input rows).
+std::vector<int64_t> row_bands(const WindowGeometry& g, std::size_t threads);
+
 // Whether this build has oneDNN (for tests).
 bool onednn_conv_built() noexcept;
 

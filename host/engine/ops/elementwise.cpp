@@ -139,7 +139,7 @@ struct SameShapeImages {
           const float* pa = a + at(ka, n, i0, c);
           const float* pb = b + at(kb, n, i0, c);
           float* po = out + at(ko, n, i0, c);
-          for (int64_t i = 0; i < count; ++i) po[(ko ? i * so : i)] = f(pa[ka ? i * sa : i], pb[kb ? i * sb : i]);
+          for (int64_t i = 0; i < count; ++i) po[i * so] = f(pa[i * sa], pb[i * sb]);  // a stride 1 folds away
         }
       }
       p0 += count;
@@ -163,17 +163,8 @@ template <Arithmetic kind> ElementwiseTile arithmetic_tile(const OpContext& ctx,
   if (ctx.input(0).dtype != DataType::float32 || (a != elements && a != 1) || (b != elements && b != 1)) return {};
   const bool a_one = a == 1 && elements != 1, b_one = b == 1 && elements != 1;
   return [a_one, b_one](std::span<const float* const> in, float* out, int64_t count) {
-    const float* x = in[0];
-    const float* y = in[1];
-    if (a_one) {
-      const float v = x[0];
-      for (int64_t i = 0; i < count; ++i) out[i] = arithmetic<kind, float>(v, y[i]);
-    } else if (b_one) {
-      const float v = y[0];
-      for (int64_t i = 0; i < count; ++i) out[i] = arithmetic<kind, float>(x[i], v);
-    } else {
-      for (int64_t i = 0; i < count; ++i) out[i] = arithmetic<kind, float>(x[i], y[i]);
-    }
+    binary_run(in[0], in[1], out, count, a_one ? 0 : 1, b_one ? 0 : 1,
+               [](float x, float y) { return arithmetic<kind, float>(x, y); });
   };
 }
 
@@ -364,6 +355,10 @@ template <class T> void clamp_piece(const T* in, T* out, int64_t count, T lo, T 
   for (int64_t i = 0; i < count; ++i) out[i] = std::min(std::max(in[i], lo), hi);
 }
 
+template <class T> struct ClipBounds {
+  T lo, hi;
+};
+
 // A float32 output is rounded as stored in the same pieces (PreparedOp::finishes_output: quantized runs).
 template <class T> void clamp_kernel(KernelContext& k, T lo, T hi) {
   const T* in = k.input(0).data<T>();
@@ -450,34 +445,29 @@ PreparedOp prepare_clip(OpContext& ctx) {
   const float attr_min = ctx.attr_float("min", std::numeric_limits<float>::lowest());
   const float attr_max = ctx.attr_float("max", std::numeric_limits<float>::max());
   const bool bounds_from_inputs = ctx.opset() >= 11;
+  // The bounds: the attributes before opset 11, else the inputs given (`lo_in`, `hi_in`; nullptr when omitted).
+  const auto bounds = [attr_min, attr_max, bounds_from_inputs]<class T>(const T* lo_in, const T* hi_in) {
+    T lo = bounds_from_inputs ? std::numeric_limits<T>::lowest() : static_cast<T>(attr_min);
+    T hi = bounds_from_inputs ? std::numeric_limits<T>::max() : static_cast<T>(attr_max);
+    return ClipBounds<T>{lo_in != nullptr ? *lo_in : lo, hi_in != nullptr ? *hi_in : hi};
+  };
   PreparedOp op;
   op.outputs = {ctx.input(0)};
   op.finishes_output = dtype == DataType::float32;  // clamp_kernel
   if (op.finishes_output) {
-    op.tile = [attr_min, attr_max, bounds_from_inputs](std::span<const float* const> in, float* out, int64_t count) {
-      float lo = bounds_from_inputs ? std::numeric_limits<float>::lowest() : attr_min;
-      float hi = bounds_from_inputs ? std::numeric_limits<float>::max() : attr_max;
-      if (in.size() > 1 && in[1] != nullptr) lo = in[1][0];
-      if (in.size() > 2 && in[2] != nullptr) hi = in[2][0];
+    op.tile = [bounds](std::span<const float* const> in, float* out, int64_t count) {
+      const auto [lo, hi] = bounds(in.size() > 1 ? in[1] : nullptr, in.size() > 2 ? in[2] : nullptr);
       clamp_piece(in[0], out, count, lo, hi);
     };
   }
-  op.kernel = [dtype, attr_min, attr_max, bounds_from_inputs](KernelContext& k) {
+  op.kernel = [dtype, bounds](KernelContext& k) {
     visit_dtype(dtype, [&]<class T>() {
       if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
-        T lo = std::numeric_limits<T>::lowest();
-        T hi = std::numeric_limits<T>::max();
-        if (!bounds_from_inputs) {
-          lo = static_cast<T>(attr_min);
-          hi = static_cast<T>(attr_max);
-        }
-        if (const Tensor* t = k.optional_input(1)) {
-          lo = *t->data<T>();
-        }
-        if (const Tensor* t = k.optional_input(2)) {
-          hi = *t->data<T>();
-        }
-        clamp_kernel<T>(k, lo, hi);
+        const Tensor* lo = k.optional_input(1);
+        const Tensor* hi = k.optional_input(2);
+        const auto [low, high] =
+            bounds(lo != nullptr ? lo->data<T>() : nullptr, hi != nullptr ? hi->data<T>() : nullptr);
+        clamp_kernel<T>(k, low, high);
       }
     });
   };

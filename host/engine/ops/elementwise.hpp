@@ -17,32 +17,31 @@ namespace rknnxx::host {
 
 inline constexpr int64_t elementwise_grain = int64_t{1} << 14;
 
+// out[i] = f(a[i], b[i]) over one run, an operand whose step is 0 read as its one value (a contiguous loop the
+// compiler vectorises in each case).
+template <class TA, class TB, class TO, class F>
+void binary_run(const TA* a, const TB* b, TO* out, int64_t n, int64_t a_step, int64_t b_step, F f) {
+  if (a_step != 0 && b_step != 0) {
+    for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
+  } else if (a_step != 0) {
+    const TB bv = *b;
+    for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], bv);
+  } else if (b_step != 0) {
+    const TA av = *a;
+    for (int64_t i = 0; i < n; ++i) out[i] = f(av, b[i]);
+  } else {
+    std::fill(out, out + n, f(*a, *b));
+  }
+}
+
 // out[i] = f(a[...], b[...]) over a broadcast of two operands; `finish` (a float32 output's rounding as stored,
 // KernelContext::finish_output), when given, applied to each run just written, while in cache.
 template <class TA, class TB, class TO, class F> void broadcast_binary(const Broadcast& bc, ThreadPool& pool,
                                                                        const TA* a, const TB* b, TO* out, F f,
                                                                        const OutputFinish* finish = nullptr) {
   bc.parallel_runs(pool, [&](int64_t o, std::span<const int64_t> offsets, std::span<const int64_t> steps, int64_t n) {
-    const TA* pa = a + offsets[0];
-    const TB* pb = b + offsets[1];
     TO* po = out + o;
-    if (steps[0] != 0 && steps[1] != 0) {
-      for (int64_t i = 0; i < n; ++i) {
-        po[i] = f(pa[i], pb[i]);
-      }
-    } else if (steps[0] != 0) {
-      const TB bv = *pb;
-      for (int64_t i = 0; i < n; ++i) {
-        po[i] = f(pa[i], bv);
-      }
-    } else if (steps[1] != 0) {
-      const TA av = *pa;
-      for (int64_t i = 0; i < n; ++i) {
-        po[i] = f(av, pb[i]);
-      }
-    } else {
-      std::fill(po, po + n, f(*pa, *pb));
-    }
+    binary_run(a + offsets[0], b + offsets[1], po, n, steps[0], steps[1], f);
     if constexpr (std::is_same_v<TO, float>) {
       if (finish != nullptr && *finish) (*finish)(po, static_cast<std::size_t>(n));
     }

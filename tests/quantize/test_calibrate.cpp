@@ -196,6 +196,27 @@ TEST_CASE("quantized execution keeps values in oneDNN's layout, with the same bi
     }
 }
 
+TEST_CASE("quantized runs one after another: the inputs' kept buffers give each run its own inputs, left unchanged") {
+  const Graph graph = inference_graph(conv_chain_model());
+  Calibrator calibrator(graph, Algorithm::normal, 1);
+  for (uint32_t i = 0; i < 4; ++i)
+    calibrator.add(std::vector<Tensor>{random_tensor({2, 8, 9, 9}, 100 + i, -2.0f, 2.0f)});
+  const ActivationTable table = calibrator.finish();
+  const std::vector<Tensor> a{random_tensor({2, 8, 9, 9}, 300, -2.0f, 2.0f)};
+  const std::vector<Tensor> b{random_tensor({2, 8, 9, 9}, 301, -2.0f, 2.0f)};
+  const Tensor a_before = a[0].clone();
+  QuantizedSession quantized(graph, table, Method::channel(), {.threads = 1});
+  const auto first = quantized.run(a);
+  const auto other = quantized.run(b);
+  const auto again = quantized.run(a);
+  CHECK(std::memcmp(first[0].raw(), again[0].raw(), first[0].bytes()) == 0);
+  CHECK(std::memcmp(first[0].raw(), other[0].raw(), first[0].bytes()) != 0);
+  CHECK(std::memcmp(a[0].raw(), a_before.raw(), a_before.bytes()) == 0);  // rounded in the session's copy
+  QuantizedSession fresh(graph, table, Method::channel(), {.threads = 1});
+  const auto alone = fresh.run(b);
+  CHECK(std::memcmp(alone[0].raw(), other[0].raw(), alone[0].bytes()) == 0);
+}
+
 TEST_CASE("w16a16i_dfp execution: every activation q * 2^-fl with q in int16, weights too, far closer than int8") {
   const Graph graph = inference_graph(small_model());
   const auto data = samples(16);

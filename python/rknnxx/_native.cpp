@@ -8,6 +8,7 @@
 // are serialized, never interleaved. Lock order: the mutex is only taken with the GIL released,
 // and nothing that needs the GIL runs while it is held.
 
+#include <rknnxx/core/fmt_core.hpp>
 #include <rknnxx/rknn.hpp>
 #include <rknnxx/version.hpp>
 

@@ -8,6 +8,7 @@
 
 #include <rknnxx/core/message.hpp>
 #include <rknnxx/core/std_light_algorithm.hpp>  // std::copy, std::max, ...
+#include <rknnxx/impl/decl.hpp>
 
 #include <cstdint>
 #include <concepts>
@@ -97,7 +98,10 @@ namespace detail {
 class RknnCategory final : public std::error_category {
 public:
   [[nodiscard]] const char* name() const noexcept override { return "rknn"; }
-  [[nodiscard]] std::string message(int code) const override;
+  // RKNNXX_DECL here as well: declared plainly, the function would be the class's key function, and a
+  // key function defined inline makes g++ emit the vtable and every body it reaches in each translation
+  // unit (a tenth of a header-only one's time), used or not.
+  [[nodiscard]] RKNNXX_DECL std::string message(int code) const override;
 };
 }  // namespace detail
 

@@ -22,6 +22,7 @@
 #include <rknnxx/core/element_type.hpp>
 #include <rknnxx/core/error.hpp>
 #include <rknnxx/core/message.hpp>
+#include <rknnxx/impl/decl.hpp>
 #include <rknnxx/runtime/context_state.hpp>
 
 #include <algorithm>
@@ -168,7 +169,7 @@ inline std::mutex custom_op_slot_mutex;
 class CustomOpBinding final : public RegisteredCustomOp {
 public:
   CustomOpBinding(CustomOp op, CustomOpAttrs::GetAttr get_attr);
-  ~CustomOpBinding() override;
+  RKNNXX_DECL ~CustomOpBinding() override;  // not a key function header-only (core/error.hpp, RknnCategory)
   CustomOpBinding(const CustomOpBinding&) = delete;
   CustomOpBinding& operator=(const CustomOpBinding&) = delete;
 

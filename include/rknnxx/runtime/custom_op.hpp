@@ -169,12 +169,14 @@ inline std::mutex custom_op_slot_mutex;
 class CustomOpBinding final : public RegisteredCustomOp {
 public:
   CustomOpBinding(CustomOp op, CustomOpAttrs::GetAttr get_attr);
-  RKNNXX_DECL ~CustomOpBinding() override;  // not a key function header-only (core/error.hpp, RknnCategory)
+  // RKNNXX_DECL on the virtual members: header-only, none is a key function defined inline, which would
+  // emit the vtable and these bodies in every translation unit (core/error.hpp, RknnCategory).
+  RKNNXX_DECL ~CustomOpBinding() override;
   CustomOpBinding(const CustomOpBinding&) = delete;
   CustomOpBinding& operator=(const CustomOpBinding&) = delete;
 
   [[nodiscard]] const rknn_custom_op& abi() const noexcept { return abi_; }
-  [[nodiscard]] std::string take_error() override;
+  [[nodiscard]] RKNNXX_DECL std::string take_error() override;
 
   int compute(rknn_custom_op_context* op_ctx, rknn_custom_op_tensor* inputs, std::uint32_t n_inputs,
               rknn_custom_op_tensor* outputs, std::uint32_t n_outputs) noexcept;

@@ -601,7 +601,9 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
           const auto v = static_cast<std::size_t>(in);
           const bool in_chain = s >= first && s <= last;
           if (v == x) fits = fits && in_chain;  // read by the chain alone
-          else if (in_chain) fits = fits && (made_by[v] < p || (made_by[v] >= static_cast<int>(first) && made_by[v] < static_cast<int>(s)));
+          else if (in_chain)
+            fits =
+                fits && (made_by[v] < p || (made_by[v] >= static_cast<int>(first) && made_by[v] < static_cast<int>(s)));
         }
       if (fits) chain_producer[c] = p;
     }
@@ -699,7 +701,8 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
     if (block_values[b] != no_value) {
       plan->arena_values.emplace_back(block_values[b], blocks[b].offset);  // bound by State::bind_arena
       for (std::size_t v = 0; v < value_count; ++v)
-        if (shares_block_of[v] == block_values[b]) plan->arena_values.emplace_back(static_cast<ValueId>(v), blocks[b].offset);
+        if (shares_block_of[v] == block_values[b])
+          plan->arena_values.emplace_back(static_cast<ValueId>(v), blocks[b].offset);
     }
   }
   for (ValueId out : graph.outputs()) {
@@ -1018,10 +1021,9 @@ std::span<const Tensor> Session::run_views(std::span<const Tensor> inputs) {
       const bool chained = !step.chain.empty() && !step.chain_in_producer;
       s.profile.push_back({chained ? fmt::format("{} and the {} element-wise operators before it", step.node->label(),
                                                  step.chain.size() - 1)
-                           : step.chain_in_producer
-                               ? fmt::format("{} and the {} element-wise operators after it", step.node->label(),
-                                             step.chain.size())
-                               : step.node->label(),
+                               : step.chain_in_producer ? fmt::format("{} and the {} element-wise operators after it",
+                                                                      step.node->label(), step.chain.size())
+                                                        : step.node->label(),
                            chained ? std::string("ElementwiseChain") : step.node->op_type,
                            step.outputs.empty() || step.outputs.front() == nullptr ? std::vector<int64_t>{}
                                                                                    : step.outputs.front()->shape(),

@@ -134,10 +134,10 @@ ProducedRun run_made(const onnx::ModelProto& model, bool chain, std::size_t thre
   const IntegerGrid grid = x_grid(half);
   graph.set_integer_grid(x, grid);
   // Unfused, as a quantized graph runs (each value on a grid of its own).
-  Session session(std::move(graph), SessionOptions{.threads = test_threads(threads),
-                                                   .float16_activations = half,
-                                                   .fuse = false,
-                                                   .chain_elementwise = chain});
+  Session session(
+      std::move(graph),
+      SessionOptions{
+          .threads = test_threads(threads), .float16_activations = half, .fuse = false, .chain_elementwise = chain});
   session.set_output_rounding([x, grid, rounding](ValueId id, std::span<float> values) {
     if (id != x) {
       if (rounding) round_per_value(id, values);

@@ -134,10 +134,8 @@ std::vector<std::pair<std::size_t, std::size_t>> find_elementwise_chains(std::sp
   return chains;
 }
 
-ChainTable::ChainTable(std::span<const ChainMember> members, std::span<const OutputFinish> finishes,
-                       const ChainInput& input)
-    : inverse_(1.0f / input.scale), lo_(static_cast<float>(input.min - input.zero_point)),
-      hi_(static_cast<float>(input.max - input.zero_point)), offset_(input.zero_point - input.min) {
+void run_elementwise_chain(std::span<const ChainMember> members, std::span<const OutputFinish> finishes,
+                           const ChainInput& input, Tensor& output, ThreadPool& pool) {
   // The grid's values, as the rounding stores them (AffineParams::dequantize: the product rounded once), and the
   // chain on them, member after member, each output rounded as stored.
   const int32_t levels = input.max - input.min + 1;
@@ -146,7 +144,7 @@ ChainTable::ChainTable(std::span<const ChainMember> members, std::span<const Out
     grid[static_cast<std::size_t>(k)] =
         static_cast<float>(static_cast<double>(input.scale) * (input.min + k - input.zero_point));
   const auto values_of = [&](std::size_t m) { return grid.data() + static_cast<std::size_t>(levels) * (m + 1); };
-  table_.resize(static_cast<std::size_t>(levels));
+  std::vector<float> table(static_cast<std::size_t>(levels));
   std::array<const float*, max_inputs> in{};
   for (std::size_t m = 0; m < members.size(); ++m) {
     const ChainMember& member = members[m];
@@ -157,25 +155,18 @@ ChainTable::ChainTable(std::span<const ChainMember> members, std::span<const Out
           : source.tensor != nullptr ? source.tensor->data<float>()
                                      : nullptr;
     }
-    float* out = m + 1 == members.size() ? table_.data() : values_of(m);
+    float* out = m + 1 == members.size() ? table.data() : values_of(m);
     member.tile(std::span<const float* const>(in.data(), member.sources.size()), out, levels);
     if (finishes[m]) finishes[m](out, static_cast<std::size_t>(levels));
   }
-}
-
-void ChainTable::apply(const float* x, float* y, int64_t count) const {
   // Each element's integer: x / scale is within 2^-22 of one for a grid value (x * (1 / scale), two roundings).
-  static const auto loop = lookup_loop();
-  loop(Lookup{table_.data(), inverse_, lo_, hi_, offset_}, x, y, count);
-}
-
-void run_elementwise_chain(std::span<const ChainMember> members, std::span<const OutputFinish> finishes,
-                           const ChainInput& input, Tensor& output, ThreadPool& pool) {
-  const ChainTable table(members, finishes, input);
+  const Lookup lookup{table.data(), 1.0f / input.scale, static_cast<float>(input.min - input.zero_point),
+                      static_cast<float>(input.max - input.zero_point), input.zero_point - input.min};
   const float* x = input.tensor->data<float>();
   float* y = output.data<float>();
+  const auto loop = lookup_loop();
   pool.parallel_for(output.elements(), int64_t{1} << 14,
-                    [&](int64_t begin, int64_t end) { table.apply(x + begin, y + begin, end - begin); });
+                    [&](int64_t begin, int64_t end) { loop(lookup, x + begin, y + begin, end - begin); });
 }
 
 }  // namespace rknnxx::host

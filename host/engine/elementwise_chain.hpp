@@ -61,21 +61,8 @@ struct ChainInput {
   int32_t zero_point = 0, min = 0, max = 0;
 };
 
-// A chain's table: its members computed on the input's grid values, each member's output rounded by its `finishes`
-// entry as stored, and the lookup of an element's output by its input's integer.
-class ChainTable {
-public:
-  ChainTable(std::span<const ChainMember> members, std::span<const OutputFinish> finishes, const ChainInput& input);
-  // y[i] = the chain's output for the input element x[i]; y may be x.
-  void apply(const float* x, float* y, int64_t count) const;
-
-private:
-  std::vector<float> table_;
-  float inverse_ = 1.0f, lo_ = 0.0f, hi_ = 0.0f;  // 1 / scale; the grid's integers less the zero point
-  int32_t offset_ = 0;                            // the zero point less the grid's least integer
-};
-
-// Runs the chain: its table, then `output` = the table at each input element's integer, in pieces on the pool.
+// Runs the chain: its members on the input's grid values, each member's output rounded by its `finishes` entry as
+// stored, into a table; then `output` = the table at each input element's integer, in pieces on the pool.
 void run_elementwise_chain(std::span<const ChainMember> members, std::span<const OutputFinish> finishes,
                            const ChainInput& input, Tensor& output, ThreadPool& pool);
 

@@ -33,19 +33,15 @@ struct BlockedPorts;  // blocked_layout.hpp
 
 // Rounds a float32 value as it is stored: to float16 (float16 activations) and then by the session's element-wise
 // rounding (Session::set_output_rounding: a quantized grid), the same whoever applies it, in any pieces.
-// `then`, when set, maps the rounded values in place to those of a later value: a chain of element-wise operators
-// that reads only this one, run by the step that makes it (elementwise_chain.hpp, ChainTable).
 struct OutputFinish {
   bool to_half = false;
   const std::function<void(ValueId, std::span<float>)>* rounding = nullptr;
   ValueId id = no_value;  // the value, for `rounding`
-  const std::function<void(std::span<float>)>* then = nullptr;
 
-  explicit operator bool() const noexcept { return to_half || rounding != nullptr || then != nullptr; }
+  explicit operator bool() const noexcept { return to_half || rounding != nullptr; }
   void operator()(float* data, std::size_t count) const {
     if (to_half) round_to_half(data, count);
     if (rounding != nullptr) (*rounding)(id, std::span<float>(data, count));
-    if (then != nullptr) (*then)(std::span<float>(data, count));
   }
 };
 

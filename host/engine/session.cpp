@@ -79,9 +79,6 @@ struct Step {
   std::vector<ChainMember> chain;
   std::vector<Stored> chain_outputs;
   ChainInput chain_input;
-  // The chain reads only this step's output 0 and runs in it: its table maps each piece of the output, as the
-  // kernel rounds it, to the chain's output in place (OutputFinish::then); `node` is this step's own operator.
-  bool chain_in_producer = false;
 };
 
 struct Plan {
@@ -576,46 +573,9 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
     }
     plan->stats.elementwise_chains = chains.size();
   }
-  // A chain whose input is made, for it alone, by a step that rounds its output 0 itself (PreparedOp::finishes_output)
-  // runs in that step, while each piece is in cache: -1, or the producing step. The chain's output then shares the
-  // input's arena block, and every other value the chain reads must be there before the producer runs.
-  std::vector<int> chain_producer(chains.size(), -1);
-  {
-    std::vector<int> made_by(value_count, -1);
-    for (std::size_t s = 0; s < pending.size(); ++s)
-      for (ValueId out : pending[s].node->outputs)
-        if (out != no_value) made_by[static_cast<std::size_t>(out)] = static_cast<int>(s);
-    std::vector<char> is_output(value_count, 0);
-    for (ValueId out : graph.outputs()) is_output[static_cast<std::size_t>(out)] = 1;
-    for (std::size_t c = 0; c < chains.size(); ++c) {
-      const auto [first, last] = chains[c];
-      const auto x = static_cast<std::size_t>(chain_input_values[c]);
-      const int p = made_by[x];
-      if (p < 0 || chain_of[static_cast<std::size_t>(p)] >= 0 || is_output[x] != 0) continue;
-      const Pending& producer = pending[static_cast<std::size_t>(p)];
-      if (!producer.prepared.finishes_output || producer.at_run_time || producer.node->outputs.size() != 1) continue;
-      bool fits = true;
-      for (std::size_t s = 0; s < pending.size() && fits; ++s)
-        for (ValueId in : pending[s].node->inputs) {
-          if (in == no_value) continue;
-          const auto v = static_cast<std::size_t>(in);
-          const bool in_chain = s >= first && s <= last;
-          if (v == x) fits = fits && in_chain;  // read by the chain alone
-          else if (in_chain)
-            fits =
-                fits && (made_by[v] < p || (made_by[v] >= static_cast<int>(first) && made_by[v] < static_cast<int>(s)));
-        }
-      if (fits) chain_producer[c] = p;
-    }
-    plan->stats.chains_in_producers = static_cast<std::size_t>(
-        std::count_if(chain_producer.begin(), chain_producer.end(), [](int p) { return p >= 0; }));
-  }
-  // Whether step s's output lives only in its chain's table (every member's but the last): no arena block. A
-  // chain run by its producer keeps its output in its input's block.
+  // Whether step s's output lives only in its chain's table (every member's but the last): no arena block.
   const auto inside_chain = [&](std::size_t s) {
-    if (chain_of[s] < 0) return false;
-    const auto c = static_cast<std::size_t>(chain_of[s]);
-    return s != chains[c].second || chain_producer[c] >= 0;
+    return chain_of[s] >= 0 && s != chains[static_cast<std::size_t>(chain_of[s])].second;
   };
 
   // Lifetimes: step s runs at time s + 1; time 0 copies inputs that are stored as float16.
@@ -646,15 +606,6 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
           int32_t& until = last_use[static_cast<std::size_t>(in)];
           until = std::max(until, static_cast<int32_t>(last + 1));
         }
-  }
-  // A chain run by its producer: its output lives in its input's block, from the producer on.
-  std::vector<ValueId> shares_block_of(value_count, no_value);
-  for (std::size_t c = 0; c < chains.size(); ++c) {
-    if (chain_producer[c] < 0) continue;
-    const ValueId y = pending[chains[c].second].node->outputs[0];
-    const auto x = static_cast<std::size_t>(chain_input_values[c]);
-    last_use[x] = std::max(last_use[x], last_use[static_cast<std::size_t>(y)]);
-    shares_block_of[static_cast<std::size_t>(y)] = chain_input_values[c];
   }
   std::vector<ArenaBlock> blocks;
   std::vector<ValueId> block_values;  // no_value for a scratch block
@@ -700,9 +651,6 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
   for (std::size_t b = 0; b < blocks.size(); ++b) {
     if (block_values[b] != no_value) {
       plan->arena_values.emplace_back(block_values[b], blocks[b].offset);  // bound by State::bind_arena
-      for (std::size_t v = 0; v < value_count; ++v)
-        if (shares_block_of[v] == block_values[b])
-          plan->arena_values.emplace_back(static_cast<ValueId>(v), blocks[b].offset);
     }
   }
   for (ValueId out : graph.outputs()) {
@@ -727,7 +675,6 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
   };
   std::vector<ChainMember> chain_members;  // of the chain being gathered
   std::vector<Step::Stored> chain_outputs;
-  std::vector<std::size_t> step_of(pending.size(), 0);  // the index in plan->steps of each pending step pushed
   for (std::size_t s = 0; s < pending.size(); ++s) {
     Step step;
     step.node = pending[s].node;
@@ -773,20 +720,14 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
       }
       chain_members.push_back(std::move(member));
       chain_outputs.push_back(step.float_outputs[0]);
-      if (s != chains[c].second) continue;
-      // Run by the chain's last step, or by the step that makes its input (then no step of its own).
-      const bool in_producer = chain_producer[c] >= 0;
-      Step& runner = in_producer ? plan->steps[step_of[static_cast<std::size_t>(chain_producer[c])]] : step;
-      runner.chain = std::move(chain_members);
-      runner.chain_outputs = std::move(chain_outputs);
-      runner.chain_input = chain_inputs[c];
-      runner.chain_in_producer = in_producer;
-      runner.kernel_finishes = true;  // the table holds every member's output rounded as stored
+      if (inside_chain(s)) continue;
+      step.chain = std::move(chain_members);
+      step.chain_outputs = std::move(chain_outputs);
+      step.chain_input = chain_inputs[c];
+      step.kernel_finishes = true;  // the table holds every member's output rounded as stored
       chain_members.clear();
       chain_outputs.clear();
-      if (in_producer) continue;
     }
-    step_of[s] = plan->steps.size();
     plan->steps.push_back(std::move(step));
   }
   plan->stats.steps = plan->steps.size();
@@ -974,25 +915,16 @@ std::span<const Tensor> Session::run_views(std::span<const Tensor> inputs) {
   }
   for (Step& step : plan.steps) {
     const auto started = s.options.profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-    std::array<OutputFinish, max_chain_steps> chain_finishes;
-    for (std::size_t m = 0; m < step.chain.size(); ++m) chain_finishes[m] = s.finish_of(step.chain_outputs[m]);
-    const auto chain_finish = std::span(chain_finishes).first(step.chain.size());
-    if (!step.chain.empty() && !step.chain_in_producer) {
-      run_elementwise_chain(step.chain, chain_finish, step.chain_input, *step.outputs[0], s.pool);
+    if (!step.chain.empty()) {
+      std::array<OutputFinish, max_chain_steps> finishes;
+      for (std::size_t m = 0; m < step.chain.size(); ++m) finishes[m] = s.finish_of(step.chain_outputs[m]);
+      run_elementwise_chain(step.chain, std::span(finishes).first(step.chain.size()), step.chain_input,
+                            *step.outputs[0], s.pool);
     } else if (step.at_run_time) {
       s.run_now(plan, step);
     } else {
       KernelContext ctx{step.inputs, step.outputs, s.pool, arena + step.scratch_offset};
       if (step.kernel_finishes) ctx.finish_output = s.finish_of(step.float_outputs[0]);
-      std::optional<ChainTable> table;
-      std::function<void(std::span<float>)> to_chain_output;
-      if (step.chain_in_producer) {
-        table.emplace(step.chain, chain_finish, step.chain_input);
-        to_chain_output = [&table](std::span<float> v) {
-          table->apply(v.data(), v.data(), static_cast<int64_t>(v.size()));
-        };
-        ctx.finish_output.then = &to_chain_output;
-      }
       try {
         step.kernel(ctx);
       } catch (const EngineError&) {
@@ -1017,13 +949,11 @@ std::span<const Tensor> Session::run_views(std::span<const Tensor> inputs) {
     }
     if (s.options.profile) {
       const std::chrono::duration<double, std::micro> took = std::chrono::steady_clock::now() - started;
-      // A chain is timed as one: named by its last operator, of the type "ElementwiseChain"; or with its producer.
-      const bool chained = !step.chain.empty() && !step.chain_in_producer;
+      // A chain is timed as one: named by its last operator, of the type "ElementwiseChain".
+      const bool chained = !step.chain.empty();
       s.profile.push_back({chained ? fmt::format("{} and the {} element-wise operators before it", step.node->label(),
                                                  step.chain.size() - 1)
-                               : step.chain_in_producer ? fmt::format("{} and the {} element-wise operators after it",
-                                                                      step.node->label(), step.chain.size())
-                                                        : step.node->label(),
+                                   : step.node->label(),
                            chained ? std::string("ElementwiseChain") : step.node->op_type,
                            step.outputs.empty() || step.outputs.front() == nullptr ? std::vector<int64_t>{}
                                                                                    : step.outputs.front()->shape(),

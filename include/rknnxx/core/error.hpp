@@ -98,9 +98,8 @@ namespace detail {
 class RknnCategory final : public std::error_category {
 public:
   [[nodiscard]] const char* name() const noexcept override { return "rknn"; }
-  // RKNNXX_DECL here as well: declared plainly, the function would be the class's key function, and a
-  // key function defined inline makes g++ emit the vtable and every body it reaches in each translation
-  // unit (a tenth of a header-only one's time), used or not.
+  // RKNNXX_DECL in the class too: a key function defined inline would make every header-only translation
+  // unit emit the vtable and the bodies it reaches (docs/separate-compilation.md#compile-cost).
   [[nodiscard]] RKNNXX_DECL std::string message(int code) const override;
 };
 }  // namespace detail

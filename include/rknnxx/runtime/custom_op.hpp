@@ -169,8 +169,7 @@ inline std::mutex custom_op_slot_mutex;
 class CustomOpBinding final : public RegisteredCustomOp {
 public:
   CustomOpBinding(CustomOp op, CustomOpAttrs::GetAttr get_attr);
-  // RKNNXX_DECL on the virtual members: header-only, none is a key function defined inline, which would
-  // emit the vtable and these bodies in every translation unit (core/error.hpp, RknnCategory).
+  // RKNNXX_DECL on the virtual members: no key function defined inline (docs/separate-compilation.md#compile-cost).
   RKNNXX_DECL ~CustomOpBinding() override;
   CustomOpBinding(const CustomOpBinding&) = delete;
   CustomOpBinding& operator=(const CustomOpBinding&) = delete;

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -17,9 +19,8 @@ namespace {
 
 constexpr std::size_t max_inputs = 8;  // of an operator in a chain (Clip has three)
 
-bool plain_float(ValueId id, std::span<const TensorInfo> infos, std::span<const std::size_t> kept_bytes) {
-  const auto v = static_cast<std::size_t>(id);
-  return infos[v].dtype == DataType::float32 && kept_bytes[v] == 0;
+bool is_float(ValueId id, std::span<const TensorInfo> infos) {
+  return infos[static_cast<std::size_t>(id)].dtype == DataType::float32;
 }
 
 // y = table[integer of x]: the integer nearest x * inverse (ties to even by adding and subtracting 1.5 * 2^23),
@@ -38,6 +39,14 @@ void lookup_portable(const Lookup& l, const float* x, float* y, int64_t count) {
     y[i] = l.table[static_cast<int32_t>((t + 0x1.8p23f) - 0x1.8p23f) + l.offset];
   }
 }
+
+// The same lookup on bytes, for an int8 input and an int8 output grid: y = scale * (bytes[integer of x] - zero).
+struct ByteLookup {
+  Lookup index;         // the float table, for the elements after the last full step of 64
+  const int8_t* bytes;  // 256 output integers by the input's integer less its least one
+  float scale;          // the output grid's
+  int32_t zero_point;
+};
 
 #if defined(__x86_64__)
 // g++ 12's AVX-512 headers start each result from a deliberately undefined register and warn about it (GCC bug
@@ -60,6 +69,44 @@ __attribute__((target("avx512f"))) void lookup_avx512(const Lookup& l, const flo
   }
   lookup_portable(l, x + i, y + i, count - i);
 }
+// Sixty-four elements a step: their table indices less 128 as signed bytes in one register, looked up with two
+// 128-byte permutes (vpermi2b) and a blend on the index's sign, then widened and scaled back to floats. The
+// index arithmetic is lookup_avx512's, so both read the same integer; the table was checked to hold exactly
+// scale * (q - zero) for each byte q (byte_table).
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) void lookup_bytes_avx512(const ByteLookup& l, const float* x,
+                                                                                float* y, int64_t count) {
+  const __m512 inverse = _mm512_set1_ps(l.index.inverse), lo = _mm512_set1_ps(l.index.lo),
+               hi = _mm512_set1_ps(l.index.hi), scale = _mm512_set1_ps(l.scale);
+  const __m512i offset = _mm512_set1_epi32(l.index.offset - 128), zero = _mm512_set1_epi32(l.zero_point);
+  const __m512i t0 = _mm512_loadu_si512(l.bytes), t1 = _mm512_loadu_si512(l.bytes + 64),
+                t2 = _mm512_loadu_si512(l.bytes + 128), t3 = _mm512_loadu_si512(l.bytes + 192);
+  int64_t i = 0;
+  for (; i + 64 <= count; i += 64) {
+    __m128i part[4];  // not std::array, which would drop the vector type's attributes (-Wignored-attributes)
+    for (std::size_t k = 0; k < 4; ++k) {
+      __m512 t = _mm512_mul_ps(_mm512_loadu_ps(x + i + 16 * static_cast<int64_t>(k)), inverse);
+      t = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(t, t, _CMP_ORD_Q), t);  // NaN -> 0
+      t = _mm512_min_ps(_mm512_max_ps(t, lo), hi);
+      part[k] = _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(t), offset));
+    }
+    __m512i index = _mm512_inserti32x4(_mm512_castsi128_si512(part[0]), part[1], 1);
+    index = _mm512_inserti32x4(index, part[2], 2);
+    index = _mm512_inserti32x4(index, part[3], 3);
+    const __m512i low = _mm512_permutex2var_epi8(t0, index, t1);   // bytes[0, 128): index - 128 negative
+    const __m512i high = _mm512_permutex2var_epi8(t2, index, t3);  // bytes[128, 256)
+    const __m512i q = _mm512_mask_blend_epi8(_mm512_movepi8_mask(index), high, low);
+    part[0] = _mm512_castsi512_si128(q);
+    part[1] = _mm512_extracti32x4_epi32(q, 1);
+    part[2] = _mm512_extracti32x4_epi32(q, 2);
+    part[3] = _mm512_extracti32x4_epi32(q, 3);
+    for (std::size_t k = 0; k < 4; ++k) {
+      const __m512i integer = _mm512_sub_epi32(_mm512_cvtepi8_epi32(part[k]), zero);
+      _mm512_storeu_ps(y + i + 16 * static_cast<int64_t>(k), _mm512_mul_ps(_mm512_cvtepi32_ps(integer), scale));
+    }
+  }
+  lookup_avx512(l.index, x + i, y + i, count - i);
+}
+
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
@@ -75,11 +122,38 @@ LookupLoop lookup_loop() {
   return lookup_portable;
 }
 
+using ByteLookupLoop = void (*)(const ByteLookup&, const float*, float*, int64_t);
+
+// The byte lookup where this CPU has it, else nullptr.
+ByteLookupLoop byte_lookup_loop() {
+#if defined(__x86_64__)
+  static const bool vbmi =
+      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vbmi");
+  if (vbmi) return lookup_bytes_avx512;
+#endif
+  return nullptr;
+}
+
+// The table as the output grid's integers, when every entry is exactly scale * (q - zero_point) for an int8 q
+// (float32 arithmetic, as lookup_bytes_avx512 computes it): false otherwise (no grid; a value the rounding did not
+// put on it, such as -0), and the float table is looked up instead.
+bool byte_table(std::span<const float> table, ChainOutputGrid grid, std::array<int8_t, 256>& bytes) {
+  if (!(grid.scale > 0.0f) || !std::isfinite(grid.scale) || table.size() > bytes.size()) return false;
+  for (std::size_t k = 0; k < table.size(); ++k) {
+    const double t = std::nearbyint(static_cast<double>(table[k]) / grid.scale) + grid.zero_point;
+    if (!(t >= -128.0 && t <= 127.0)) return false;  // NaN too
+    const auto q = static_cast<int32_t>(t);
+    const float value = static_cast<float>(q - grid.zero_point) * grid.scale;
+    if (std::bit_cast<uint32_t>(value) != std::bit_cast<uint32_t>(table[k])) return false;
+    bytes[k] = static_cast<int8_t>(q);
+  }
+  return true;
+}
+
 }  // namespace
 
 std::vector<std::pair<std::size_t, std::size_t>> find_elementwise_chains(std::span<const ChainCandidate> steps,
                                                                          std::span<const TensorInfo> infos,
-                                                                         std::span<const std::size_t> kept_bytes,
                                                                          std::span<const ValueId> graph_outputs) {
   // Where each value is read: the steps reading it, and whether it is a graph output.
   std::vector<std::vector<std::size_t>> readers(infos.size());
@@ -93,13 +167,13 @@ std::vector<std::pair<std::size_t, std::size_t>> find_elementwise_chains(std::sp
   const auto joins = [&](std::size_t s, int64_t elements) {
     const Node& node = *steps[s].node;
     if (!steps[s].element_wise || node.inputs.size() > max_inputs || node.outputs.size() != 1 ||
-        node.outputs[0] == no_value || !plain_float(node.outputs[0], infos, kept_bytes) ||
+        node.outputs[0] == no_value || !is_float(node.outputs[0], infos) ||
         infos[static_cast<std::size_t>(node.outputs[0])].elements() != elements)
       return false;
     return std::all_of(node.inputs.begin(), node.inputs.end(), [&](ValueId in) {
       if (in == no_value) return true;
       const int64_t n = infos[static_cast<std::size_t>(in)].elements();
-      return plain_float(in, infos, kept_bytes) && (n == elements || n == 1);
+      return is_float(in, infos) && (n == elements || n == 1);
     });
   };
   std::vector<std::pair<std::size_t, std::size_t>> chains;
@@ -134,8 +208,19 @@ std::vector<std::pair<std::size_t, std::size_t>> find_elementwise_chains(std::sp
   return chains;
 }
 
+std::shared_ptr<const BlockedPorts> chain_ports(std::size_t output_bytes) {
+  auto ports = std::make_shared<BlockedPorts>();
+  ports->input_layout = ports->output_layout = nhwc_layout;
+  ports->output_bytes = output_bytes;
+  ports->input = 0;
+  ports->tied_input = 0;
+  ports->keep_output = [] {};  // the lookup is the same in either layout
+  ports->keep_input = [](std::size_t) {};
+  return ports;
+}
+
 void run_elementwise_chain(std::span<const ChainMember> members, std::span<const OutputFinish> finishes,
-                           const ChainInput& input, Tensor& output, ThreadPool& pool) {
+                           const ChainInput& input, ChainOutputGrid output_grid, Tensor& output, ThreadPool& pool) {
   // The grid's values, as the rounding stores them (AffineParams::dequantize: the product rounded once), and the
   // chain on them, member after member, each output rounded as stored.
   const int32_t levels = input.max - input.min + 1;
@@ -159,14 +244,28 @@ void run_elementwise_chain(std::span<const ChainMember> members, std::span<const
     member.tile(std::span<const float* const>(in.data(), member.sources.size()), out, levels);
     if (finishes[m]) finishes[m](out, static_cast<std::size_t>(levels));
   }
+  (void)look_up_table(table, input, output_grid, output, pool);
+}
+
+bool look_up_table(std::span<const float> table, const ChainInput& input, ChainOutputGrid output_grid, Tensor& output,
+                   ThreadPool& pool) {
   // Each element's integer: x / scale is within 2^-22 of one for a grid value (x * (1 / scale), two roundings).
   const Lookup lookup{table.data(), 1.0f / input.scale, static_cast<float>(input.min - input.zero_point),
                       static_cast<float>(input.max - input.zero_point), input.zero_point - input.min};
   const float* x = input.tensor->data<float>();
   float* y = output.data<float>();
+  std::array<int8_t, 256> bytes{};
+  if (const ByteLookupLoop byte_loop = byte_lookup_loop();
+      byte_loop != nullptr && byte_table(table, output_grid, bytes)) {
+    const ByteLookup byte_lookup{lookup, bytes.data(), output_grid.scale, output_grid.zero_point};
+    pool.parallel_for(output.elements(), int64_t{1} << 14,
+                      [&](int64_t begin, int64_t end) { byte_loop(byte_lookup, x + begin, y + begin, end - begin); });
+    return true;
+  }
   const auto loop = lookup_loop();
   pool.parallel_for(output.elements(), int64_t{1} << 14,
                     [&](int64_t begin, int64_t end) { loop(lookup, x + begin, y + begin, end - begin); });
+  return false;
 }
 
 }  // namespace rknnxx::host

@@ -9,11 +9,13 @@
 // int8) each run, and then looks every output element up by its input's integer. The values are the same, bit for
 // bit: the same arithmetic and roundings on the same input values.
 
+#include "blocked_layout.hpp"
 #include "graph.hpp"
 #include "op_registry.hpp"
 #include "thread_pool.hpp"
 
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <utility>
 #include <vector>
@@ -27,13 +29,18 @@ struct ChainCandidate {
 };
 
 // The steps [first, last] (inclusive, one or more) that may run as one chain each. A step joins a chain when it
-// is element-wise, its output and every input are float32 values not kept in another layout (`kept_bytes` 0), of
-// the chain's element count or of one element; every value a chain makes except its last is read only by the
-// chain's later steps and is not a graph output.
+// is element-wise, its output and every input are float32 values of the chain's element count or of one element;
+// every value a chain makes except its last is read only by the chain's later steps and is not a graph output.
+// A chain looks each element up where it lies, so its input and output may be kept in NHWC, together
+// (chain_ports).
 std::vector<std::pair<std::size_t, std::size_t>> find_elementwise_chains(std::span<const ChainCandidate> steps,
                                                                          std::span<const TensorInfo> infos,
-                                                                         std::span<const std::size_t> kept_bytes,
                                                                          std::span<const ValueId> graph_outputs);
+
+// What a chain offers the blocked-layout pass (blocked_layout.hpp): its input and its output in NHWC, kept together
+// or neither, as element i of the output is the table at element i of the input in any one order of the elements.
+// The pass sees the chain as one step reading its quantized input (input 0) and writing its last value.
+std::shared_ptr<const BlockedPorts> chain_ports(std::size_t output_bytes);
 
 // The longest chain run as one step.
 inline constexpr std::size_t max_chain_steps = 8;
@@ -61,9 +68,24 @@ struct ChainInput {
   int32_t zero_point = 0, min = 0, max = 0;
 };
 
+// The int8 grid of the chain's output, when it has one (scale * (q - zero_point), q in [-128, 127]; scale 0: none).
+// With an int8 input too, the table is then looked up as bytes: sixty-four elements a step with AVX512-VBMI's byte
+// permutes, where the float table's gather does sixteen (benchmarks/README.md, "Element-wise tables on bytes").
+struct ChainOutputGrid {
+  float scale = 0.0f;
+  int32_t zero_point = 0;
+};
+
 // Runs the chain: its members on the input's grid values, each member's output rounded by its `finishes` entry as
 // stored, into a table; then `output` = the table at each input element's integer, in pieces on the pool.
 void run_elementwise_chain(std::span<const ChainMember> members, std::span<const OutputFinish> finishes,
-                           const ChainInput& input, Tensor& output, ThreadPool& pool);
+                           const ChainInput& input, ChainOutputGrid output_grid, Tensor& output, ThreadPool& pool);
+
+// Its last part: `output` = `table` (one entry per integer of the input's grid, from its least) at each input
+// element's integer (NaN read as the zero point, clamped to the grid). On bytes where it can (AVX512-VBMI, at most
+// 256 entries, each exactly output_grid.scale * (q - zero_point) for an int8 q, computed in float32): returns true
+// then; else on the floats.
+bool look_up_table(std::span<const float> table, const ChainInput& input, ChainOutputGrid output_grid, Tensor& output,
+                   ThreadPool& pool);
 
 }  // namespace rknnxx::host

@@ -79,6 +79,7 @@ struct Step {
   std::vector<ChainMember> chain;
   std::vector<Stored> chain_outputs;
   ChainInput chain_input;
+  ChainOutputGrid chain_output_grid;
 };
 
 struct Plan {
@@ -525,29 +526,17 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
     pending.push_back(Pending{&node, std::move(prepared)});
   }
 
-  // Values kept in oneDNN's layout between oneDNN Convs, decided once for the plan. Not while an observer
-  // reads every step's outputs: it sees NCHW (docs/runtime-extensions.md, "Blocked values between Convs").
-  std::vector<std::size_t> blocked_bytes(value_count, 0);
-  if (!observer && blocked_layout_enabled()) {
-    std::vector<BlockedStep> offers;
-    for (const Pending& p : pending) {
-      offers.push_back(BlockedStep{p.node, p.prepared.blocked.get()});
-    }
-    blocked_bytes = keep_blocked_values(offers, graph.outputs(), value_count);
-    plan->stats.blocked_values = static_cast<std::size_t>(
-        std::count_if(blocked_bytes.begin(), blocked_bytes.end(), [](std::size_t b) { return b != 0; }));
-  }
-
   // Element-wise chains on one quantized input run as a table (elementwise_chain.hpp), decided once for the plan,
-  // like the kept values, and not while an observer reads every step's outputs.
+  // before the kept values (a chain is one step to them), and not while an observer reads every step's outputs.
   std::vector<std::pair<std::size_t, std::size_t>> chains;
   std::vector<ChainInput> chain_inputs;
   std::vector<ValueId> chain_input_values;
+  std::vector<ChainOutputGrid> chain_output_grids;
   std::vector<int> chain_of(pending.size(), -1);
   if (!observer && options.chain_elementwise) {
     std::vector<ChainCandidate> candidates;
     for (const Pending& p : pending) candidates.push_back({p.node, p.prepared.tile && !p.at_run_time});
-    for (const auto& [first, last] : find_elementwise_chains(candidates, plan->infos, blocked_bytes, graph.outputs())) {
+    for (const auto& [first, last] : find_elementwise_chains(candidates, plan->infos, graph.outputs())) {
       // Its one input of more than one element, made before it, with a grid of few integers; large enough to pay.
       const auto elements = plan->infos[static_cast<std::size_t>(pending[last].node->outputs[0])].elements();
       std::optional<ValueId> input;
@@ -570,9 +559,44 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
       chains.emplace_back(first, last);
       chain_input_values.push_back(*input);  // its view is made below
       chain_inputs.push_back(ChainInput{nullptr, grid->scale[0], grid->zero_point[0], grid->min, grid->max});
+      const IntegerGrid* out = graph.integer_grid(pending[last].node->outputs[0]);
+      const bool int8_out = out != nullptr && out->scale.size() == 1 && out->min >= -128 && out->max <= 127;
+      chain_output_grids.push_back(int8_out ? ChainOutputGrid{out->scale[0], out->zero_point[0]} : ChainOutputGrid{});
     }
     plan->stats.elementwise_chains = chains.size();
   }
+  // Values kept in oneDNN's layout between oneDNN Convs, decided once for the plan. Not while an observer
+  // reads every step's outputs: it sees NCHW (docs/runtime-extensions.md, "Blocked values between Convs").
+  // A chain is one step to this pass: its quantized input in, its last value out (chain_ports).
+  std::vector<std::size_t> blocked_bytes(value_count, 0);
+  if (!observer && blocked_layout_enabled()) {
+    std::vector<BlockedStep> offers;
+    std::vector<Node> chain_nodes;
+    chain_nodes.reserve(chains.size());
+    std::vector<std::shared_ptr<const BlockedPorts>> chain_offers;
+    for (std::size_t s = 0; s < pending.size(); ++s) {
+      if (chain_of[s] < 0) {
+        offers.push_back(BlockedStep{pending[s].node, pending[s].prepared.blocked.get()});
+        continue;
+      }
+      const auto c = static_cast<std::size_t>(chain_of[s]);
+      if (s != chains[c].second) continue;
+      Node& node = chain_nodes.emplace_back();
+      node.inputs = {chain_input_values[c]};  // then the values of one element, which it reads as NCHW
+      for (std::size_t m = chains[c].first; m <= s; ++m)
+        for (ValueId in : pending[m].node->inputs)
+          if (in != no_value && std::find(node.inputs.begin(), node.inputs.end(), in) == node.inputs.end() &&
+              plan->infos[static_cast<std::size_t>(in)].elements() == 1)
+            node.inputs.push_back(in);
+      node.outputs = {pending[s].node->outputs[0]};
+      chain_offers.push_back(chain_ports(plan->infos[static_cast<std::size_t>(node.outputs[0])].bytes()));
+      offers.push_back(BlockedStep{&node, chain_offers.back().get()});
+    }
+    blocked_bytes = keep_blocked_values(offers, graph.outputs(), value_count);
+    plan->stats.blocked_values = static_cast<std::size_t>(
+        std::count_if(blocked_bytes.begin(), blocked_bytes.end(), [](std::size_t b) { return b != 0; }));
+  }
+
   // Whether step s's output lives only in its chain's table (every member's but the last): no arena block.
   const auto inside_chain = [&](std::size_t s) {
     return chain_of[s] >= 0 && s != chains[static_cast<std::size_t>(chain_of[s])].second;
@@ -724,6 +748,7 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
       step.chain = std::move(chain_members);
       step.chain_outputs = std::move(chain_outputs);
       step.chain_input = chain_inputs[c];
+      step.chain_output_grid = chain_output_grids[c];
       step.kernel_finishes = true;  // the table holds every member's output rounded as stored
       chain_members.clear();
       chain_outputs.clear();
@@ -919,7 +944,7 @@ std::span<const Tensor> Session::run_views(std::span<const Tensor> inputs) {
       std::array<OutputFinish, max_chain_steps> finishes;
       for (std::size_t m = 0; m < step.chain.size(); ++m) finishes[m] = s.finish_of(step.chain_outputs[m]);
       run_elementwise_chain(step.chain, std::span(finishes).first(step.chain.size()), step.chain_input,
-                            *step.outputs[0], s.pool);
+                            step.chain_output_grid, *step.outputs[0], s.pool);
     } else if (step.at_run_time) {
       s.run_now(plan, step);
     } else {

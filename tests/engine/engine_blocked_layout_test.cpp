@@ -8,6 +8,8 @@
 #include "scoped_env.hpp"
 #include "ops/conv_onednn.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -184,6 +186,29 @@ template <SameShape variant> void same_shape_binary(ModelBuilder& m) {
   if (variant == kMixedOutput) m.node("Sigmoid", {"s"}, {"t"}).output("t");
 }
 
+// A quantized graph's element-wise chain between Convs: x -> Conv 3x3 -> "q" (20 channels, on an int8 grid) -> a
+// HardSwish written out (Add 3, Clip 0..6, Mul by "q", Div 6) -> "h" -> Conv 3x3 -> "y". The four run as one table
+// step (elementwise_chain.hpp), which reads "q" and writes "h" in one layout: both kept NHWC, or neither when a
+// Sigmoid reads "h" too (`h_read_elsewhere`).
+onnx::ModelProto quantized_chain(bool h_read_elsewhere) {
+  ModelBuilder m(13);
+  m.input("x", DataType::float32, {2, 8, 9, 9})
+      .initializer("w1", random_tensor({20, 8, 3, 3}, 1))
+      .initializer("w2", random_tensor({12, 20, 3, 3}, 5))
+      .initializer("three", Tensor::from<float>({}, {3.0f}))
+      .initializer("zero", Tensor::from<float>({}, {0.0f}))
+      .initializer("six", Tensor::from<float>({}, {6.0f}))
+      .node("Conv", {"x", "w1"}, {"q"}, {attr("pads", std::vector<int64_t>{1, 1, 1, 1})})
+      .node("Add", {"q", "three"}, {"t"})
+      .node("Clip", {"t", "zero", "six"}, {"c"})
+      .node("Mul", {"q", "c"}, {"m"})
+      .node("Div", {"m", "six"}, {"h"})
+      .node("Conv", {"h", "w2"}, {"y"}, {attr("pads", std::vector<int64_t>{1, 1, 1, 1})})
+      .output("y");
+  if (h_read_elsewhere) m.node("Sigmoid", {"h"}, {"g"}).output("g");
+  return m.model();
+}
+
 struct Run {
   std::vector<Tensor> outputs;
   std::size_t blocked_values = 0;
@@ -284,6 +309,38 @@ TEST_SUITE("engine.blocked_layout") {
     check_graph(squeeze_excitation({.m_also_to_sigmoid = true}), 3, true);
     // GlobalLpPool reads NCHW alone: "d" stays NCHW, and so does "m", which follows it; "a" and "r" are kept.
     check_graph(squeeze_excitation({.pool = "GlobalLpPool"}), 2, true);
+  }
+
+  TEST_CASE("an element-wise chain on a quantized value keeps NHWC with its input, or neither does") {
+    const ScopedEnv conv("RKNNXX_ENGINE_CONV", "onednn-blocked");
+    const IntegerGrid grid{{0.02f}, {-5}, 0, -128, 127};
+    for (const bool h_read_elsewhere : {false, true})
+      for (const std::size_t threads : test_thread_counts({1, 2, 7})) {
+        CAPTURE(h_read_elsewhere);
+        CAPTURE(threads);
+        const auto quantized_run = [&](const char* layout) {
+          const ScopedEnv env("RKNNXX_ENGINE_LAYOUT", layout);
+          Graph graph(quantized_chain(h_read_elsewhere));
+          const ValueId q = *graph.find("q");
+          graph.set_integer_grid(q, grid);
+          // Unfused, as a quantized graph is but for its clamps (quantize::QuantizedSession).
+          Session session(std::move(graph), SessionOptions{.threads = test_threads(threads), .fuse = false});
+          session.set_output_rounding([q](ValueId id, std::span<float> values) {
+            if (id != q) return;
+            for (float& v : values) v = (std::clamp(std::nearbyint(v / 0.02f) - 5.0f, -128.0f, 127.0f) + 5.0f) * 0.02f;
+          });
+          Run r;
+          r.outputs = session.run(std::vector<Tensor>{random_tensor({2, 8, 9, 9}, 7)});
+          r.blocked_values = session.stats().blocked_values;
+          CHECK(session.stats().elementwise_chains == 1);
+          return r;
+        };
+        const Run off = quantized_run("nchw");
+        const Run on = quantized_run("blocked");
+        if (onednn_conv_built() && onednn_conv_keeps_nhwc()) CHECK(on.blocked_values == (h_read_elsewhere ? 0 : 2));
+        REQUIRE(on.outputs.size() == off.outputs.size());
+        for (std::size_t o = 0; o < on.outputs.size(); ++o) check_same(on.outputs[o], off.outputs[o]);
+      }
   }
 
   TEST_CASE("an observer sees every value NCHW") {

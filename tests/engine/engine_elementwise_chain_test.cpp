@@ -1,12 +1,15 @@
 // Element-wise chains on one quantized input run as a table (host/engine/elementwise_chain.hpp;
 // docs/runtime-extensions.md, "Element-wise chains"): the same bits as each operator run alone
 // (SessionOptions::chain_elementwise off), with float16 storage and with an output rounding of its own per value, on 1
-// to 7 threads; and the chains the search may take, and not more.
+// to 7 threads; and the chains the search may take, and not more. The table looked up as bytes (an int8 output grid)
+// gives the float table's values, where the CPU can and for every table it takes.
 
+#include "elementwise_chain.hpp"
 #include "engine_test_model.hpp"
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 
@@ -59,18 +62,39 @@ Tensor grid_input(bool half) {
   return x;
 }
 
+// y's own int8 grid, for the last test: zero point -7, scale 0.03; a rounding that puts y on it and leaves the
+// other values as they are.
+constexpr float y_scale = 0.03f;
+constexpr int32_t y_zero = -7;
+void round_y_to_int8(ValueId, std::span<float> values) {
+  for (float& v : values) {
+    const float q = std::clamp(std::nearbyint(v / y_scale) + static_cast<float>(y_zero), -128.0f, 127.0f);
+    v = static_cast<float>(q - static_cast<float>(y_zero)) * y_scale;
+  }
+}
+
 struct Run {
   std::vector<Tensor> outputs;
   std::size_t chains = 0, steps = 0;
 };
 
-Run run(const onnx::ModelProto& model, bool chain, std::size_t threads, bool half, bool rounding, bool grid = true) {
+// int8_y: y has an int8 grid that the rounding keeps (the byte lookup's case) instead of the rounding per value.
+Run run(const onnx::ModelProto& model, bool chain, std::size_t threads, bool half, bool rounding, bool grid = true,
+        bool int8_y = false) {
   Graph graph(model);
   if (grid) graph.set_integer_grid(*graph.find("x"), x_grid(half));
+  const ValueId y = *graph.find("y");
+  if (int8_y) graph.set_integer_grid(y, IntegerGrid{{y_scale}, {y_zero}, 0, -128, 127});
   Session session(
       std::move(graph),
       SessionOptions{.threads = test_threads(threads), .float16_activations = half, .chain_elementwise = chain});
-  if (rounding) session.set_output_rounding(round_per_value);
+  if (int8_y) {
+    session.set_output_rounding([y](ValueId id, std::span<float> values) {
+      if (id == y) round_y_to_int8(id, values);
+    });
+  } else if (rounding) {
+    session.set_output_rounding(round_per_value);
+  }
   Run r;
   r.outputs = session.run(std::vector<Tensor>{grid_input(half)});
   r.chains = session.stats().elementwise_chains;
@@ -79,15 +103,15 @@ Run run(const onnx::ModelProto& model, bool chain, std::size_t threads, bool hal
 }
 
 // The chained run gives the unchained run's bits, with `chains` chains.
-void check_chains(const onnx::ModelProto& model, std::size_t chains, bool grid = true) {
+void check_chains(const onnx::ModelProto& model, std::size_t chains, bool grid = true, bool int8_y = false) {
   for (const std::size_t threads : test_thread_counts({1, 2, 7}))
     for (const bool half : {false, true})
       for (const bool rounding : {false, true}) {
         CAPTURE(threads);
         CAPTURE(half);
         CAPTURE(rounding);
-        const Run alone = run(model, false, threads, half, rounding, grid);
-        const Run chained = run(model, true, threads, half, rounding, grid);
+        const Run alone = run(model, false, threads, half, rounding, grid, int8_y);
+        const Run chained = run(model, true, threads, half, rounding, grid, int8_y);
         CHECK(alone.chains == 0);
         CHECK(chained.chains == chains);
         REQUIRE(chained.outputs.size() == alone.outputs.size());
@@ -143,5 +167,61 @@ TEST_SUITE("engine.elementwise_chain") {
     REQUIRE(session.last_profile().size() == 1);
     CHECK(session.last_profile()[0].op_type == "ElementwiseChain");
     CHECK(session.last_profile()[0].node.find("and the 5 element-wise operators before it") != std::string::npos);
+  }
+
+  TEST_CASE("a chain whose output has an int8 grid gives the same bits (its table looked up as bytes)") {
+    check_chains(hard_swish_chain(), 1, true, true);
+  }
+
+  TEST_CASE("a table on an int8 output grid is looked up as bytes where the CPU can: the float table's values") {
+    // x on an int8 grid of zero point 3, with values off the grid's range (clamped), NaN (read as the zero point)
+    // and a count that is not a whole number of 64-element steps; the table: y's grid values.
+    const std::size_t count = 64 * 37 + 29;
+    Tensor x(DataType::float32, {static_cast<int64_t>(count)});
+    std::mt19937 random(11);
+    std::uniform_int_distribution<int32_t> integer(-140, 140);
+    for (float& v : x.values<float>()) v = static_cast<float>(0.05 * (integer(random) - 3));
+    x.values<float>()[5] = std::numeric_limits<float>::quiet_NaN();
+    x.values<float>()[count - 1] = std::numeric_limits<float>::quiet_NaN();
+    x.values<float>()[100] = std::numeric_limits<float>::infinity();
+    x.values<float>()[101] = -std::numeric_limits<float>::infinity();
+    const ChainInput input{&x, 0.05f, 3, -128, 127};
+    std::vector<float> table(256);
+    for (std::size_t k = 0; k < table.size(); ++k)
+      table[k] = static_cast<float>(static_cast<int32_t>((k * 89 + 17) % 256) - 128 - y_zero) * y_scale;
+    const auto expected = [&](float v) {  // the float table at v's integer, the rule of look_up_table
+      float t = v == v ? v * (1.0f / 0.05f) : 0.0f;
+      t = std::clamp(t, -131.0f, 124.0f);
+      return table[static_cast<std::size_t>(static_cast<int32_t>(std::nearbyint(t)) + 131)];
+    };
+    const ChainOutputGrid y_grid{y_scale, y_zero};
+    for (const std::size_t threads : test_thread_counts({1, 2, 7})) {
+      CAPTURE(threads);
+      ThreadPool pool(threads);
+      for (const bool on_grid : {true, false}) {
+        CAPTURE(on_grid);
+        std::vector<float> t = table;
+        if (!on_grid) t[77] = -0.0f;  // not y_scale * (q - y_zero) for any q: the floats are looked up
+        Tensor y(DataType::float32, {static_cast<int64_t>(count)});
+        const bool bytes = look_up_table(t, input, y_grid, y, pool);
+#if defined(__x86_64__)
+        CHECK(bytes == (on_grid && __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw")));
+#else
+        CHECK_FALSE(bytes);
+#endif
+        std::swap(table, t);
+        std::size_t wrong = 0;
+        for (std::size_t i = 0; i < count; ++i) {
+          const float want = expected(x.values<float>()[i]);
+          wrong += std::memcmp(&want, &y.values<float>()[i], sizeof want) != 0 ? 1 : 0;
+        }
+        std::swap(table, t);
+        CHECK(wrong == 0);
+      }
+      // Without an output grid, or one the table is not on, the floats are looked up.
+      Tensor y(DataType::float32, {static_cast<int64_t>(count)});
+      CHECK_FALSE(look_up_table(table, input, ChainOutputGrid{}, y, pool));
+      CHECK_FALSE(look_up_table(table, input, ChainOutputGrid{y_scale * 2.0f, y_zero}, y, pool));
+    }
   }
 }

@@ -209,6 +209,25 @@ onnx::ModelProto quantized_chain(bool h_read_elsewhere) {
   return m.model();
 }
 
+// A feature pyramid's upsampling: x -> Conv 3x3 -> "a" (20 channels) -> Resize by 2 (nearest, or linear) -> "u" ->
+// Conv 3x3 -> "y". A nearest Resize reads and writes NHWC, with its input or not at all: "a" and "u" kept, or neither
+// when a Sigmoid reads "u" too (`u_read_elsewhere`); a linear one reads NCHW only.
+onnx::ModelProto upsampling(const char* mode, bool u_read_elsewhere) {
+  ModelBuilder m(13);
+  m.input("x", DataType::float32, {2, 8, 9, 9})
+      .initializer("w1", random_tensor({20, 8, 3, 3}, 1))
+      .initializer("w2", random_tensor({12, 20, 3, 3}, 5))
+      .initializer("scales", Tensor::from<float>({4}, {1.0f, 1.0f, 2.0f, 2.0f}))
+      .node("Conv", {"x", "w1"}, {"a"}, {attr("pads", std::vector<int64_t>{1, 1, 1, 1})})
+      .node("Resize", {"a", "", "scales"}, {"u"},
+            {attr("mode", std::string(mode)), attr("coordinate_transformation_mode", std::string("asymmetric")),
+             attr("nearest_mode", std::string("floor"))})
+      .node("Conv", {"u", "w2"}, {"y"}, {attr("pads", std::vector<int64_t>{1, 1, 1, 1})})
+      .output("y");
+  if (u_read_elsewhere) m.node("Sigmoid", {"u"}, {"g"}).output("g");
+  return m.model();
+}
+
 struct Run {
   std::vector<Tensor> outputs;
   std::size_t blocked_values = 0;
@@ -309,6 +328,12 @@ TEST_SUITE("engine.blocked_layout") {
     check_graph(squeeze_excitation({.m_also_to_sigmoid = true}), 3, true);
     // GlobalLpPool reads NCHW alone: "d" stays NCHW, and so does "m", which follows it; "a" and "r" are kept.
     check_graph(squeeze_excitation({.pool = "GlobalLpPool"}), 2, true);
+  }
+
+  TEST_CASE("a nearest Resize keeps NHWC with its input, or neither does; a linear one reads NCHW") {
+    check_graph(upsampling("nearest", false), 2, true);  // "a", "u"
+    check_graph(upsampling("nearest", true), 0, true);
+    check_graph(upsampling("linear", false), 0, true);
   }
 
   TEST_CASE("an element-wise chain on a quantized value keeps NHWC with its input, or neither does") {

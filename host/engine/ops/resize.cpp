@@ -8,8 +8,10 @@
 // formula (n-linear and n-cubic are products of 1-D weights; tf_crop_and_resize
 // extrapolation depends only on the output index of one axis). Each axis is one pass over
 // [outer, length, inner] with a precomputed table of source indices and weights; axes
-// whose table is the identity are skipped.
+// whose table is the identity are skipped. A nearest Resize of an image's two spatial axes also reads and writes
+// NHWC, so that it keeps that layout between the Convs, Adds and Concats of a feature pyramid (NearestPixels).
 
+#include "../blocked_layout.hpp"
 #include "../op_registry.hpp"
 #include "constant_inputs.hpp"
 
@@ -17,6 +19,8 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <memory>
+#include <optional>
 
 namespace rknnxx::host {
 namespace {
@@ -41,6 +45,7 @@ struct Tap {
 };
 
 struct AxisPass {
+  std::size_t axis = 0;
   int64_t outer = 1;
   int64_t in_length = 1;
   int64_t out_length = 1;
@@ -222,6 +227,51 @@ template <class T> void run_pass(ThreadPool& pool, const AxisPass& pass, const T
       });
 }
 
+// A nearest Resize of the spatial axes of a float32 image [N, C, H, W]: each output pixel is one input pixel, so with
+// the image in NHWC it copies the pixel's channels at once.
+struct NearestPixels {
+  int64_t batch = 0, channels = 0, in_h = 0, in_w = 0;
+  std::vector<int64_t> rows, columns;  // per output row and column: the input's
+};
+
+// The plan where the passes are nearest copies of axes 2 and 3 of a 4-D float32 input, every output taking a
+// source (no extrapolation); nullopt otherwise.
+std::optional<NearestPixels> nearest_pixels(const TensorInfo& in, std::span<const int64_t> out_shape,
+                                            std::span<const AxisPass> passes) {
+  if (in.dtype != DataType::float32 || in.shape.size() != 4 || passes.empty()) return std::nullopt;
+  NearestPixels p{in.shape[0], in.shape[1], in.shape[2], in.shape[3], {}, {}};
+  for (std::size_t a = 2; a < 4; ++a) {
+    std::vector<int64_t>& index = a == 2 ? p.rows : p.columns;
+    index.resize(static_cast<std::size_t>(out_shape[a]));
+    for (int64_t j = 0; j < out_shape[a]; ++j) index[static_cast<std::size_t>(j)] = j;  // the identity: no pass
+  }
+  for (const AxisPass& pass : passes) {
+    if (pass.axis < 2) return std::nullopt;
+    std::vector<int64_t>& index = pass.axis == 2 ? p.rows : p.columns;
+    for (std::size_t j = 0; j < pass.taps.size(); ++j) {
+      const Tap& tap = pass.taps[j];
+      if (tap.count != 1 || tap.weight[0] != 1.0f) return std::nullopt;
+      index[j] = tap.index[0];
+    }
+  }
+  return p;
+}
+
+void run_nearest_nhwc(const NearestPixels& p, const float* x, float* y, ThreadPool& pool) {
+  const auto out_h = static_cast<int64_t>(p.rows.size()), out_w = static_cast<int64_t>(p.columns.size());
+  const auto pixel_bytes = static_cast<std::size_t>(p.channels) * sizeof(float);
+  const int64_t row_values = std::max<int64_t>(1, out_w * p.channels);
+  pool.parallel_for(p.batch * out_h, std::max<int64_t>(1, 4096 / row_values), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t n = r / out_h;
+      const float* in_row = x + (n * p.in_h + p.rows[static_cast<std::size_t>(r - n * out_h)]) * p.in_w * p.channels;
+      float* out = y + r * row_values;
+      for (int64_t j = 0; j < out_w; ++j)
+        std::memcpy(out + j * p.channels, in_row + p.columns[static_cast<std::size_t>(j)] * p.channels, pixel_bytes);
+    }
+  });
+}
+
 PreparedOp prepare_resize(OpContext& ctx) {
   const bool upsample = ctx.node().op_type == "Upsample";
   const bool legacy = upsample || ctx.opset() < 11;           // X, scales; asymmetric coordinates
@@ -388,6 +438,7 @@ PreparedOp prepare_resize(OpContext& ctx) {
       continue;
     }
     AxisPass pass;
+    pass.axis = a;
     pass.outer = element_count(std::span(current).first(a));
     pass.in_length = current[a];
     pass.out_length = shape[a];
@@ -403,8 +454,26 @@ PreparedOp prepare_resize(OpContext& ctx) {
   PreparedOp op;
   op.outputs = {TensorInfo{in.dtype, shape}};
   op.scratch_bytes = passes.size() > 1 ? 2 * buffer : 0;
-  op.kernel = [passes = std::move(passes), buffer, extrapolation, empty, dtype = in.dtype](KernelContext& k) {
+  // In NHWC with its input or not at all (the tie): what it reads and writes, a feature pyramid's Adds and
+  // Concat keep too.
+  std::optional<NearestPixels> pixels = empty ? std::nullopt : nearest_pixels(in, shape, passes);
+  auto kept = std::make_shared<bool>(false);
+  if (pixels) {
+    auto ports = std::make_shared<BlockedPorts>();
+    ports->input_layout = ports->output_layout = nhwc_layout;
+    ports->output_bytes = op.outputs[0].bytes();
+    ports->tied_input = 0;
+    ports->keep_output = [kept] { *kept = true; };
+    ports->keep_input = [](std::size_t) {};  // kept together with the output
+    op.blocked = std::move(ports);
+  }
+  op.kernel = [passes = std::move(passes), buffer, extrapolation, empty, dtype = in.dtype, pixels = std::move(pixels),
+               kept](KernelContext& k) {
     if (empty) {
+      return;
+    }
+    if (*kept) {
+      run_nearest_nhwc(*pixels, k.input(0).data<float>(), k.output(0).data<float>(), k.pool);
       return;
     }
     if (passes.empty()) {

@@ -364,9 +364,11 @@ template <class T> void clamp_kernel(KernelContext& k, T lo, T hi) {
   const T* in = k.input(0).data<T>();
   T* out = k.output(0).data<T>();
   k.pool.parallel_for(k.input(0).elements(), elementwise_grain, [&](int64_t begin, int64_t end) {
-    clamp_piece(in + begin, out + begin, end - begin, lo, hi);
     if constexpr (std::is_same_v<T, float>) {
-      if (k.finish_output) k.finish_output(out + begin, static_cast<std::size_t>(end - begin));
+      write_and_finish(out, begin, end, k.finish_output,
+                       [&](int64_t b, int64_t e) { clamp_piece(in + b, out + b, e - b, lo, hi); });
+    } else {
+      clamp_piece(in + begin, out + begin, end - begin, lo, hi);
     }
   });
 }

@@ -34,17 +34,42 @@ void binary_run(const TA* a, const TB* b, TO* out, int64_t n, int64_t a_step, in
   }
 }
 
+// The most values an element-wise kernel writes before it rounds them as stored (KernelContext::finish_output):
+// 16 KiB, so that they are still in the cache. A thread's share of a loop is far larger (all of it on one thread).
+inline constexpr int64_t finish_piece = 4096;
+
+// write(begin, end) and then `finish` on out[begin, end), piece by piece over [begin, end); write alone without a
+// finish.
+template <class W> void write_and_finish(float* out, int64_t begin, int64_t end, const OutputFinish& finish, W write) {
+  if (!finish) {
+    write(begin, end);
+    return;
+  }
+  for (int64_t piece = begin; piece < end; piece += finish_piece) {
+    const int64_t piece_end = std::min(end, piece + finish_piece);
+    write(piece, piece_end);
+    finish(out + piece, static_cast<std::size_t>(piece_end - piece));
+  }
+}
+
 // out[i] = f(a[...], b[...]) over a broadcast of two operands; `finish` (a float32 output's rounding as stored,
-// KernelContext::finish_output), when given, applied to each run just written, while in cache.
+// KernelContext::finish_output), when given, applied to each piece just written, while in cache.
 template <class TA, class TB, class TO, class F> void broadcast_binary(const Broadcast& bc, ThreadPool& pool,
                                                                        const TA* a, const TB* b, TO* out, F f,
                                                                        const OutputFinish* finish = nullptr) {
   bc.parallel_runs(pool, [&](int64_t o, std::span<const int64_t> offsets, std::span<const int64_t> steps, int64_t n) {
+    const TA* pa = a + offsets[0];
+    const TB* pb = b + offsets[1];
     TO* po = out + o;
-    binary_run(a + offsets[0], b + offsets[1], po, n, steps[0], steps[1], f);
     if constexpr (std::is_same_v<TO, float>) {
-      if (finish != nullptr && *finish) (*finish)(po, static_cast<std::size_t>(n));
+      if (finish != nullptr) {
+        write_and_finish(po, 0, n, *finish, [&](int64_t begin, int64_t end) {
+          binary_run(pa + begin * steps[0], pb + begin * steps[1], po + begin, end - begin, steps[0], steps[1], f);
+        });
+        return;
+      }
     }
+    binary_run(pa, pb, po, n, steps[0], steps[1], f);
   });
 }
 

@@ -41,6 +41,18 @@ inline void cpu_relax() noexcept {
 #endif
 }
 
+// The mutex, after trying it for a moment: its critical sections are a few instructions, and waiting in the
+// kernel for one costs a sleep and a wake (microseconds, a few times a loop) where its holder is about to let go.
+std::unique_lock<std::mutex> lock_soon(std::mutex& mutex) {
+  std::unique_lock lock(mutex, std::try_to_lock);
+  for (int i = 0; i < 2000 && !lock.owns_lock(); ++i) {
+    cpu_relax();
+    (void)lock.try_lock();
+  }
+  if (!lock.owns_lock()) lock.lock();
+  return lock;
+}
+
 // Spins until ready() or the deadline; returns ready().
 template <class Ready> bool spin_until(std::chrono::steady_clock::time_point deadline, Ready ready) {
   for (unsigned i = 1;; ++i) {
@@ -80,14 +92,14 @@ public:
   }
 
   void acquire_slot() {
-    std::unique_lock lock(mutex_);
+    auto lock = lock_soon(mutex_);
     slot_free_.wait(lock, [&] { return busy_.load(std::memory_order_relaxed) < slots_; });
     busy_.fetch_add(1, std::memory_order_relaxed);
   }
 
   void release_slot() {
     {
-      std::lock_guard lock(mutex_);
+      const auto lock = lock_soon(mutex_);
       busy_.fetch_sub(1, std::memory_order_relaxed);
       posted_.fetch_add(1, std::memory_order_release);  // a worker may join an open job now
     }
@@ -98,7 +110,7 @@ public:
   void run(Job& job) {
     if (job.helpers_wanted > 0) {
       {
-        std::lock_guard lock(mutex_);
+        const auto lock = lock_soon(mutex_);
         open_.push_back(&job);
         posted_.fetch_add(1, std::memory_order_release);
       }
@@ -107,13 +119,13 @@ public:
     run_chunks(job, 0);
     if (job.helpers_wanted > 0) {
       {
-        std::lock_guard lock(mutex_);
+        const auto lock = lock_soon(mutex_);
         open_.erase(std::find(open_.begin(), open_.end(), &job));
       }
       // The helpers are finishing their last chunks: usually a moment, so spin before sleeping.
       const auto done = [&] { return job.active.load(std::memory_order_acquire) == 0; };
       if (!spin_until(std::chrono::steady_clock::now() + spin_time, done)) {
-        std::unique_lock lock(mutex_);
+        auto lock = lock_soon(mutex_);
         finished_.wait(lock, done);
       }
     }
@@ -141,7 +153,7 @@ private:
       Job* job = nullptr;
       std::size_t index = 0;
       {
-        std::unique_lock lock(mutex_);
+        auto lock = lock_soon(mutex_);
         job = pick();
         if (job == nullptr) {
           // Nothing to do: watch for the next loop for a moment, then sleep until one is posted.
@@ -160,7 +172,7 @@ private:
       run_chunks(*job, index);
       compute_slot_depth = 0;
       {
-        std::lock_guard lock(mutex_);
+        const auto lock = lock_soon(mutex_);
         job->active.fetch_sub(1, std::memory_order_release);
         busy_.fetch_sub(1, std::memory_order_relaxed);
         posted_.fetch_add(1, std::memory_order_release);
@@ -181,7 +193,7 @@ private:
       try {
         job.body.call(job.body.object, begin, end, worker);
       } catch (...) {
-        std::lock_guard lock(mutex_);
+        const auto lock = lock_soon(mutex_);
         if (!job.error) job.error = std::current_exception();
       }
     }

@@ -34,6 +34,17 @@ std::shared_ptr<const BlockedPorts> nhwc_following_ports(std::size_t output_byte
   return ports;
 }
 
+std::shared_ptr<const BlockedPorts> nhwc_tied_ports(std::size_t output_bytes, std::function<void()> keep) {
+  auto ports = std::make_shared<BlockedPorts>();
+  ports->input_layout = ports->output_layout = nhwc_layout;
+  ports->output_bytes = output_bytes;
+  ports->input = 0;
+  ports->tied_input = 0;
+  ports->keep_output = std::move(keep);
+  ports->keep_input = [](std::size_t) {};  // kept with the output: keep_output says it for both
+  return ports;
+}
+
 namespace {
 
 // The layout the step reads its input i in when that input is kept; empty when it reads it as NCHW only.

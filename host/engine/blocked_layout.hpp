@@ -48,6 +48,11 @@ std::shared_ptr<const BlockedPorts> nhwc_following_ports(std::size_t output_byte
                                                          std::function<void(std::size_t input)> keep_input,
                                                          std::function<void()> keep_output);
 
+// The offer of an operator that reads input 0 and writes its output in NHWC together or not at all, element for
+// element or pixel for pixel where they lie (an element-wise chain's table, a nearest Resize): `keep` is called when
+// both are kept.
+std::shared_ptr<const BlockedPorts> nhwc_tied_ports(std::size_t output_bytes, std::function<void()> keep);
+
 // RKNNXX_ENGINE_LAYOUT, read when a session is planned: unset or "blocked" runs the pass, "nchw" keeps every
 // value NCHW; anything else throws EngineError naming the variable.
 bool blocked_layout_enabled();

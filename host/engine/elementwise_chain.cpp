@@ -208,17 +208,6 @@ std::vector<std::pair<std::size_t, std::size_t>> find_elementwise_chains(std::sp
   return chains;
 }
 
-std::shared_ptr<const BlockedPorts> chain_ports(std::size_t output_bytes) {
-  auto ports = std::make_shared<BlockedPorts>();
-  ports->input_layout = ports->output_layout = nhwc_layout;
-  ports->output_bytes = output_bytes;
-  ports->input = 0;
-  ports->tied_input = 0;
-  ports->keep_output = [] {};  // the lookup is the same in either layout
-  ports->keep_input = [](std::size_t) {};
-  return ports;
-}
-
 void run_elementwise_chain(std::span<const ChainMember> members, std::span<const OutputFinish> finishes,
                            const ChainInput& input, ChainOutputGrid output_grid, Tensor& output, ThreadPool& pool) {
   // The grid's values, as the rounding stores them (AffineParams::dequantize: the product rounded once), and the

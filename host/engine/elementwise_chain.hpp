@@ -9,13 +9,11 @@
 // int8) each run, and then looks every output element up by its input's integer. The values are the same, bit for
 // bit: the same arithmetic and roundings on the same input values.
 
-#include "blocked_layout.hpp"
 #include "graph.hpp"
 #include "op_registry.hpp"
 #include "thread_pool.hpp"
 
 #include <cstddef>
-#include <memory>
 #include <span>
 #include <utility>
 #include <vector>
@@ -32,15 +30,11 @@ struct ChainCandidate {
 // is element-wise, its output and every input are float32 values of the chain's element count or of one element;
 // every value a chain makes except its last is read only by the chain's later steps and is not a graph output.
 // A chain looks each element up where it lies, so its input and output may be kept in NHWC, together
-// (chain_ports).
+// (nhwc_tied_ports: the session shows the pass each chain as one step reading its quantized input, input 0, and
+// writing its last value).
 std::vector<std::pair<std::size_t, std::size_t>> find_elementwise_chains(std::span<const ChainCandidate> steps,
                                                                          std::span<const TensorInfo> infos,
                                                                          std::span<const ValueId> graph_outputs);
-
-// What a chain offers the blocked-layout pass (blocked_layout.hpp): its input and its output in NHWC, kept together
-// or neither, as element i of the output is the table at element i of the input in any one order of the elements.
-// The pass sees the chain as one step reading its quantized input (input 0) and writing its last value.
-std::shared_ptr<const BlockedPorts> chain_ports(std::size_t output_bytes);
 
 // The longest chain run as one step.
 inline constexpr std::size_t max_chain_steps = 8;

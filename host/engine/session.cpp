@@ -567,7 +567,7 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
   }
   // Values kept in oneDNN's layout between oneDNN Convs, decided once for the plan. Not while an observer
   // reads every step's outputs: it sees NCHW (docs/runtime-extensions.md, "Blocked values between Convs").
-  // A chain is one step to this pass: its quantized input in, its last value out (chain_ports).
+  // A chain is one step to this pass: its quantized input in, its last value out, both kept or neither.
   std::vector<std::size_t> blocked_bytes(value_count, 0);
   if (!observer && blocked_layout_enabled()) {
     std::vector<BlockedStep> offers;
@@ -589,7 +589,7 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
               plan->infos[static_cast<std::size_t>(in)].elements() == 1)
             node.inputs.push_back(in);
       node.outputs = {pending[s].node->outputs[0]};
-      chain_offers.push_back(chain_ports(plan->infos[static_cast<std::size_t>(node.outputs[0])].bytes()));
+      chain_offers.push_back(nhwc_tied_ports(plan->infos[static_cast<std::size_t>(node.outputs[0])].bytes(), [] {}));
       offers.push_back(BlockedStep{&node, chain_offers.back().get()});
     }
     blocked_bytes = keep_blocked_values(offers, graph.outputs(), value_count);

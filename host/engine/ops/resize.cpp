@@ -458,15 +458,7 @@ PreparedOp prepare_resize(OpContext& ctx) {
   // Concat keep too.
   std::optional<NearestPixels> pixels = empty ? std::nullopt : nearest_pixels(in, shape, passes);
   auto kept = std::make_shared<bool>(false);
-  if (pixels) {
-    auto ports = std::make_shared<BlockedPorts>();
-    ports->input_layout = ports->output_layout = nhwc_layout;
-    ports->output_bytes = op.outputs[0].bytes();
-    ports->tied_input = 0;
-    ports->keep_output = [kept] { *kept = true; };
-    ports->keep_input = [](std::size_t) {};  // kept together with the output
-    op.blocked = std::move(ports);
-  }
+  if (pixels) op.blocked = nhwc_tied_ports(op.outputs[0].bytes(), [kept] { *kept = true; });
   op.kernel = [passes = std::move(passes), buffer, extrapolation, empty, dtype = in.dtype, pixels = std::move(pixels),
                kept](KernelContext& k) {
     if (empty) {

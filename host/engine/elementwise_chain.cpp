@@ -55,19 +55,21 @@ struct ByteLookup {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
-// Sixteen elements a step: the integers in one register, the table read by a gather.
+// Sixteen elements a step: the integers in one register, the table read by a gather; the last step masked. It
+// calls nothing, so its vzeroupper is its last word: a tail call into SSE code would run that code, and whatever
+// follows, with the upper halves of the vector registers in use, which makes each SSE instruction on this machine
+// take about twice as long (docs/runtime-extensions.md, "Vector state").
 __attribute__((target("avx512f"))) void lookup_avx512(const Lookup& l, const float* x, float* y, int64_t count) {
   const __m512 inverse = _mm512_set1_ps(l.inverse), lo = _mm512_set1_ps(l.lo), hi = _mm512_set1_ps(l.hi);
   const __m512i offset = _mm512_set1_epi32(l.offset);
-  int64_t i = 0;
-  for (; i + 16 <= count; i += 16) {
-    __m512 t = _mm512_mul_ps(_mm512_loadu_ps(x + i), inverse);
+  for (int64_t i = 0; i < count; i += 16) {
+    const auto mask = static_cast<__mmask16>(count - i >= 16 ? 0xffff : (1u << (count - i)) - 1);
+    __m512 t = _mm512_mul_ps(_mm512_maskz_loadu_ps(mask, x + i), inverse);
     t = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(t, t, _CMP_ORD_Q), t);  // NaN -> 0
     t = _mm512_min_ps(_mm512_max_ps(t, lo), hi);
     const __m512i index = _mm512_add_epi32(_mm512_cvtps_epi32(t), offset);  // to nearest, ties to even
-    _mm512_storeu_ps(y + i, _mm512_i32gather_ps(index, l.table, 4));
+    _mm512_mask_storeu_ps(y + i, mask, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask, index, l.table, 4));
   }
-  lookup_portable(l, x + i, y + i, count - i);
 }
 // Sixty-four elements a step: their table indices less 128 as signed bytes in one register, looked up with two
 // 128-byte permutes (vpermi2b) and a blend on the index's sign, then widened and scaled back to floats. The

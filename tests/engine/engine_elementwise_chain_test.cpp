@@ -2,10 +2,12 @@
 // docs/runtime-extensions.md, "Element-wise chains"): the same bits as each operator run alone
 // (SessionOptions::chain_elementwise off), with float16 storage and with an output rounding of its own per value, on 1
 // to 7 threads; and the chains the search may take, and not more. The table looked up as bytes (an int8 output grid)
-// gives the float table's values, where the CPU can and for every table it takes.
+// gives the float table's values, where the CPU can and for every table it takes. Both lookups leave the upper halves
+// of the vector registers unused.
 
 #include "elementwise_chain.hpp"
 #include "engine_test_model.hpp"
+#include "vector_state.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -222,6 +224,29 @@ TEST_SUITE("engine.elementwise_chain") {
       Tensor y(DataType::float32, {static_cast<int64_t>(count)});
       CHECK_FALSE(look_up_table(table, input, ChainOutputGrid{}, y, pool));
       CHECK_FALSE(look_up_table(table, input, ChainOutputGrid{y_scale * 2.0f, y_zero}, y, pool));
+    }
+  }
+
+  TEST_CASE("the lookups leave the upper halves of the vector registers unused, for the SSE code after them") {
+    const std::optional<bool> before = rknnxx::test::upper_vector_halves_in_use();
+    if (!before) {
+      MESSAGE("this CPU does not report the vector state: nothing to check");
+      return;
+    }
+    REQUIRE_FALSE(*before);
+    // 29 elements past the last full step of 64: the tails run too.
+    Tensor x(DataType::float32, {64 * 3 + 29});
+    for (std::size_t i = 0; i < static_cast<std::size_t>(x.elements()); ++i)
+      x.values<float>()[i] = static_cast<float>(0.05 * (static_cast<int32_t>(i % 256) - 131));
+    const ChainInput input{&x, 0.05f, 3, -128, 127};
+    std::vector<float> table(256);
+    for (std::size_t k = 0; k < table.size(); ++k) table[k] = static_cast<float>(static_cast<int32_t>(k) - 128 - y_zero) * y_scale;
+    ThreadPool pool(1);  // the lookups run on this thread
+    Tensor y(DataType::float32, x.shape());
+    for (const ChainOutputGrid grid : {ChainOutputGrid{}, ChainOutputGrid{y_scale, y_zero}}) {
+      const bool bytes = look_up_table(table, input, grid, y, pool);
+      CAPTURE(bytes);
+      CHECK_FALSE(rknnxx::test::upper_vector_halves_in_use().value());
     }
   }
 }

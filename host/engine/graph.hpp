@@ -8,6 +8,7 @@
 
 #include <rknnxx/toolkit/config.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -65,6 +66,13 @@ struct IntegerGrid {
   int64_t axis = 0;
   int32_t min = -128;
   int32_t max = 127;
+
+  // One grid for the whole tensor, of int8 integers (an activation's in a w8a8 model): what the integer kernels
+  // read as bytes and the byte lookup of element-wise chains writes.
+  bool tensor_wide_int8() const noexcept {
+    return scale.size() == 1 && zero_point.size() == 1 && min >= -128 && max <= 127 && zero_point[0] >= -128 &&
+        zero_point[0] <= 127 && std::isfinite(scale[0]) && scale[0] > 0.0f;
+  }
 };
 
 struct Node {

@@ -560,7 +560,7 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
       chain_input_values.push_back(*input);  // its view is made below
       chain_inputs.push_back(ChainInput{nullptr, grid->scale[0], grid->zero_point[0], grid->min, grid->max});
       const IntegerGrid* out = graph.integer_grid(pending[last].node->outputs[0]);
-      const bool int8_out = out != nullptr && out->scale.size() == 1 && out->min >= -128 && out->max <= 127;
+      const bool int8_out = out != nullptr && out->tensor_wide_int8();
       chain_output_grids.push_back(int8_out ? ChainOutputGrid{out->scale[0], out->zero_point[0]} : ChainOutputGrid{});
     }
     plan->stats.elementwise_chains = chains.size();

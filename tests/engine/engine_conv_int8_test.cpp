@@ -6,7 +6,8 @@
 // it must still give the convolution of the grid values, which proves it ran (the float kernels would carry
 // the moves into the output). Its result must be within a few float roundings of the exact sum (computed
 // here in double), and the float kernels' within their summation bound of it. Without oneDNN or without VNNI
-// (int8_conv_available() false) the grids change nothing: the outputs must equal the float kernels' bits.
+// (int8_conv_available() false) the grids change nothing: the outputs must equal the float kernels' bits. A Gemm or
+// MatMul with a constant B runs on the same kernel, as a 1x1 Conv over an image of A's rows.
 
 #include "engine_test_model.hpp"
 #include "scoped_env.hpp"
@@ -254,5 +255,105 @@ TEST_SUITE("engine.conv_int8") {
     grid.scale = {0.1f, 0.2f};
     grid.zero_point = {0};
     CHECK_THROWS_AS(graph.set_integer_grid(*graph.find("x"), grid), EngineError);
+  }
+
+  TEST_CASE("a Gemm or MatMul with a constant B on int8 grids runs on integers: the product of the grid values") {
+    AlwaysIntegers always;
+    struct Product {
+      const char* name;
+      const char* op;
+      std::vector<int64_t> a_shape;  // [..., K]
+      int64_t columns;
+      bool trans_b;                  // B [N, K]; else [K, N]
+      std::vector<int64_t> c_shape;  // empty: no C
+      bool per_column;               // B's grid: one scale and zero point per column, or one
+      float alpha = 1.0f, beta = 1.0f;
+      bool integers = true;  // what it runs on, where the CPU can
+    };
+    const Product products[] = {
+        {"Gemm transB, a bias per column", "Gemm", {1, 96}, 40, true, {40}, true},
+        {"Gemm transB, 5 rows, C [1, N]", "Gemm", {5, 64}, 24, true, {1, 24}, true},
+        {"Gemm B [K, N], per-column grid", "Gemm", {3, 48}, 33, false, {33}, true},
+        {"Gemm without C, one grid for B", "Gemm", {2, 40}, 16, true, {}, false},
+        {"MatMul [2, 3, K] x [K, N]", "MatMul", {2, 3, 56}, 20, false, {}, true},
+        {"MatMul of a vector", "MatMul", {72}, 12, false, {}, false},
+        {"Gemm with alpha 0.5 stays on floats", "Gemm", {2, 32}, 16, true, {16}, true, 0.5f, 1.0f, false},
+        {"Gemm with a C per element stays on floats", "Gemm", {2, 32}, 16, true, {2, 16}, true, 1.0f, 1.0f, false},
+        {"Gemm with beta 2 stays on floats", "Gemm", {2, 32}, 16, true, {16}, true, 1.0f, 2.0f, false},
+    };
+    for (const Product& p : products) {
+      const std::string name = p.name;
+      CAPTURE(name);
+      std::mt19937 rng(static_cast<uint32_t>(p.a_shape.back() * 17 + p.columns));
+      const int64_t inner = p.a_shape.back(), n = p.columns;
+      GridTensor a = random_grid_tensor(p.a_shape, 1, rng, 0.04, 0.06);
+      // B as [N, K] (one grid per row: a column of the product), transposed below when the model takes [K, N].
+      GridTensor b_nk =
+          random_grid_tensor({n, inner}, p.per_column ? static_cast<std::size_t>(n) : 1, rng, 0.002, 0.02);
+      Tensor b = b_nk.values.clone();
+      IntegerGrid b_grid = b_nk.grid;
+      if (!p.trans_b) {
+        b = Tensor(DataType::float32, {inner, n});
+        for (int64_t k = 0; k < inner; ++k)
+          for (int64_t j = 0; j < n; ++j) b.values<float>()[k * n + j] = b_nk.values.values<float>()[j * inner + k];
+        if (p.per_column) b_grid.axis = 1;
+      }
+      const bool has_c = !p.c_shape.empty();
+      const Tensor c = has_c ? random_tensor(p.c_shape, 3) : Tensor();
+      const auto model = [&] {
+        ModelBuilder m(13);
+        m.input("a", DataType::float32, p.a_shape).initializer("b", b);
+        std::vector<std::string> inputs{"a", "b"};
+        if (has_c) {
+          m.initializer("c", c);
+          inputs.push_back("c");
+        }
+        std::vector<onnx::AttributeProto> attributes;
+        if (std::string(p.op) == "Gemm")
+          attributes = {attr("transB", int64_t{p.trans_b}), attr("alpha", p.alpha), attr("beta", p.beta)};
+        m.node(p.op, inputs, {"y"}, attributes).output("y");
+        return m.model();
+      };
+      // The exact product of the grid values, and the sum of its terms' magnitudes.
+      const int64_t rows = a.values.elements() / inner;
+      std::vector<double> exact, magnitude;
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double sum = has_c
+              ? double{p.beta} * c.values<float>()[p.c_shape.size() == 2 && p.c_shape[0] > 1 ? i * n + j : j]
+              : 0.0;
+          double total = std::fabs(sum);
+          for (int64_t k = 0; k < inner; ++k) {
+            const double term =
+                double{p.alpha} * a.values.values<float>()[i * inner + k] * b_nk.values.values<float>()[j * inner + k];
+            sum += term;
+            total += std::fabs(term);
+          }
+          exact.push_back(sum);
+          magnitude.push_back(total);
+        }
+      Tensor moved = a.values.clone();
+      std::uniform_real_distribution<float> move(-0.3f, 0.3f);
+      for (float& v : moved.values<float>()) v += move(rng) * a.grid.scale[0];
+      for (const std::size_t threads : {std::size_t{1}, test_threads(2)}) {
+        CAPTURE(threads);
+        Graph annotated(model());
+        annotated.set_integer_grid(*annotated.find("a"), a.grid);
+        annotated.set_integer_grid(*annotated.find("b"), b_grid);
+        Session integer(std::move(annotated), {.threads = threads});
+        Session floats(model(), {.threads = threads});
+        const Tensor got = integer.run(std::vector{moved.clone()})[0];
+        const Tensor on_floats = floats.run(std::vector{moved.clone()})[0];
+        if (!int8_conv_available() || !p.integers) {
+          CHECK(std::memcmp(got.raw(), on_floats.raw(), got.bytes()) == 0);
+          continue;
+        }
+        const auto g = got.values<float>();
+        REQUIRE(g.size() == exact.size());
+        int off = 0;
+        for (std::size_t i = 0; i < g.size(); ++i) off += std::fabs(g[i] - exact[i]) > 0x1p-21 * magnitude[i] + 1e-30;
+        CHECK(off == 0);
+      }
+    }
   }
 }

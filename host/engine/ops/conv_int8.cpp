@@ -52,6 +52,8 @@ namespace rknnxx::host {
 
 bool prepare_int8_conv(const OpContext&, const OnednnConvRequest&, PreparedOp&) { return false; }
 
+bool prepare_int8_gemm(const OpContext&, const Int8GemmRequest&, PreparedOp&) { return false; }
+
 bool int8_conv_available() noexcept { return false; }
 
 #else
@@ -108,11 +110,7 @@ Mode mode(const OpContext& ctx) {
 }
 
 // One tensor-wide int8 grid (an activation's).
-bool int8_activation(const IntegerGrid* grid) {
-  return grid != nullptr && grid->scale.size() == 1 && grid->min >= -128 && grid->max <= 127 &&
-      grid->zero_point[0] >= -128 && grid->zero_point[0] <= 127 && std::isfinite(grid->scale[0]) &&
-      grid->scale[0] > 0.0f;
-}
+bool int8_activation(const IntegerGrid* grid) { return grid != nullptr && grid->tensor_wide_int8(); }
 
 // The stored integers q_w of every weight and each output channel's scale and zero point; false unless every
 // weight is exactly the grid value of an int8 integer (AffineParams::dequantize's rounding).
@@ -285,6 +283,7 @@ struct Int8Conv {
   bool kept_src = false, kept_dst = false;
   std::size_t u_bytes = 0, worker_bytes = 0;           // per image, per worker
   std::size_t sums_offset = 0, scratchpad_offset = 0;  // in a worker's region: dst | sums | scratchpad
+  std::size_t scratch_bytes = 0;                       // PreparedOp::scratch_bytes
 
   void run(KernelContext& k) const {
     const float* x = k.input(0).data<float>();
@@ -363,6 +362,131 @@ struct Int8Conv {
   }
 };
 
+// What the integer kernel needs besides the geometry: the weights [out_channels, channels / group, kernel_h,
+// kernel_w] (in that order of elements) with their grid (axis 0), the input's grid, the bias (input 2) and the
+// fused clamp.
+struct Int8Operands {
+  const Tensor& weights;
+  const IntegerGrid& weight_grid;
+  const IntegerGrid& input_grid;
+  bool has_bias = false;
+  float act_min = -std::numeric_limits<float>::infinity(), act_max = std::numeric_limits<float>::infinity();
+};
+
+// The integer kernel of this convolution, its primitives and int8 weights made here once; nullptr where it does
+// not run on integers (the rule, a window too wide, weights off their grid, oneDNN without a fast kernel).
+std::shared_ptr<Int8Conv> make_int8_conv(const OpContext& ctx, const WindowGeometry& g, int64_t out_channels,
+                                         int64_t group, const Int8Operands& o) {
+  auto impl = std::make_shared<Int8Conv>();
+  Int8Conv& c = *impl;
+  c.g = g;
+  c.out_channels = out_channels;
+  c.groups = group;
+  const int64_t in_per_group = g.channels / group;
+  c.out_per_group = out_channels / group;
+  if (in_per_group * g.kernel_h * g.kernel_w > max_window) return nullptr;
+  const Mode chosen = mode(ctx);
+  if (chosen == Mode::off || (chosen == Mode::rule && !worth_integers(g, out_channels, group))) return nullptr;
+  std::vector<int8_t> q;
+  std::vector<float> weight_scale;
+  if (!int8_weights(o.weights, o.weight_grid, out_channels, q, weight_scale, c.weight_zero)) return nullptr;
+  c.has_bias = o.has_bias;
+  if (!c.has_bias) c.no_bias.assign(static_cast<std::size_t>(out_channels), 0.0f);
+  c.act_min = o.act_min;
+  c.act_max = o.act_max;
+  const float input_scale = o.input_grid.scale[0];
+  c.input_zero = o.input_grid.zero_point[0] + 128;
+  c.input_inverse_scale = 1.0f / input_scale;
+  for (const float s : weight_scale) c.scale.push_back(static_cast<float>(static_cast<double>(input_scale) * s));
+  c.needs_sums = std::any_of(c.weight_zero.begin(), c.weight_zero.end(), [](int32_t z) { return z != 0; });
+  const std::vector<int8_t> ones(static_cast<std::size_t>(g.channels * g.kernel_h * g.kernel_w), 1);
+  SerialOpenmp serial;  // primitives made for one thread run on one thread
+  const dnnl::engine& engine = onednn_cpu_engine();
+  dnnl::stream stream(engine);
+  const dnnl::memory::dims strides{g.stride_h, g.stride_w}, dilates{g.dilation_h - 1, g.dilation_w - 1};
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+  const bool grouped = group > 1;
+  const dnnl::memory::dims w_dims = grouped
+      ? dnnl::memory::dims{group, c.out_per_group, in_per_group, g.kernel_h, g.kernel_w}
+      : dnnl::memory::dims{out_channels, g.channels, g.kernel_h, g.kernel_w};
+  const dnnl::memory::dims ones_dims = grouped ? dnnl::memory::dims{group, 1, in_per_group, g.kernel_h, g.kernel_w}
+                                               : dnnl::memory::dims{1, g.channels, g.kernel_h, g.kernel_w};
+  const tag w_tag = grouped ? tag::goihw : tag::oihw;
+  // Bands of output rows, all channels each, for the pool's threads: NHWC in and out is then one layout
+  // whatever the thread count (as conv_onednn.cpp's bands).
+  const std::vector<int64_t> bounds = row_bands(g, ctx.threads());
+  const auto fast = [](const auto& pd) {
+    return std::string(pd.impl_info_str()).rfind("ref", 0) != 0;  // oneDNN's reference loops: slower than floats
+  };
+  std::size_t dst_bytes = 0, sums_bytes = 0, scratchpad_bytes = 0;
+  try {
+    for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
+      Int8Band b;
+      b.first_row = bounds[i];
+      b.rows = bounds[i + 1] - bounds[i];
+      const Band in = band_rows(g, b.first_row, bounds[i + 1]);
+      b.u_offset = in.first * g.in_w * g.channels;
+      b.src = dnnl::memory::desc({1, g.channels, in.rows, g.in_w}, dt::u8, tag::nhwc);
+      b.dst = dnnl::memory::desc({1, out_channels, b.rows, g.out_w}, dt::s32, tag::nhwc);
+      b.finished = dnnl::memory::desc({1, out_channels, b.rows, g.out_w}, dt::f32, tag::nhwc);
+      b.planes = dnnl::memory::desc({1, out_channels, b.rows, g.out_w}, dt::f32,
+                                    dnnl::memory::dims{out_channels * g.out_size(), g.out_size(), g.out_w, 1});
+      const dnnl::memory::dims pad_l{in.pad_top, g.pad_left}, pad_r{in.pad_bottom, g.pad_right};
+      const dnnl::convolution_forward::desc desc(
+          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, b.src,
+          dnnl::memory::desc(w_dims, dt::s8, tag::any), b.dst, strides, dilates, pad_l, pad_r);
+      const dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
+      if (!fast(pd)) return nullptr;
+      b.scratchpad = pd.scratchpad_desc();
+      b.conv = dnnl::convolution_forward(pd);
+      if (i > 0 && pd.weights_desc() == c.bands[0].weights.get_desc()) {
+        b.weights = c.bands[0].weights;
+      } else {
+        b.weights = dnnl::memory(pd.weights_desc(), engine);
+        dnnl::memory user(dnnl::memory::desc(w_dims, dt::s8, w_tag), engine, q.data());
+        dnnl::reorder(user, b.weights).execute(stream, user, b.weights);
+      }
+      b.to_planes = dnnl::reorder(dnnl::reorder::primitive_desc(engine, b.finished, engine, b.planes));
+      dst_bytes = std::max(dst_bytes, aligned(b.dst.get_size()));
+      scratchpad_bytes = std::max(scratchpad_bytes, aligned(b.scratchpad.get_size()));
+      if (c.needs_sums) {
+        // S per group: the same Conv with weights of ones and one output channel per group.
+        b.sums_dst = dnnl::memory::desc({1, group, b.rows, g.out_w}, dt::s32, tag::nhwc);
+        const dnnl::convolution_forward::desc sums_desc(
+            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, b.src,
+            dnnl::memory::desc(ones_dims, dt::s8, tag::any), b.sums_dst, strides, dilates, pad_l, pad_r);
+        const dnnl::convolution_forward::primitive_desc sums_pd(sums_desc, attr, engine);
+        if (!fast(sums_pd)) return nullptr;
+        b.sums = dnnl::convolution_forward(sums_pd);
+        if (i > 0 && sums_pd.weights_desc() == c.bands[0].ones.get_desc()) {
+          b.ones = c.bands[0].ones;
+        } else {
+          b.ones = dnnl::memory(sums_pd.weights_desc(), engine);
+          dnnl::memory user(dnnl::memory::desc(ones_dims, dt::s8, w_tag), engine, const_cast<int8_t*>(ones.data()));
+          dnnl::reorder(user, b.ones).execute(stream, user, b.ones);
+        }
+        sums_bytes = std::max(sums_bytes, aligned(b.sums_dst.get_size()));
+        scratchpad_bytes = std::max(scratchpad_bytes, aligned(sums_pd.scratchpad_desc().get_size()));
+      }
+      c.bands.push_back(std::move(b));
+    }
+    stream.wait();
+  } catch (const dnnl::error&) {
+    return nullptr;  // a Conv oneDNN does not take on integers stays on the float kernels
+  }
+  c.sums_offset = dst_bytes;
+  c.scratchpad_offset = dst_bytes + sums_bytes;
+  c.u_bytes = aligned(static_cast<std::size_t>(checked_mul(g.channels, g.in_size(), "the scratch size")));
+  c.worker_bytes = aligned(dst_bytes + sums_bytes + scratchpad_bytes);
+  c.scratch_bytes = static_cast<std::size_t>(checked_add(
+      checked_mul(static_cast<int64_t>(c.u_bytes), g.batch, "the scratch size"),
+      checked_mul(static_cast<int64_t>(c.worker_bytes), static_cast<int64_t>(ctx.threads()), "the scratch size"),
+      "the scratch size"));
+  return impl;
+}
+
 }  // namespace
 
 bool int8_conv_available() noexcept {
@@ -382,118 +506,14 @@ bool prepare_int8_conv(const OpContext& ctx, const OnednnConvRequest& r, Prepare
       !int8_activation(input_grid) || !int8_conv_available() || g.batch <= 0 || g.out_h <= 0 || g.out_w <= 0 ||
       r.out_channels <= 0)
     return false;
-  auto impl = std::make_shared<Int8Conv>();
-  Int8Conv& c = *impl;
-  c.g = g;
-  c.out_channels = r.out_channels;
-  c.groups = r.group;
-  const int64_t in_per_group = g.channels / r.group;
-  c.out_per_group = r.out_channels / r.group;
-  if (in_per_group * g.kernel_h * g.kernel_w > max_window) return false;
-  const Mode chosen = mode(ctx);
-  if (chosen == Mode::off || (chosen == Mode::rule && !worth_integers(g, r.out_channels, r.group))) {
-    return false;
-  }
-  std::vector<int8_t> q;
-  std::vector<float> weight_scale;
-  if (!int8_weights(*weights, *weight_grid, r.out_channels, q, weight_scale, c.weight_zero)) return false;
-  c.has_bias = ctx.has_input(2);
-  if (!c.has_bias) c.no_bias.assign(static_cast<std::size_t>(r.out_channels), 0.0f);
+  Int8Operands operands{*weights, *weight_grid, *input_grid, ctx.has_input(2)};
   if (r.epilogue.is_clamp()) {
-    c.act_min = r.epilogue.steps[0].a;
-    c.act_max = r.epilogue.steps[0].b;
+    operands.act_min = r.epilogue.steps[0].a;
+    operands.act_max = r.epilogue.steps[0].b;
   }
-  const float input_scale = input_grid->scale[0];
-  c.input_zero = input_grid->zero_point[0] + 128;
-  c.input_inverse_scale = 1.0f / input_scale;
-  for (const float s : weight_scale) c.scale.push_back(static_cast<float>(static_cast<double>(input_scale) * s));
-  c.needs_sums = std::any_of(c.weight_zero.begin(), c.weight_zero.end(), [](int32_t z) { return z != 0; });
-  const std::vector<int8_t> ones(static_cast<std::size_t>(g.channels * g.kernel_h * g.kernel_w), 1);
-
-  SerialOpenmp serial;  // primitives made for one thread run on one thread
-  const dnnl::engine& engine = onednn_cpu_engine();
-  dnnl::stream stream(engine);
-  const dnnl::memory::dims strides{g.stride_h, g.stride_w}, dilates{g.dilation_h - 1, g.dilation_w - 1};
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
-  const bool grouped = r.group > 1;
-  const dnnl::memory::dims w_dims = grouped
-      ? dnnl::memory::dims{r.group, c.out_per_group, in_per_group, g.kernel_h, g.kernel_w}
-      : dnnl::memory::dims{r.out_channels, g.channels, g.kernel_h, g.kernel_w};
-  const dnnl::memory::dims ones_dims = grouped ? dnnl::memory::dims{r.group, 1, in_per_group, g.kernel_h, g.kernel_w}
-                                               : dnnl::memory::dims{1, g.channels, g.kernel_h, g.kernel_w};
-  const tag w_tag = grouped ? tag::goihw : tag::oihw;
-  // Bands of output rows, all channels each, for the pool's threads: NHWC in and out is then one layout
-  // whatever the thread count (as conv_onednn.cpp's bands).
-  const std::vector<int64_t> bounds = row_bands(g, ctx.threads());
-  const auto fast = [](const auto& pd) {
-    return std::string(pd.impl_info_str()).rfind("ref", 0) != 0;  // oneDNN's reference loops: slower than floats
-  };
-  std::size_t dst_bytes = 0, sums_bytes = 0, scratchpad_bytes = 0;
-  try {
-    for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
-      Int8Band b;
-      b.first_row = bounds[i];
-      b.rows = bounds[i + 1] - bounds[i];
-      const Band in = band_rows(g, b.first_row, bounds[i + 1]);
-      b.u_offset = in.first * g.in_w * g.channels;
-      b.src = dnnl::memory::desc({1, g.channels, in.rows, g.in_w}, dt::u8, tag::nhwc);
-      b.dst = dnnl::memory::desc({1, r.out_channels, b.rows, g.out_w}, dt::s32, tag::nhwc);
-      b.finished = dnnl::memory::desc({1, r.out_channels, b.rows, g.out_w}, dt::f32, tag::nhwc);
-      b.planes = dnnl::memory::desc({1, r.out_channels, b.rows, g.out_w}, dt::f32,
-                                    dnnl::memory::dims{r.out_channels * g.out_size(), g.out_size(), g.out_w, 1});
-      const dnnl::memory::dims pad_l{in.pad_top, g.pad_left}, pad_r{in.pad_bottom, g.pad_right};
-      const dnnl::convolution_forward::desc desc(
-          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, b.src,
-          dnnl::memory::desc(w_dims, dt::s8, tag::any), b.dst, strides, dilates, pad_l, pad_r);
-      const dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
-      if (!fast(pd)) return false;
-      b.scratchpad = pd.scratchpad_desc();
-      b.conv = dnnl::convolution_forward(pd);
-      if (i > 0 && pd.weights_desc() == c.bands[0].weights.get_desc()) {
-        b.weights = c.bands[0].weights;
-      } else {
-        b.weights = dnnl::memory(pd.weights_desc(), engine);
-        dnnl::memory user(dnnl::memory::desc(w_dims, dt::s8, w_tag), engine, q.data());
-        dnnl::reorder(user, b.weights).execute(stream, user, b.weights);
-      }
-      b.to_planes = dnnl::reorder(dnnl::reorder::primitive_desc(engine, b.finished, engine, b.planes));
-      dst_bytes = std::max(dst_bytes, aligned(b.dst.get_size()));
-      scratchpad_bytes = std::max(scratchpad_bytes, aligned(b.scratchpad.get_size()));
-      if (c.needs_sums) {
-        // S per group: the same Conv with weights of ones and one output channel per group.
-        b.sums_dst = dnnl::memory::desc({1, r.group, b.rows, g.out_w}, dt::s32, tag::nhwc);
-        const dnnl::convolution_forward::desc sums_desc(
-            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, b.src,
-            dnnl::memory::desc(ones_dims, dt::s8, tag::any), b.sums_dst, strides, dilates, pad_l, pad_r);
-        const dnnl::convolution_forward::primitive_desc sums_pd(sums_desc, attr, engine);
-        if (!fast(sums_pd)) return false;
-        b.sums = dnnl::convolution_forward(sums_pd);
-        if (i > 0 && sums_pd.weights_desc() == c.bands[0].ones.get_desc()) {
-          b.ones = c.bands[0].ones;
-        } else {
-          b.ones = dnnl::memory(sums_pd.weights_desc(), engine);
-          dnnl::memory user(dnnl::memory::desc(ones_dims, dt::s8, w_tag), engine, const_cast<int8_t*>(ones.data()));
-          dnnl::reorder(user, b.ones).execute(stream, user, b.ones);
-        }
-        sums_bytes = std::max(sums_bytes, aligned(b.sums_dst.get_size()));
-        scratchpad_bytes = std::max(scratchpad_bytes, aligned(sums_pd.scratchpad_desc().get_size()));
-      }
-      c.bands.push_back(std::move(b));
-    }
-    stream.wait();
-  } catch (const dnnl::error&) {
-    return false;  // a Conv oneDNN does not take on integers stays on the float kernels
-  }
-  c.sums_offset = dst_bytes;
-  c.scratchpad_offset = dst_bytes + sums_bytes;
-  c.u_bytes = aligned(static_cast<std::size_t>(checked_mul(g.channels, g.in_size(), "the scratch size")));
-  c.worker_bytes = aligned(dst_bytes + sums_bytes + scratchpad_bytes);
-  op.scratch_bytes = static_cast<std::size_t>(checked_add(
-      checked_mul(static_cast<int64_t>(c.u_bytes), g.batch, "the scratch size"),
-      checked_mul(static_cast<int64_t>(c.worker_bytes), static_cast<int64_t>(ctx.threads()), "the scratch size"),
-      "the scratch size"));
+  const std::shared_ptr<Int8Conv> impl = make_int8_conv(ctx, g, r.out_channels, r.group, operands);
+  if (impl == nullptr) return false;
+  op.scratch_bytes = impl->scratch_bytes;
   // Bands make plain NHWC on both sides, which blocked_layout.hpp may keep between Convs.
   auto ports = std::make_shared<BlockedPorts>();
   ports->input_layout = ports->output_layout = nhwc_layout;
@@ -504,6 +524,40 @@ bool prepare_int8_conv(const OpContext& ctx, const OnednnConvRequest& r, Prepare
                   static_cast<int64_t>(sizeof(float)), "the output size"));
   ports->keep_output = [impl] { impl->kept_dst = true; };
   op.blocked = std::move(ports);
+  op.kernel = [impl](KernelContext& k) { impl->run(k); };
+  op.finishes_output = true;
+  return true;
+}
+
+bool prepare_int8_gemm(const OpContext& ctx, const Int8GemmRequest& r, PreparedOp& op) {
+  const Tensor* b = ctx.constant(1);
+  const IntegerGrid* input_grid = ctx.input_grid(0);
+  const IntegerGrid* b_grid = ctx.input_grid(1);
+  if (b == nullptr || b_grid == nullptr || b->dtype() != DataType::float32 || !int8_activation(input_grid) ||
+      !int8_conv_available() || r.rows <= 0 || r.inner <= 0 || r.columns <= 0)
+    return false;
+  // B as the weights of a 1x1 Conv, [columns, inner]: transposed when it is [inner, columns], its per-column grid
+  // (axis 1) then along axis 0.
+  Tensor transposed;
+  IntegerGrid grid = *b_grid;
+  if (!r.b_transposed) {
+    if (grid.scale.size() != 1 && grid.axis != 1) return false;
+    transposed = Tensor(DataType::float32, {r.columns, r.inner});
+    const float* from = b->data<float>();
+    float* to = transposed.data<float>();
+    for (int64_t k = 0; k < r.inner; ++k)
+      for (int64_t n = 0; n < r.columns; ++n) to[n * r.inner + k] = from[k * r.columns + n];
+    grid.axis = 0;
+  }
+  WindowGeometry g;  // A's rows as the rows of an image one pixel wide, its columns as channels: NHWC
+  g.batch = 1;
+  g.channels = r.inner;
+  g.in_h = g.out_h = r.rows;
+  const Int8Operands operands{r.b_transposed ? *b : transposed, grid, *input_grid, r.has_bias};
+  const std::shared_ptr<Int8Conv> impl = make_int8_conv(ctx, g, r.columns, 1, operands);
+  if (impl == nullptr) return false;
+  impl->kept_src = impl->kept_dst = true;
+  op.scratch_bytes = impl->scratch_bytes;
   op.kernel = [impl](KernelContext& k) { impl->run(k); };
   op.finishes_output = true;
   return true;

@@ -17,6 +17,20 @@ namespace rknnxx::host {
 // or off fails.
 bool prepare_int8_conv(const OpContext& ctx, const OnednnConvRequest& request, PreparedOp& op);
 
+// A Gemm or MatMul Y [rows, columns] = A [rows, inner] x B (+ bias), B constant: [columns, inner] when
+// b_transposed (Gemm's transB), else [inner, columns]; the bias (input 2, Gemm's C) one value per column. The
+// caller has checked the rest (alpha 1, beta 1, A not transposed; A's leading axes are rows).
+struct Int8GemmRequest {
+  int64_t rows = 0, inner = 0, columns = 0;
+  bool b_transposed = false;
+  bool has_bias = false;
+};
+
+// When A and B hold int8 grid values and it measured faster (the Conv's rule, as a 1x1 Conv over an image of
+// `rows` pixels): sets op.kernel and op.scratch_bytes, the product on integers as an Integer Conv's, and returns
+// true. Otherwise returns false and leaves op as it was.
+bool prepare_int8_gemm(const OpContext& ctx, const Int8GemmRequest& request, PreparedOp& op);
+
 // Whether this build and this CPU run int8 Convs on integers (for tests).
 bool int8_conv_available() noexcept;
 

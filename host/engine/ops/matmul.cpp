@@ -1,11 +1,13 @@
 // MatMul (numpy semantics: 1-D promotion, broadcast batch dimensions) and Gemm
-// (alpha, beta, transA, transB, C broadcast to [M, N]), float32, on Eigen's GEMM. bfloat16
+// (alpha, beta, transA, transB, C broadcast to [M, N]), float32, on Eigen's GEMM; in a quantized model, with a
+// constant B and both operands on int8 grids, on integers where it pays (conv_int8.hpp). bfloat16
 // inputs are widened to float32 in the operator's scratch memory, multiplied in float32 and the
 // result rounded to bfloat16 to nearest even, as ONNX Runtime does (docs/conformance.md "bfloat16").
 
 #include "../broadcast.hpp"
 #include "../gemm.hpp"
 #include "../op_registry.hpp"
+#include "conv_int8.hpp"
 #include "matmul_plan.hpp"
 
 #include <algorithm>
@@ -109,6 +111,12 @@ PreparedOp prepare_matmul(OpContext& ctx) {
   const MatMulPlan p = plan_matmul(ctx, 0, 1, out);
   PreparedOp op;
   op.outputs = {TensorInfo{dtype, out}};
+  // A [..., K] x B [K, N], B constant: A's leading axes are the rows.
+  const auto& as = ctx.input(0).shape;
+  const auto& bs = ctx.input(1).shape;
+  if (dtype == DataType::float32 && bs.size() == 2 && !as.empty() && as.back() == bs[0] && bs[0] > 0 &&
+      prepare_int8_gemm(ctx, Int8GemmRequest{ctx.input(0).elements() / bs[0], bs[0], bs[1], false, false}, op))
+    return op;
   if (dtype == DataType::bfloat16) {
     op.scratch_bytes =
         Bfloat16Operands::scratch_bytes({ctx.input(0).elements(), ctx.input(1).elements()}, element_count(out));
@@ -161,6 +169,11 @@ PreparedOp prepare_gemm(OpContext& ctx) {
   }
   PreparedOp op;
   op.outputs = {TensorInfo{dtype, {m, n}}};
+  // C, when given, must be a bias: one value per column, added once.
+  const bool bias_only = !has_c || (beta == 1.0f && c_rows == 1 && c_cols == n && ctx.input(2).elements() == n);
+  if (dtype == DataType::float32 && !trans_a && alpha == 1.0f && bias_only &&
+      prepare_int8_gemm(ctx, Int8GemmRequest{m, k, n, trans_b, has_c}, op))
+    return op;
   if (dtype == DataType::bfloat16) {
     op.scratch_bytes = Bfloat16Operands::scratch_bytes(
         {ctx.input(0).elements(), ctx.input(1).elements(), has_c ? ctx.input(2).elements() : 0}, m * n);

@@ -240,7 +240,8 @@ TEST_SUITE("engine.elementwise_chain") {
       x.values<float>()[i] = static_cast<float>(0.05 * (static_cast<int32_t>(i % 256) - 131));
     const ChainInput input{&x, 0.05f, 3, -128, 127};
     std::vector<float> table(256);
-    for (std::size_t k = 0; k < table.size(); ++k) table[k] = static_cast<float>(static_cast<int32_t>(k) - 128 - y_zero) * y_scale;
+    for (std::size_t k = 0; k < table.size(); ++k)
+      table[k] = static_cast<float>(static_cast<int32_t>(k) - 128 - y_zero) * y_scale;
     ThreadPool pool(1);  // the lookups run on this thread
     Tensor y(DataType::float32, x.shape());
     for (const ChainOutputGrid grid : {ChainOutputGrid{}, ChainOutputGrid{y_scale, y_zero}}) {

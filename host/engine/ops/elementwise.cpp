@@ -40,6 +40,33 @@ template <Arithmetic kind, class T> T arithmetic(T a, T b) {
   }
 }
 
+// Runs write(p, p_end) over pixels [begin, end) of images of `channels` x `plane` values, piece by piece, each
+// piece then rounded as stored (KernelContext::finish_output) while in cache: the piece's values in NHWC, or its
+// rows of each channel's plane in NCHW. About finish_piece values a piece.
+template <class W> void write_pixels_and_finish(float* out, bool nhwc, int64_t channels, int64_t plane, int64_t begin,
+                                                int64_t end, const OutputFinish& finish, W write) {
+  if (!finish) {
+    write(begin, end);
+    return;
+  }
+  const int64_t piece = std::max<int64_t>(1, finish_piece / std::max<int64_t>(1, channels));
+  for (int64_t p = begin; p < end;) {
+    const int64_t p_end = std::min(end, p + piece);
+    write(p, p_end);
+    if (nhwc) {
+      finish(out + p * channels, static_cast<std::size_t>((p_end - p) * channels));
+    } else {
+      for (int64_t q = p; q < p_end;) {  // the rows within each image
+        const int64_t n = q / plane, i = q - n * plane, count = std::min(p_end - q, plane - i);
+        for (int64_t c = 0; c < channels; ++c)
+          finish(out + (n * channels + c) * plane + i, static_cast<std::size_t>(count));
+        q += count;
+      }
+    }
+    p = p_end;
+  }
+}
+
 // A float32 Mul of an image [N, C, H, W] by one value per channel ([N, C, 1, 1], [1, C, 1, 1] or [C, 1, 1], either
 // input): the scale of a squeeze-excitation block, between the depthwise and the projecting Conv (efficientnet,
 // mobilenet_v3). The image may be read in NHWC (blocked_layout.hpp), and the output is then written in NHWC too
@@ -187,13 +214,19 @@ template <Arithmetic kind> PreparedOp prepare_arithmetic(OpContext& ctx) {
         const float* b = k.input(1).data<float>();
         float* out = k.output(0).data<float>();
         if (!scale->kept_input) {
-          broadcast_binary(bc, k.pool, a, b, out, [](float x, float y) { return x * y; });
+          broadcast_binary(
+              bc, k.pool, a, b, out, [](float x, float y) { return x * y; }, &k.finish_output);
           return;
         }
         const int64_t pixels = k.output(0).elements() / std::max<int64_t>(1, scale->channels);
         k.pool.parallel_for(pixels, std::max<int64_t>(1, elementwise_grain / std::max<int64_t>(1, scale->channels)),
-                            [&](int64_t begin, int64_t end) { scale->pixels(a, b, out, begin, end); });
+                            [&](int64_t begin, int64_t end) {
+                              write_pixels_and_finish(
+                                  out, scale->kept_output, scale->channels, scale->plane, begin, end, k.finish_output,
+                                  [&](int64_t p, int64_t p_end) { scale->pixels(a, b, out, p, p_end); });
+                            });
       };
+      op.finishes_output = true;
       return op;
     }
   }
@@ -213,12 +246,11 @@ template <Arithmetic kind> PreparedOp prepare_arithmetic(OpContext& ctx) {
       }
       const int64_t pixels = k.output(0).elements() / std::max<int64_t>(1, images->channels);
       k.pool.parallel_for(pixels, std::max<int64_t>(1, elementwise_grain / std::max<int64_t>(1, images->channels)),
-                          [&](int64_t begin, int64_t end) { images->mixed(a, b, out, begin, end, f); });
-      if (k.finish_output) {  // the mixed walk writes in tiles: rounded after it, in pieces
-        k.pool.parallel_for(k.output(0).elements(), elementwise_grain, [&](int64_t begin, int64_t end) {
-          k.finish_output(out + begin, static_cast<std::size_t>(end - begin));
-        });
-      }
+                          [&](int64_t begin, int64_t end) {
+                            write_pixels_and_finish(
+                                out, kept, images->channels, images->plane, begin, end, k.finish_output,
+                                [&](int64_t p, int64_t p_end) { images->mixed(a, b, out, p, p_end, f); });
+                          });
     };
     op.finishes_output = true;
     op.tile = arithmetic_tile<kind>(ctx, op.outputs[0].elements());  // chains take values NCHW only

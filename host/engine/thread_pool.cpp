@@ -1,6 +1,7 @@
 #include "thread_pool.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -62,21 +63,41 @@ template <class Ready> bool spin_until(std::chrono::steady_clock::time_point dea
   }
 }
 
-// One loop in flight: its chunks, taken by the caller and by up to `helpers_wanted` workers.
+// One loop in flight: its chunks, taken by the caller and by up to `helpers_wanted` workers. Each of them starts
+// on a range of its own, the same share of every loop (the caller the first): a thread then mostly reads the
+// values it wrote in the loop before, from its own cache, where chunks taken in any order moved most of them
+// from the other core's cache (docs/runtime-extensions.md, "Threads"). When its range is done it takes chunks
+// from the others'.
 struct Job {
+  static constexpr std::size_t max_ranges = 16;  // more threads share one range
+
   ThreadPool::Body body{};
   int64_t n = 0;
   int64_t chunk = 0;
   int64_t chunks = 0;
-  std::atomic<int64_t> next{0};
+  std::size_t ranges = 1;
+  std::array<std::atomic<int64_t>, max_ranges> next{};  // range r's next chunk, below end[r]
+  std::array<int64_t, max_ranges> end{};
   std::size_t helpers_wanted = 0;      // the share's size - 1
   std::size_t helpers = 0;             // workers that joined (under the mutex); their index is their order
   std::atomic<std::size_t> active{0};  // workers still running its chunks (changed under the mutex)
   std::exception_ptr error;            // the first exception (under the mutex)
 
-  [[nodiscard]] bool wants_help() const noexcept {
-    return helpers < helpers_wanted && next.load(std::memory_order_relaxed) < chunks;
+  // Chunks in `ranges` ranges, one per thread of a share of `threads`.
+  void split(std::size_t threads) noexcept {
+    ranges = std::clamp<std::size_t>(threads, 1, max_ranges);
+    const auto r = static_cast<int64_t>(ranges);
+    for (int64_t i = 0; i < r; ++i) {
+      next[static_cast<std::size_t>(i)].store(i * chunks / r, std::memory_order_relaxed);
+      end[static_cast<std::size_t>(i)] = (i + 1) * chunks / r;
+    }
   }
+  [[nodiscard]] bool chunks_left() const noexcept {
+    for (std::size_t r = 0; r < ranges; ++r)
+      if (next[r].load(std::memory_order_relaxed) < end[r]) return true;
+    return false;
+  }
+  [[nodiscard]] bool wants_help() const noexcept { return helpers < helpers_wanted && chunks_left(); }
 };
 
 // The process's workers and compute slots. Each open job takes helpers from the workers up to its
@@ -185,16 +206,19 @@ private:
 
   void run_chunks(Job& job, std::size_t worker) {
     inside_parallel_for = true;
-    for (;;) {
-      const int64_t c = job.next.fetch_add(1, std::memory_order_relaxed);
-      if (c >= job.chunks) break;
-      const int64_t begin = c * job.chunk;
-      const int64_t end = std::min(job.n, begin + job.chunk);
-      try {
-        job.body.call(job.body.object, begin, end, worker);
-      } catch (...) {
-        const auto lock = lock_soon(mutex_);
-        if (!job.error) job.error = std::current_exception();
+    for (std::size_t k = 0; k < job.ranges; ++k) {  // its own range first, then the others'
+      const std::size_t r = (worker + k) % job.ranges;
+      for (;;) {
+        const int64_t c = job.next[r].fetch_add(1, std::memory_order_relaxed);
+        if (c >= job.end[r]) break;
+        const int64_t begin = c * job.chunk;
+        const int64_t end = std::min(job.n, begin + job.chunk);
+        try {
+          job.body.call(job.body.object, begin, end, worker);
+        } catch (...) {
+          const auto lock = lock_soon(mutex_);
+          if (!job.error) job.error = std::current_exception();
+        }
       }
     }
     inside_parallel_for = false;
@@ -264,6 +288,7 @@ void ThreadPool::run(int64_t n, int64_t grain, Body body) {
   job.n = n;
   job.chunk = (n + chunks - 1) / chunks;
   job.chunks = (n + job.chunk - 1) / job.chunk;
+  job.split(limit_);
   job.helpers_wanted = limit_ - 1;
   Workers::instance().run(job);
 }

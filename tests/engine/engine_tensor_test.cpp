@@ -300,6 +300,30 @@ TEST_SUITE("engine.tensor") {
     CHECK(pool.limit() == 1);
   }
 
+  TEST_CASE("a loop's threads each start on a range of their own: a helper of two begins at the second half") {
+    // Eight chunks on two threads: the caller's range is [0, 4), the helper's [4, 8). The caller's first chunk
+    // waits for the helper's first, which is then the start of the helper's own range, not the next chunk of a
+    // queue (1). Without a helper within two seconds (a loaded machine) there is nothing to check.
+    ThreadPool pool(test_threads(2));
+    if (pool.size() < 2) return;
+    std::atomic<int64_t> helper_first{-1};
+    pool.parallel_for(8, 1, [&](int64_t begin, int64_t, std::size_t worker) {
+      if (worker != 0) {
+        int64_t none = -1;
+        helper_first.compare_exchange_strong(none, begin);
+        return;
+      }
+      if (begin != 0) return;
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+      while (helper_first.load() < 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    });
+    if (helper_first.load() < 0) {
+      MESSAGE("no helper joined within two seconds: nothing to check");
+      return;
+    }
+    CHECK(helper_first.load() == 4);
+  }
+
   TEST_CASE("the arena planner never overlaps live blocks and reuses dead ones") {
     std::vector<ArenaBlock> blocks;
     for (int32_t i = 0; i < 20; ++i) {

@@ -210,53 +210,79 @@ std::vector<std::pair<std::size_t, std::size_t>> find_elementwise_chains(std::sp
   return chains;
 }
 
-void run_elementwise_chain(std::span<const ChainMember> members, std::span<const OutputFinish> finishes,
-                           const ChainInput& input, ChainOutputGrid output_grid, Tensor& output, ThreadPool& pool) {
-  // The grid's values, as the rounding stores them (AffineParams::dequantize: the product rounded once), and the
-  // chain on them, member after member, each output rounded as stored.
-  const int32_t levels = input.max - input.min + 1;
-  std::vector<float> grid(static_cast<std::size_t>(levels) * members.size());
-  for (int32_t k = 0; k < levels; ++k)
-    grid[static_cast<std::size_t>(k)] =
-        static_cast<float>(static_cast<double>(input.scale) * (input.min + k - input.zero_point));
-  const auto values_of = [&](std::size_t m) { return grid.data() + static_cast<std::size_t>(levels) * (m + 1); };
-  std::vector<float> table(static_cast<std::size_t>(levels));
-  std::array<const float*, max_inputs> in{};
-  for (std::size_t m = 0; m < members.size(); ++m) {
-    const ChainMember& member = members[m];
-    for (std::size_t i = 0; i < member.sources.size(); ++i) {
-      const ChainMember::Source& source = member.sources[i];
-      in[i] = source.member >= 0     ? values_of(static_cast<std::size_t>(source.member))
-          : source.quantized_input   ? grid.data()
-          : source.tensor != nullptr ? source.tensor->data<float>()
-                                     : nullptr;
-    }
-    float* out = m + 1 == members.size() ? table.data() : values_of(m);
-    member.tile(std::span<const float* const>(in.data(), member.sources.size()), out, levels);
-    if (finishes[m]) finishes[m](out, static_cast<std::size_t>(levels));
-  }
-  (void)look_up_table(table, input, output_grid, output, pool);
-}
+namespace {
 
-bool look_up_table(std::span<const float> table, const ChainInput& input, ChainOutputGrid output_grid, Tensor& output,
-                   ThreadPool& pool) {
+// `output` = `table` at each input element's integer: on `bytes` (byte_table's) where given, else on the floats.
+void look_up(const float* table, const int8_t* bytes, const ChainInput& input, ChainOutputGrid output_grid,
+             Tensor& output, ThreadPool& pool) {
   // Each element's integer: x / scale is within 2^-22 of one for a grid value (x * (1 / scale), two roundings).
-  const Lookup lookup{table.data(), 1.0f / input.scale, static_cast<float>(input.min - input.zero_point),
+  const Lookup lookup{table, 1.0f / input.scale, static_cast<float>(input.min - input.zero_point),
                       static_cast<float>(input.max - input.zero_point), input.zero_point - input.min};
   const float* x = input.tensor->data<float>();
   float* y = output.data<float>();
-  std::array<int8_t, 256> bytes{};
-  if (const ByteLookupLoop byte_loop = byte_lookup_loop();
-      byte_loop != nullptr && byte_table(table, output_grid, bytes)) {
-    const ByteLookup byte_lookup{lookup, bytes.data(), output_grid.scale, output_grid.zero_point};
+  if (bytes != nullptr) {
+    const ByteLookupLoop byte_loop = byte_lookup_loop();
+    const ByteLookup byte_lookup{lookup, bytes, output_grid.scale, output_grid.zero_point};
     pool.parallel_for(output.elements(), int64_t{1} << 14,
                       [&](int64_t begin, int64_t end) { byte_loop(byte_lookup, x + begin, y + begin, end - begin); });
-    return true;
+    return;
   }
   const auto loop = lookup_loop();
   pool.parallel_for(output.elements(), int64_t{1} << 14,
                     [&](int64_t begin, int64_t end) { loop(lookup, x + begin, y + begin, end - begin); });
-  return false;
+}
+
+}  // namespace
+
+void run_elementwise_chain(std::span<const ChainMember> members, std::span<const OutputFinish> finishes,
+                           const ChainInput& input, ChainOutputGrid output_grid, Tensor& output, ThreadPool& pool,
+                           ChainTable& kept) {
+  std::array<uint32_t, max_chain_steps * max_inputs> scalars{};
+  std::size_t scalar_count = 0;
+  for (const ChainMember& member : members)
+    for (const ChainMember::Source& source : member.sources)
+      if (source.member < 0 && !source.quantized_input && source.tensor != nullptr)
+        scalars[scalar_count++] = std::bit_cast<uint32_t>(source.tensor->data<float>()[0]);
+  const bool same = kept.valid && kept.scalars.size() == scalar_count &&
+      std::equal(kept.scalars.begin(), kept.scalars.end(), scalars.begin());
+  if (!same) {
+    // The grid's values, as the rounding stores them (AffineParams::dequantize: the product rounded once), and the
+    // chain on them, member after member, each output rounded as stored.
+    const int32_t levels = input.max - input.min + 1;
+    std::vector<float> grid(static_cast<std::size_t>(levels) * members.size());
+    for (int32_t k = 0; k < levels; ++k)
+      grid[static_cast<std::size_t>(k)] =
+          static_cast<float>(static_cast<double>(input.scale) * (input.min + k - input.zero_point));
+    const auto values_of = [&](std::size_t m) { return grid.data() + static_cast<std::size_t>(levels) * (m + 1); };
+    kept.valid = false;  // until the table below is whole
+    kept.table.resize(static_cast<std::size_t>(levels));
+    std::array<const float*, max_inputs> in{};
+    for (std::size_t m = 0; m < members.size(); ++m) {
+      const ChainMember& member = members[m];
+      for (std::size_t i = 0; i < member.sources.size(); ++i) {
+        const ChainMember::Source& source = member.sources[i];
+        in[i] = source.member >= 0     ? values_of(static_cast<std::size_t>(source.member))
+            : source.quantized_input   ? grid.data()
+            : source.tensor != nullptr ? source.tensor->data<float>()
+                                       : nullptr;
+      }
+      float* out = m + 1 == members.size() ? kept.table.data() : values_of(m);
+      member.tile(std::span<const float* const>(in.data(), member.sources.size()), out, levels);
+      if (finishes[m]) finishes[m](out, static_cast<std::size_t>(levels));
+    }
+    kept.bytes = byte_lookup_loop() != nullptr && byte_table(kept.table, output_grid, kept.byte_values);
+    kept.scalars.assign(scalars.begin(), scalars.begin() + static_cast<std::ptrdiff_t>(scalar_count));
+    kept.valid = true;
+  }
+  look_up(kept.table.data(), kept.bytes ? kept.byte_values.data() : nullptr, input, output_grid, output, pool);
+}
+
+bool look_up_table(std::span<const float> table, const ChainInput& input, ChainOutputGrid output_grid, Tensor& output,
+                   ThreadPool& pool) {
+  std::array<int8_t, 256> bytes{};
+  const bool on_bytes = byte_lookup_loop() != nullptr && byte_table(table, output_grid, bytes);
+  look_up(table.data(), on_bytes ? bytes.data() : nullptr, input, output_grid, output, pool);
+  return on_bytes;
 }
 
 }  // namespace rknnxx::host

@@ -80,6 +80,7 @@ struct Step {
   std::vector<Stored> chain_outputs;
   ChainInput chain_input;
   ChainOutputGrid chain_output_grid;
+  ChainTable chain_table;  // kept from run to run
 };
 
 struct Plan {
@@ -846,7 +847,11 @@ void Session::set_step_observer(StepObserver observer) {
   state_->observer = std::move(observer);
 }
 
-void Session::set_output_rounding(OutputRounding rounding) { state_->rounding = std::move(rounding); }
+void Session::set_output_rounding(OutputRounding rounding) {
+  state_->rounding = std::move(rounding);
+  for (const auto& plan : state_->plans)  // the chains' tables were rounded by the old one
+    for (Step& step : plan->steps) step.chain_table.forget();
+}
 
 void Session::set_custom_op_runner(CustomOpRunner runner) { state_->custom_runner = std::move(runner); }
 
@@ -944,7 +949,7 @@ std::span<const Tensor> Session::run_views(std::span<const Tensor> inputs) {
       std::array<OutputFinish, max_chain_steps> finishes;
       for (std::size_t m = 0; m < step.chain.size(); ++m) finishes[m] = s.finish_of(step.chain_outputs[m]);
       run_elementwise_chain(step.chain, std::span(finishes).first(step.chain.size()), step.chain_input,
-                            step.chain_output_grid, *step.outputs[0], s.pool);
+                            step.chain_output_grid, *step.outputs[0], s.pool, step.chain_table);
     } else if (step.at_run_time) {
       s.run_now(plan, step);
     } else {

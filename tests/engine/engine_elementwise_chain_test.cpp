@@ -227,6 +227,43 @@ TEST_SUITE("engine.elementwise_chain") {
     }
   }
 
+  TEST_CASE("a chain's table is kept between runs, and made again when a one-element input or the rounding changes") {
+    // y = Clip(x * k + 1, 0, 6), k an input of one element: its table holds k's value.
+    ModelBuilder m(13);
+    m.input("x", DataType::float32, {2, 7, 37, 41})
+        .input("k", DataType::float32, {1})
+        .initializer("one", Tensor::from<float>({}, {1.0f}))
+        .initializer("zero", Tensor::from<float>({}, {0.0f}))
+        .initializer("six", Tensor::from<float>({}, {6.0f}))
+        .node("Mul", {"x", "k"}, {"t"})
+        .node("Add", {"t", "one"}, {"u"})
+        .node("Clip", {"u", "zero", "six"}, {"y"})
+        .output("y");
+    const onnx::ModelProto model = m.model();
+    const auto session = [&](bool chain) {
+      Graph graph(model);
+      graph.set_integer_grid(*graph.find("x"), x_grid(false));
+      return Session(std::move(graph), SessionOptions{.threads = 1, .chain_elementwise = chain});
+    };
+    Session chained = session(true), alone = session(false);
+    const auto same = [&](float k) {
+      const std::vector<Tensor> inputs{grid_input(false), Tensor::from<float>({1}, {k})};
+      const Tensor got = chained.run(inputs)[0];
+      const Tensor want = alone.run(inputs)[0];
+      return std::memcmp(got.raw(), want.raw(), want.bytes()) == 0;
+    };
+    CHECK(same(0.5f));
+    CHECK(chained.stats().elementwise_chains == 1);
+    CHECK(same(0.5f));  // the kept table
+    CHECK(same(-2.0f));
+    CHECK(same(0.5f));
+    for (Session* s : {&chained, &alone}) s->set_output_rounding(round_per_value);
+    CHECK(same(0.5f));
+    for (Session* s : {&chained, &alone}) s->set_output_rounding(round_y_to_int8);
+    CHECK(same(0.5f));
+    CHECK(same(3.0f));
+  }
+
   TEST_CASE("the lookups leave the upper halves of the vector registers unused, for the SSE code after them") {
     const std::optional<bool> before = rknnxx::test::upper_vector_halves_in_use();
     if (!before) {

@@ -112,16 +112,20 @@ onnx::ModelProto mixed_readers(bool concat, bool pool) {
 // -> {GlobalAveragePool (or GlobalMaxPool) -> Conv 1x1 + Relu -> "r" -> Conv 1x1 + HardSigmoid
 // -> "s", Mul(s, d) (or (d, s)) -> "m"} -> Conv 1x1 -> "y". The pool and the Mul read "d" in NHWC, so "a", "d", "m"
 // and the squeeze's "r" (1x1 pixels) are kept. With `scale_is_constant`, "d" is scaled by an initializer [1, 20, 1,
-// 1] instead; with `m_also_to_sigmoid`, "m" is an input of a Sigmoid too, so the Mul writes it NCHW.
+// 1] instead; with `m_also_to_sigmoid`, "m" is an input of a Sigmoid too, so the Mul writes it NCHW. With
+// `pool_is_output`, the pool's "g" is a graph output too (its sums seen bit for bit: the HardSigmoid after it may
+// saturate), and `size` sets the planes' side (9: two blocks of the pool's 64; 23: nine).
 struct SqueezeExcitation {
   const char* pool = "GlobalAveragePool";
   bool image_first = false;
   bool scale_is_constant = false;
   bool m_also_to_sigmoid = false;
+  bool pool_is_output = false;
+  int64_t size = 9;
 };
 onnx::ModelProto squeeze_excitation(SqueezeExcitation se) {
   ModelBuilder m(13);
-  m.input("x", DataType::float32, {2, 8, 9, 9})
+  m.input("x", DataType::float32, {2, 8, se.size, se.size})
       .initializer("w1", random_tensor({20, 8, 3, 3}, 1))
       .initializer("wd", random_tensor({20, 1, 3, 3}, 2))
       .initializer("wr", random_tensor({8, 20, 1, 1}, 3))
@@ -144,6 +148,7 @@ onnx::ModelProto squeeze_excitation(SqueezeExcitation se) {
       .output("y");
   if (se.scale_is_constant) m.output("s");  // still computed
   if (se.m_also_to_sigmoid) m.node("Sigmoid", {"m"}, {"z"}).output("z");
+  if (se.pool_is_output) m.output("g");
   return m.model();
 }
 
@@ -238,7 +243,9 @@ struct Run {
 Run run(const onnx::ModelProto& model, const char* layout, std::size_t threads, bool half = false, bool nan = false) {
   const ScopedEnv env("RKNNXX_ENGINE_LAYOUT", layout);
   Session session(model, SessionOptions{.threads = test_threads(threads), .float16_activations = half});
-  Tensor x = random_tensor({2, 8, 9, 9}, 7);
+  std::vector<int64_t> shape;  // the model's input "x": [2, 8, 9, 9] but for the larger squeeze-excitation
+  for (const onnx::Dimension& d : model.graph.input.at(0).shape) shape.push_back(d.value);
+  Tensor x = random_tensor(shape, 7);
   if (nan) {
     x.data<float>()[40] = std::numeric_limits<float>::quiet_NaN();
     x.data<float>()[8 * 81 + 300] = std::numeric_limits<float>::quiet_NaN();
@@ -324,6 +331,9 @@ TEST_SUITE("engine.blocked_layout") {
     check_graph(squeeze_excitation({.pool = "GlobalMaxPool"}), 4, true);
     check_graph(squeeze_excitation({.pool = "GlobalMaxPool"}), 4, true, true);  // NaN in the planes
     check_graph(squeeze_excitation({.scale_is_constant = true}), 4, true);
+    check_graph(squeeze_excitation({.pool_is_output = true}), 4, true);
+    check_graph(squeeze_excitation({.pool_is_output = true, .size = 23}), 4, true);
+    check_graph(squeeze_excitation({.pool = "GlobalMaxPool", .pool_is_output = true, .size = 23}), 4, true);
     // "m" stays NCHW for the Sigmoid: the Mul reads "d" in NHWC and writes NCHW.
     check_graph(squeeze_excitation({.m_also_to_sigmoid = true}), 3, true);
     // GlobalLpPool reads NCHW alone: "d" stays NCHW, and so does "m", which follows it; "a" and "r" are kept.

@@ -519,52 +519,62 @@ struct GlobalPool {
     }
   }
 
-  // Channels [c0, c1) of image n from NHWC, each as nchw_planes computes its plane. `scratch`: the double lanes of
-  // those channels.
-  void nhwc_channels(const float* x, float* y, std::byte* scratch, int64_t n, int64_t c0, int64_t c1) const {
+  // GlobalMaxPool from NHWC: channels [c0, c1) of image n, each pixel's in turn.
+  void nhwc_max(const float* x, float* y, int64_t n, int64_t c0, int64_t c1) const {
     const float* image = x + n * plane * channels;
     float* out = y + n * channels;
-    const int64_t width = c1 - c0;
-    if (kind == PoolKind::max) {
-      std::fill(out + c0, out + c1, std::numeric_limits<float>::lowest());
-      for (int64_t i = 0; i < plane; ++i) {
-        const float* row = image + i * channels;
-        for (int64_t c = c0; c < c1; ++c) out[c] = std::max(out[c], row[c]);
-      }
-      return;
-    }
-    auto* totals = reinterpret_cast<double*>(scratch);  // sum_lanes x width
-    std::fill(totals, totals + sum_lanes * width, 0.0);
-    for (int64_t b = 0; b < plane; b += sum_block) {
-      const int64_t end = std::min(plane, b + sum_block);
-      for (int64_t l = 0; l < sum_lanes; ++l) {  // the block's pixels b + l, b + l + 8, ...: one float lane each
-        if (width == channel_block) {
-          add_lane<channel_block>(image + c0, channels, b + l, end, totals + l * width);
-        } else {
-          add_lane<0>(image + c0, channels, b + l, end, totals + l * width, width);
-        }
-      }
-    }
-    for (int64_t c = 0; c < width; ++c) {
-      double lane[sum_lanes];
-      for (int64_t l = 0; l < sum_lanes; ++l) lane[l] = totals[l * width + c];
-      out[c0 + c] = mean(combine_lanes(lane));
+    std::fill(out + c0, out + c1, std::numeric_limits<float>::lowest());
+    for (int64_t i = 0; i < plane; ++i) {
+      const float* row = image + i * channels;
+      for (int64_t c = c0; c < c1; ++c) out[c] = std::max(out[c], row[c]);
     }
   }
 
-  static constexpr int64_t channel_block = 16;  // channels per chunk of the NHWC walk: 64 bytes of each pixel
-  static constexpr std::size_t nhwc_lane_bytes = sum_lanes * channel_block * sizeof(double);  // per worker
-
-  // Adds into `total` (one per channel) the float sum of pixels first, first + 8, ... below end of `channels`-wide
-  // NHWC rows from `x`: W channels known at compile time (W > 0, the sums held in registers), else `width`.
-  template <int64_t W>
-  static void add_lane(const float* x, int64_t channels, int64_t first, int64_t end, double* total, int64_t width = W) {
-    float sum[channel_block] = {};
-    for (int64_t i = first; i < end; i += sum_lanes) {
-      const float* row = x + i * channels;
-      for (int64_t c = 0; c < (W > 0 ? W : width); ++c) sum[c] += row[c];
+  // GlobalAveragePool from NHWC in two loops, each channel's sum in plane_sum's order. First each block of 64
+  // pixels of an image adds its pixels' channels [c0, c1) into the float lane of their position, reading the
+  // pixels in memory order: a thread reads the rows it wrote as its band of the Conv before (docs/
+  // runtime-extensions.md, "Threads"), where walking the channels' columns read every row on every thread.
+  // `lanes`: the block's sum_lanes x channels floats.
+  int64_t blocks() const noexcept { return (plane + sum_block - 1) / sum_block; }
+  void block_lanes(const float* x, int64_t n, int64_t b, int64_t c0, int64_t c1, float* lanes) const {
+    for (int64_t l = 0; l < sum_lanes; ++l) std::fill(lanes + l * channels + c0, lanes + l * channels + c1, 0.0f);
+    const float* image = x + n * plane * channels;
+    for (int64_t i = b * sum_block; i < std::min(plane, (b + 1) * sum_block); ++i) {
+      const float* row = image + i * channels;
+      float* lane = lanes + i % sum_lanes * channels;  // a block starts at a multiple of sum_lanes
+      int64_t c = c0;
+      for (; c + 4 <= c1; c += 4) store4(lane + c, load4(lane + c) + load4(row + c));
+      for (; c < c1; ++c) lane[c] += row[c];
     }
-    for (int64_t c = 0; c < (W > 0 ? W : width); ++c) total[c] += sum[c];
+  }
+  // Then channels [c0, c1) of image n add their blocks' lanes into double lanes, block after block, and take the
+  // mean. `lanes`: image n's blocks' lanes; `totals`: sum_lanes x (c1 - c0) doubles.
+  void mean_of_lanes(const float* lanes, float* y, int64_t n, int64_t c0, int64_t c1, double* totals) const {
+    const int64_t width = c1 - c0;
+    std::fill(totals, totals + sum_lanes * width, 0.0);
+    for (int64_t b = 0; b < blocks(); ++b)
+      for (int64_t l = 0; l < sum_lanes; ++l) {
+        const float* lane = lanes + (b * sum_lanes + l) * channels + c0;
+        double* total = totals + l * width;
+        for (int64_t c = 0; c < width; ++c) total[c] += lane[c];
+      }
+    for (int64_t c = 0; c < width; ++c) {
+      double lane[sum_lanes];
+      for (int64_t l = 0; l < sum_lanes; ++l) lane[l] = totals[l * width + c];
+      y[n * channels + c0 + c] = mean(combine_lanes(lane));
+    }
+  }
+
+  // Channels per piece of a loop over channels: a share per thread in whole cache lines, at most 256 (the double
+  // lanes of a piece then fill 16 KiB).
+  static constexpr int64_t max_piece = 256;
+  static int64_t piece_channels(int64_t channels, int64_t pieces) {
+    const int64_t share = (channels + pieces - 1) / std::max<int64_t>(1, pieces);
+    return std::clamp<int64_t>((share + 15) / 16 * 16, 16, max_piece);
+  }
+  static constexpr std::size_t totals_bytes = sum_lanes * max_piece * sizeof(double);  // per worker
+  std::size_t lanes_floats() const noexcept {                                          // every image's blocks' lanes
+    return static_cast<std::size_t>(batch * blocks() * sum_lanes * channels);
   }
 };
 
@@ -594,19 +604,49 @@ template <PoolKind kind> PreparedOp prepare_global_pool(OpContext& ctx) {
     ports->input_layout = nhwc_layout;
     ports->keep_input = [pool](std::size_t) { pool->nhwc = true; };
     op.blocked = std::move(ports);
-    op.scratch_bytes = ctx.threads() * GlobalPool::nhwc_lane_bytes;
+    if (kind == PoolKind::average) {
+      const int64_t lanes = checked_mul(
+          checked_mul(checked_mul(pool->batch, pool->blocks(), "the scratch size"), sum_lanes, "the scratch size"),
+          pool->channels, "the scratch size");
+      op.scratch_bytes = static_cast<std::size_t>(
+          checked_add(checked_mul(lanes, static_cast<int64_t>(sizeof(float)), "the scratch size"),
+                      static_cast<int64_t>(ctx.threads() * GlobalPool::totals_bytes), "the scratch size"));
+    }
   }
   op.kernel = [pool](KernelContext& k) {
     const GlobalPool& g = *pool;
     const float* x = k.input(0).data<float>();
     float* y = k.output(0).data<float>();
+    const auto threads = static_cast<int64_t>(k.pool.size());
+    if (g.nhwc && g.kind == PoolKind::max) {
+      const int64_t width = GlobalPool::piece_channels(g.channels, threads), pieces = (g.channels + width - 1) / width;
+      k.pool.parallel_for(g.batch * pieces, 1, [&](int64_t b, int64_t e) {
+        for (int64_t u = b; u < e; ++u)
+          g.nhwc_max(x, y, u / pieces, u % pieces * width, std::min(g.channels, (u % pieces + 1) * width));
+      });
+      return;
+    }
     if (g.nhwc) {
-      const int64_t blocks = (g.channels + GlobalPool::channel_block - 1) / GlobalPool::channel_block;
-      k.pool.parallel_for(g.batch * blocks, 1, [&](int64_t b, int64_t e, std::size_t worker) {
-        std::byte* scratch = k.scratch + worker * GlobalPool::nhwc_lane_bytes;
+      auto* lanes = reinterpret_cast<float*>(k.scratch);
+      const int64_t blocks = g.blocks(), image_lanes = blocks * sum_lanes * g.channels;
+      // Too few blocks for the threads (a 7x7 plane is one): their channels split too.
+      const int64_t split = g.batch * blocks >= threads ? 1 : threads;
+      const int64_t width = GlobalPool::piece_channels(g.channels, split), pieces = (g.channels + width - 1) / width;
+      k.pool.parallel_for(g.batch * blocks * pieces, 1, [&](int64_t b, int64_t e) {
         for (int64_t u = b; u < e; ++u) {
-          const int64_t c0 = u % blocks * GlobalPool::channel_block;
-          g.nhwc_channels(x, y, scratch, u / blocks, c0, std::min(g.channels, c0 + GlobalPool::channel_block));
+          const int64_t nb = u / pieces, n = nb / blocks, c0 = u % pieces * width;
+          g.block_lanes(x, n, nb % blocks, c0, std::min(g.channels, c0 + width),
+                        lanes + nb * sum_lanes * g.channels);  // image n's lanes, then its block's
+        }
+      });
+      std::byte* totals = k.scratch + g.lanes_floats() * sizeof(float);
+      const int64_t mean_width = GlobalPool::piece_channels(g.channels, threads);
+      const int64_t mean_pieces = (g.channels + mean_width - 1) / mean_width;
+      k.pool.parallel_for(g.batch * mean_pieces, 1, [&](int64_t b, int64_t e, std::size_t worker) {
+        auto* t = reinterpret_cast<double*>(totals + worker * GlobalPool::totals_bytes);
+        for (int64_t u = b; u < e; ++u) {
+          const int64_t n = u / mean_pieces, c0 = u % mean_pieces * mean_width;
+          g.mean_of_lanes(lanes + n * image_lanes, y, n, c0, std::min(g.channels, c0 + mean_width), t);
         }
       });
       return;

@@ -346,6 +346,54 @@ TEST_SUITE("engine.blocked_layout") {
     check_graph(upsampling("linear", false), 0, true);
   }
 
+  TEST_CASE("a standalone Relu or Clip keeps NHWC with its input, or neither does") {
+    // Unfused, as in a quantized graph: x -> Conv "a" -> clamp "ra" -> Conv "b" -> Add(b, ra) "s" -> clamp "r" ->
+    // Conv "y". Kept: a, ra, b, s, r; with r also a graph output, r and s (tied to it) stay NCHW.
+    const ScopedEnv conv("RKNNXX_ENGINE_CONV", "onednn-blocked");
+    for (const char* clamp : {"Relu", "Clip"})
+      for (const bool r_is_output : {false, true})
+        for (const std::size_t threads : test_thread_counts({1, 2, 7})) {
+          CAPTURE(clamp);
+          CAPTURE(r_is_output);
+          CAPTURE(threads);
+          ModelBuilder m(13);
+          m.input("x", DataType::float32, {2, 8, 9, 9})
+              .initializer("w1", random_tensor({16, 8, 3, 3}, 1))
+              .initializer("w2", random_tensor({16, 16, 3, 3}, 2))
+              .initializer("w3", random_tensor({12, 16, 1, 1}, 3))
+              .initializer("lo", Tensor::from<float>({}, {0.0f}))
+              .initializer("hi", Tensor::from<float>({}, {6.0f}));
+          const auto clamp_node = [&](const std::string& in, const std::string& out) {
+            if (std::string(clamp) == "Relu") {
+              m.node("Relu", {in}, {out});
+            } else {
+              m.node("Clip", {in, "lo", "hi"}, {out});
+            }
+          };
+          const auto pads = attr("pads", std::vector<int64_t>{1, 1, 1, 1});
+          m.node("Conv", {"x", "w1"}, {"a"}, {pads});
+          clamp_node("a", "ra");
+          m.node("Conv", {"ra", "w2"}, {"b"}, {pads}).node("Add", {"b", "ra"}, {"s"});
+          clamp_node("s", "r");
+          m.node("Conv", {"r", "w3"}, {"y"}).output("y");
+          if (r_is_output) m.output("r");
+          const onnx::ModelProto model = m.model();
+          const auto unfused_run = [&](const char* layout) {
+            const ScopedEnv env("RKNNXX_ENGINE_LAYOUT", layout);
+            Session session(model, SessionOptions{.threads = test_threads(threads), .fuse = false});
+            Run r;
+            r.outputs = session.run(std::vector<Tensor>{random_tensor({2, 8, 9, 9}, 7)});
+            r.blocked_values = session.stats().blocked_values;
+            return r;
+          };
+          const Run off = unfused_run("nchw");
+          const Run on = unfused_run("blocked");
+          if (onednn_conv_built() && onednn_conv_keeps_nhwc()) CHECK(on.blocked_values == (r_is_output ? 3 : 5));
+          REQUIRE(on.outputs.size() == off.outputs.size());
+          for (std::size_t o = 0; o < on.outputs.size(); ++o) check_same(on.outputs[o], off.outputs[o]);
+        }
+  }
+
   TEST_CASE("an element-wise chain on a quantized value keeps NHWC with its input, or neither does") {
     const ScopedEnv conv("RKNNXX_ENGINE_CONV", "onednn-blocked");
     const IntegerGrid grid{{0.02f}, {-5}, 0, -128, 127};

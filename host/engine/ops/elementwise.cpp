@@ -416,8 +416,17 @@ PreparedOp prepare_signed_unary(OpContext& ctx) {
   return op;
 }
 
+// A clamp of a float32 image maps each element where it lies, so it reads and writes NHWC as well, tied to its
+// input (blocked_layout.hpp): a quantized residual block's Relu after its Add (resnet's), which the quantized graph
+// does not fuse, then keeps the block's values NHWC from one Conv to the next.
+void offer_nhwc_clamp(OpContext& ctx, PreparedOp& op) {
+  if (ctx.input(0).dtype == DataType::float32 && ctx.input(0).shape.size() == 4)
+    op.blocked = nhwc_tied_ports(op.outputs[0].bytes(), [] {});
+}
+
 PreparedOp prepare_relu(OpContext& ctx) {
   PreparedOp op = prepare_signed_unary(ctx);
+  offer_nhwc_clamp(ctx, op);
   op.finishes_output = ctx.input(0).dtype == DataType::float32;  // clamp_kernel
   if (op.finishes_output) {
     op.tile = [](std::span<const float* const> in, float* out, int64_t count) {
@@ -488,6 +497,7 @@ PreparedOp prepare_clip(OpContext& ctx) {
   };
   PreparedOp op;
   op.outputs = {ctx.input(0)};
+  offer_nhwc_clamp(ctx, op);
   op.finishes_output = dtype == DataType::float32;  // clamp_kernel
   if (op.finishes_output) {
     op.tile = [bounds](std::span<const float* const> in, float* out, int64_t count) {

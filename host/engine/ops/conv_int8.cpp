@@ -257,8 +257,8 @@ __attribute__((target("avx2"))) void quantize_planes_row(const float* x, int64_t
 
 // A band of output rows, all channels: its own primitives (the padding differs at the top and the bottom).
 struct Int8Band {
-  int64_t first_row = 0, rows = 0;  // output rows
-  int64_t u_offset = 0;             // bytes into an image's u where its input rows start
+  int64_t first_row = 0, rows = 0;    // output rows
+  int64_t in_first = 0, in_rows = 0;  // the input rows it reads
   dnnl::convolution_forward conv, sums;
   dnnl::memory::desc src, dst, sums_dst, scratchpad;
   dnnl::memory weights, ones;   // reordered once, shared by the bands where oneDNN picks one format
@@ -281,9 +281,9 @@ struct Int8Conv {
   std::vector<Int8Band> bands;
   // Input and output kept NHWC by blocked_layout.hpp: no transposition, the output's band written in place.
   bool kept_src = false, kept_dst = false;
-  std::size_t u_bytes = 0, worker_bytes = 0;           // per image, per worker
-  std::size_t sums_offset = 0, scratchpad_offset = 0;  // in a worker's region: dst | sums | scratchpad
-  std::size_t scratch_bytes = 0;                       // PreparedOp::scratch_bytes
+  std::size_t worker_bytes = 0;  // per worker: u | dst | sums | scratchpad
+  std::size_t dst_offset = 0, sums_offset = 0, scratchpad_offset = 0;
+  std::size_t scratch_bytes = 0;  // PreparedOp::scratch_bytes
 
   void run(KernelContext& k) const {
     const float* x = k.input(0).data<float>();
@@ -291,38 +291,34 @@ struct Int8Conv {
     float* y = k.output(0).data<float>();
     const int64_t in_image = g.channels * g.in_size(), out_image = out_channels * g.out_size();
     const int64_t in_row = g.channels * g.in_w, out_row = out_channels * g.out_w;
-    std::byte* u_all = k.scratch;
-    std::byte* workers = u_all + u_bytes * static_cast<std::size_t>(g.batch);
-    const auto u_of = [&](int64_t n) {
-      return reinterpret_cast<uint8_t*>(u_all + u_bytes * static_cast<std::size_t>(n));
-    };
     const dnnl::engine& engine = onednn_cpu_engine();
-    k.pool.parallel_for(g.batch * g.in_h, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t t = begin; t < end; ++t) {
-        const int64_t n = t / g.in_h, h = t - n * g.in_h;
-        uint8_t* u = u_of(n) + h * in_row;
-        if (kept_src) {
-          quantize_nhwc_row(x + n * in_image + h * in_row, in_row, u, input_inverse_scale, input_zero);
-        } else {
-          quantize_planes_row(x + n * in_image + h * g.in_w, g.in_size(), g.channels, g.in_w, u, input_inverse_scale,
-                              input_zero);
-        }
-      }
-    });
     const Finish finish{weight_zero.data(), scale.data(), bias, act_min, act_max, out_channels, groups, out_per_group};
     const auto count = static_cast<int64_t>(bands.size());
+    // Each band quantizes the input rows it reads into its worker's u, then convolves them: one loop a Conv, and
+    // a thread reads rows that the same band of the step before wrote, from its own cache (a band's few rows of
+    // overlap with its neighbour are quantized by both).
     k.pool.parallel_for(g.batch * count, 1, [&](int64_t begin, int64_t end, std::size_t worker) {
       SerialOpenmp serial;
       dnnl::stream stream(engine);
-      std::byte* region = workers + worker_bytes * worker;
+      std::byte* region = k.scratch + worker_bytes * worker;
+      auto* u = reinterpret_cast<uint8_t*>(region);
       int32_t zero = input_zero;
       dnnl::memory zero_memory({{1}, dt::s32, tag::x}, engine, &zero);
       for (int64_t t = begin; t < end; ++t) {
         const int64_t n = t / count;
         const Int8Band& b = bands[static_cast<std::size_t>(t - n * count)];
-        dnnl::memory src(b.src, engine, u_of(n) + b.u_offset);
+        for (int64_t h = 0; h < b.in_rows; ++h) {
+          const int64_t row = b.in_first + h;
+          if (kept_src) {
+            quantize_nhwc_row(x + n * in_image + row * in_row, in_row, u + h * in_row, input_inverse_scale, input_zero);
+          } else {
+            quantize_planes_row(x + n * in_image + row * g.in_w, g.in_size(), g.channels, g.in_w, u + h * in_row,
+                                input_inverse_scale, input_zero);
+          }
+        }
+        dnnl::memory src(b.src, engine, u);
         float* band_out = y + n * out_image + b.first_row * (kept_dst ? out_row : g.out_w);
-        auto* acc = kept_dst ? reinterpret_cast<int32_t*>(band_out) : reinterpret_cast<int32_t*>(region);
+        auto* acc = kept_dst ? reinterpret_cast<int32_t*>(band_out) : reinterpret_cast<int32_t*>(region + dst_offset);
         dnnl::memory dst(b.dst, engine, acc);
         dnnl::memory scratchpad(b.scratchpad, engine, region + scratchpad_offset);
         b.conv.execute(stream,
@@ -420,14 +416,18 @@ std::shared_ptr<Int8Conv> make_int8_conv(const OpContext& ctx, const WindowGeome
   const auto fast = [](const auto& pd) {
     return std::string(pd.impl_info_str()).rfind("ref", 0) != 0;  // oneDNN's reference loops: slower than floats
   };
-  std::size_t dst_bytes = 0, sums_bytes = 0, scratchpad_bytes = 0;
+  std::size_t u_bytes = 0, dst_bytes = 0, sums_bytes = 0, scratchpad_bytes = 0;
   try {
     for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
       Int8Band b;
       b.first_row = bounds[i];
       b.rows = bounds[i + 1] - bounds[i];
       const Band in = band_rows(g, b.first_row, bounds[i + 1]);
-      b.u_offset = in.first * g.in_w * g.channels;
+      b.in_first = in.first;
+      b.in_rows = in.rows;
+      u_bytes = std::max(u_bytes,
+                         aligned(static_cast<std::size_t>(checked_mul(checked_mul(in.rows, g.in_w, "the scratch size"),
+                                                                      g.channels, "the scratch size"))));
       b.src = dnnl::memory::desc({1, g.channels, in.rows, g.in_w}, dt::u8, tag::nhwc);
       b.dst = dnnl::memory::desc({1, out_channels, b.rows, g.out_w}, dt::s32, tag::nhwc);
       b.finished = dnnl::memory::desc({1, out_channels, b.rows, g.out_w}, dt::f32, tag::nhwc);
@@ -476,14 +476,12 @@ std::shared_ptr<Int8Conv> make_int8_conv(const OpContext& ctx, const WindowGeome
   } catch (const dnnl::error&) {
     return nullptr;  // a Conv oneDNN does not take on integers stays on the float kernels
   }
-  c.sums_offset = dst_bytes;
-  c.scratchpad_offset = dst_bytes + sums_bytes;
-  c.u_bytes = aligned(static_cast<std::size_t>(checked_mul(g.channels, g.in_size(), "the scratch size")));
-  c.worker_bytes = aligned(dst_bytes + sums_bytes + scratchpad_bytes);
-  c.scratch_bytes = static_cast<std::size_t>(checked_add(
-      checked_mul(static_cast<int64_t>(c.u_bytes), g.batch, "the scratch size"),
-      checked_mul(static_cast<int64_t>(c.worker_bytes), static_cast<int64_t>(ctx.threads()), "the scratch size"),
-      "the scratch size"));
+  c.dst_offset = u_bytes;
+  c.sums_offset = u_bytes + dst_bytes;
+  c.scratchpad_offset = u_bytes + dst_bytes + sums_bytes;
+  c.worker_bytes = aligned(u_bytes + dst_bytes + sums_bytes + scratchpad_bytes);
+  c.scratch_bytes = static_cast<std::size_t>(
+      checked_mul(static_cast<int64_t>(c.worker_bytes), static_cast<int64_t>(ctx.threads()), "the scratch size"));
   return impl;
 }
 

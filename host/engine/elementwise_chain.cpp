@@ -212,12 +212,16 @@ std::vector<std::pair<std::size_t, std::size_t>> find_elementwise_chains(std::sp
 
 namespace {
 
+// Each element's integer: x / scale is within 2^-22 of one for a grid value (x * (1 / scale), two roundings).
+Lookup lookup_of(const float* table, const ChainInput& input) {
+  return {table, 1.0f / input.scale, static_cast<float>(input.min - input.zero_point),
+          static_cast<float>(input.max - input.zero_point), input.zero_point - input.min};
+}
+
 // `output` = `table` at each input element's integer: on `bytes` (byte_table's) where given, else on the floats.
 void look_up(const float* table, const int8_t* bytes, const ChainInput& input, ChainOutputGrid output_grid,
              Tensor& output, ThreadPool& pool) {
-  // Each element's integer: x / scale is within 2^-22 of one for a grid value (x * (1 / scale), two roundings).
-  const Lookup lookup{table, 1.0f / input.scale, static_cast<float>(input.min - input.zero_point),
-                      static_cast<float>(input.max - input.zero_point), input.zero_point - input.min};
+  const Lookup lookup = lookup_of(table, input);
   const float* x = input.tensor->data<float>();
   float* y = output.data<float>();
   if (bytes != nullptr) {
@@ -234,9 +238,8 @@ void look_up(const float* table, const int8_t* bytes, const ChainInput& input, C
 
 }  // namespace
 
-void run_elementwise_chain(std::span<const ChainMember> members, std::span<const OutputFinish> finishes,
-                           const ChainInput& input, ChainOutputGrid output_grid, Tensor& output, ThreadPool& pool,
-                           ChainTable& kept) {
+void prepare_chain_table(std::span<const ChainMember> members, std::span<const OutputFinish> finishes,
+                         const ChainInput& input, ChainOutputGrid output_grid, ChainTable& kept) {
   std::array<uint32_t, max_chain_steps * max_inputs> scalars{};
   std::size_t scalar_count = 0;
   for (const ChainMember& member : members)
@@ -245,36 +248,52 @@ void run_elementwise_chain(std::span<const ChainMember> members, std::span<const
         scalars[scalar_count++] = std::bit_cast<uint32_t>(source.tensor->data<float>()[0]);
   const bool same = kept.valid && kept.scalars.size() == scalar_count &&
       std::equal(kept.scalars.begin(), kept.scalars.end(), scalars.begin());
-  if (!same) {
-    // The grid's values, as the rounding stores them (AffineParams::dequantize: the product rounded once), and the
-    // chain on them, member after member, each output rounded as stored.
-    const int32_t levels = input.max - input.min + 1;
-    std::vector<float> grid(static_cast<std::size_t>(levels) * members.size());
-    for (int32_t k = 0; k < levels; ++k)
-      grid[static_cast<std::size_t>(k)] =
-          static_cast<float>(static_cast<double>(input.scale) * (input.min + k - input.zero_point));
-    const auto values_of = [&](std::size_t m) { return grid.data() + static_cast<std::size_t>(levels) * (m + 1); };
-    kept.valid = false;  // until the table below is whole
-    kept.table.resize(static_cast<std::size_t>(levels));
-    std::array<const float*, max_inputs> in{};
-    for (std::size_t m = 0; m < members.size(); ++m) {
-      const ChainMember& member = members[m];
-      for (std::size_t i = 0; i < member.sources.size(); ++i) {
-        const ChainMember::Source& source = member.sources[i];
-        in[i] = source.member >= 0     ? values_of(static_cast<std::size_t>(source.member))
-            : source.quantized_input   ? grid.data()
-            : source.tensor != nullptr ? source.tensor->data<float>()
-                                       : nullptr;
-      }
-      float* out = m + 1 == members.size() ? kept.table.data() : values_of(m);
-      member.tile(std::span<const float* const>(in.data(), member.sources.size()), out, levels);
-      if (finishes[m]) finishes[m](out, static_cast<std::size_t>(levels));
+  if (same) return;
+  // The grid's values, as the rounding stores them (AffineParams::dequantize: the product rounded once), and the
+  // chain on them, member after member, each output rounded as stored.
+  const int32_t levels = input.max - input.min + 1;
+  std::vector<float> grid(static_cast<std::size_t>(levels) * members.size());
+  for (int32_t k = 0; k < levels; ++k)
+    grid[static_cast<std::size_t>(k)] =
+        static_cast<float>(static_cast<double>(input.scale) * (input.min + k - input.zero_point));
+  const auto values_of = [&](std::size_t m) { return grid.data() + static_cast<std::size_t>(levels) * (m + 1); };
+  kept.valid = false;  // until the table below is whole
+  kept.table.resize(static_cast<std::size_t>(levels));
+  std::array<const float*, max_inputs> in{};
+  for (std::size_t m = 0; m < members.size(); ++m) {
+    const ChainMember& member = members[m];
+    for (std::size_t i = 0; i < member.sources.size(); ++i) {
+      const ChainMember::Source& source = member.sources[i];
+      in[i] = source.member >= 0     ? values_of(static_cast<std::size_t>(source.member))
+          : source.quantized_input   ? grid.data()
+          : source.tensor != nullptr ? source.tensor->data<float>()
+                                     : nullptr;
     }
-    kept.bytes = byte_lookup_loop() != nullptr && byte_table(kept.table, output_grid, kept.byte_values);
-    kept.scalars.assign(scalars.begin(), scalars.begin() + static_cast<std::ptrdiff_t>(scalar_count));
-    kept.valid = true;
+    float* out = m + 1 == members.size() ? kept.table.data() : values_of(m);
+    member.tile(std::span<const float* const>(in.data(), member.sources.size()), out, levels);
+    if (finishes[m]) finishes[m](out, static_cast<std::size_t>(levels));
   }
+  kept.bytes = byte_lookup_loop() != nullptr && byte_table(kept.table, output_grid, kept.byte_values);
+  kept.scalars.assign(scalars.begin(), scalars.begin() + static_cast<std::ptrdiff_t>(scalar_count));
+  kept.valid = true;
+}
+
+void run_elementwise_chain(std::span<const ChainMember> members, std::span<const OutputFinish> finishes,
+                           const ChainInput& input, ChainOutputGrid output_grid, Tensor& output, ThreadPool& pool,
+                           ChainTable& kept) {
+  prepare_chain_table(members, finishes, input, output_grid, kept);
   look_up(kept.table.data(), kept.bytes ? kept.byte_values.data() : nullptr, input, output_grid, output, pool);
+}
+
+void look_up_piece(const ChainTable& kept, const ChainInput& input, ChainOutputGrid output_grid, const float* x,
+                   float* y, int64_t count) {
+  const Lookup lookup = lookup_of(kept.table.data(), input);
+  if (kept.bytes) {
+    byte_lookup_loop()(ByteLookup{lookup, kept.byte_values.data(), output_grid.scale, output_grid.zero_point}, x, y,
+                       count);
+  } else {
+    lookup_loop()(lookup, x, y, count);
+  }
 }
 
 bool look_up_table(std::span<const float> table, const ChainInput& input, ChainOutputGrid output_grid, Tensor& output,

@@ -86,12 +86,22 @@ struct ChainTable {
   void forget() noexcept { valid = false; }
 };
 
-// Runs the chain: its members on the input's grid values, each member's output rounded by its `finishes` entry as
-// stored, into a table (or the one `kept` holds, when its inputs are the same); then `output` = the table at each
-// input element's integer, in pieces on the pool.
+// Makes `kept` the chain's table for this run: its members on the input's grid values, each member's output
+// rounded by its `finishes` entry as stored; unless `kept` holds it already (the same values of one element).
+void prepare_chain_table(std::span<const ChainMember> members, std::span<const OutputFinish> finishes,
+                         const ChainInput& input, ChainOutputGrid output_grid, ChainTable& kept);
+
+// Runs the chain: prepare_chain_table, then `output` = the table at each input element's integer, in pieces on the
+// pool.
 void run_elementwise_chain(std::span<const ChainMember> members, std::span<const OutputFinish> finishes,
                            const ChainInput& input, ChainOutputGrid output_grid, Tensor& output, ThreadPool& pool,
                            ChainTable& kept);
+
+// `count` elements of the chain's output from the same elements of its input, on the calling thread: the lookup
+// of a chain its input's producer runs as it stores each piece of that input (Session, "Chains run by their
+// producer" in docs/runtime-extensions.md). `kept` is prepared (prepare_chain_table).
+void look_up_piece(const ChainTable& kept, const ChainInput& input, ChainOutputGrid output_grid, const float* x,
+                   float* y, int64_t count);
 
 // Its last part: `output` = `table` (one entry per integer of the input's grid, from its least) at each input
 // element's integer (NaN read as the zero point, clamped to the grid). On bytes where it can (AVX512-VBMI, at most

@@ -33,15 +33,19 @@ struct BlockedPorts;  // blocked_layout.hpp
 
 // Rounds a float32 value as it is stored: to float16 (float16 activations) and then by the session's element-wise
 // rounding (Session::set_output_rounding: a quantized grid), the same whoever applies it, in any pieces.
+// Then, when the value is the input of an element-wise chain its producer runs (the session's "chains run by their
+// producer", docs/runtime-extensions.md), `then` reads each piece as stored, while in cache.
 struct OutputFinish {
   bool to_half = false;
   const std::function<void(ValueId, std::span<float>)>* rounding = nullptr;
   ValueId id = no_value;  // the value, for `rounding`
+  const std::function<void(const float*, std::size_t)>* then = nullptr;
 
-  explicit operator bool() const noexcept { return to_half || rounding != nullptr; }
+  explicit operator bool() const noexcept { return to_half || rounding != nullptr || then != nullptr; }
   void operator()(float* data, std::size_t count) const {
     if (to_half) round_to_half(data, count);
     if (rounding != nullptr) (*rounding)(id, std::span<float>(data, count));
+    if (then != nullptr) (*then)(data, count);
   }
 };
 

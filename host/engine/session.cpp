@@ -81,6 +81,12 @@ struct Step {
   ChainInput chain_input;
   ChainOutputGrid chain_output_grid;
   ChainTable chain_table;  // kept from run to run
+  // A chain run by its input's producer (docs/runtime-extensions.md, "Chains run by their producer"): on the
+  // chain's step, that its output is written by the step before it; on that step, the chain's step (an index into
+  // Plan::steps) and what looks each finished piece of its output 0 up into the chain's output.
+  bool chain_run_by_producer = false;
+  std::size_t runs_chain = 0;  // 0: none (a chain's step is never the first)
+  std::function<void(const float*, std::size_t)> look_up_piece;
 };
 
 struct Plan {
@@ -537,25 +543,32 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
   if (!observer && options.chain_elementwise) {
     std::vector<ChainCandidate> candidates;
     for (const Pending& p : pending) candidates.push_back({p.node, p.prepared.tile && !p.at_run_time});
-    for (const auto& [first, last] : find_elementwise_chains(candidates, plan->infos, graph.outputs())) {
+    for (auto [first, last] : find_elementwise_chains(candidates, plan->infos, graph.outputs())) {
       // Its one input of more than one element, made before it, with a grid of few integers; large enough to pay.
+      // Else the chain without its first step, which may be what reads two values (a residual Add before a
+      // HardSwish): its values but the last are still read inside it only.
       const auto elements = plan->infos[static_cast<std::size_t>(pending[last].node->outputs[0])].elements();
+      const IntegerGrid* grid = nullptr;
       std::optional<ValueId> input;
-      bool one_input = true;
-      for (std::size_t s = first; s <= last; ++s)
-        for (ValueId in : pending[s].node->inputs) {
-          const bool made_inside = std::any_of(pending.begin() + static_cast<std::ptrdiff_t>(first),
-                                               pending.begin() + static_cast<std::ptrdiff_t>(s),
-                                               [in](const Pending& p) { return p.node->outputs[0] == in; });
-          if (in == no_value || made_inside || plan->infos[static_cast<std::size_t>(in)].elements() == 1) continue;
-          one_input = one_input && (!input || *input == in);
-          input = in;
-        }
-      const IntegerGrid* grid = input ? graph.integer_grid(*input) : nullptr;
-      if (!one_input || grid == nullptr || grid->scale.size() != 1 || !(grid->scale[0] > 0.0f) ||
-          !std::isfinite(grid->scale[0]) || grid->max < grid->min || grid->max - grid->min + 1 > max_chain_levels ||
-          elements < 4 * (grid->max - grid->min + 1))
-        continue;
+      for (; first <= last; ++first) {
+        input.reset();
+        bool one_input = true;
+        for (std::size_t s = first; s <= last; ++s)
+          for (ValueId in : pending[s].node->inputs) {
+            const bool made_inside = std::any_of(pending.begin() + static_cast<std::ptrdiff_t>(first),
+                                                 pending.begin() + static_cast<std::ptrdiff_t>(s),
+                                                 [in](const Pending& p) { return p.node->outputs[0] == in; });
+            if (in == no_value || made_inside || plan->infos[static_cast<std::size_t>(in)].elements() == 1) continue;
+            one_input = one_input && (!input || *input == in);
+            input = in;
+          }
+        grid = one_input && input ? graph.integer_grid(*input) : nullptr;
+        if (grid != nullptr && grid->scale.size() == 1 && grid->scale[0] > 0.0f && std::isfinite(grid->scale[0]) &&
+            grid->max >= grid->min && grid->max - grid->min + 1 <= max_chain_levels &&
+            elements >= 4 * (grid->max - grid->min + 1))
+          break;
+      }
+      if (first > last) continue;
       for (std::size_t s = first; s <= last; ++s) chain_of[s] = static_cast<int>(chains.size());
       chains.emplace_back(first, last);
       chain_input_values.push_back(*input);  // its view is made below
@@ -598,6 +611,23 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
         std::count_if(blocked_bytes.begin(), blocked_bytes.end(), [](std::size_t b) { return b != 0; }));
   }
 
+  // Chains run by the step that makes their input, as it stores each piece (docs/runtime-extensions.md, "Chains
+  // run by their producer"): when that step comes just before the chain, has that one output, and stores it in the
+  // chain's output's layout (so that a piece's place in one is its place in the other). The values of one element
+  // the chain reads are then made before that step too.
+  std::vector<char> chain_by_producer(chains.size(), 0);
+  for (std::size_t c = 0; c < chains.size(); ++c) {
+    const std::size_t first = chains[c].first;
+    if (first == 0 || chain_of[first - 1] >= 0) continue;
+    const Pending& producer = pending[first - 1];
+    const auto in = static_cast<std::size_t>(chain_input_values[c]);
+    const auto out = static_cast<std::size_t>(pending[chains[c].second].node->outputs[0]);
+    chain_by_producer[c] = !producer.at_run_time && producer.node->outputs.size() == 1 &&
+        producer.node->outputs[0] == chain_input_values[c] && blocked_bytes[in] == blocked_bytes[out] &&
+        plan->infos[in].elements() == plan->infos[out].elements();
+    plan->stats.chains_run_by_producers += static_cast<std::size_t>(chain_by_producer[c]);
+  }
+
   // Whether step s's output lives only in its chain's table (every member's but the last): no arena block.
   const auto inside_chain = [&](std::size_t s) {
     return chain_of[s] >= 0 && s != chains[static_cast<std::size_t>(chain_of[s])].second;
@@ -623,6 +653,13 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
   for (ValueId out : graph.outputs()) {
     last_use[static_cast<std::size_t>(out)] = end_time;
   }
+  // A chain run by its producer writes its output while the producer runs (at time `first`), and reads its
+  // producer's inputs no more than the producer does.
+  for (std::size_t c = 0; c < chains.size(); ++c)
+    if (chain_by_producer[c] != 0) {
+      int32_t& from = first_use[static_cast<std::size_t>(pending[chains[c].second].node->outputs[0])];
+      from = std::min(from, static_cast<int32_t>(chains[c].first));
+    }
   // A chain reads its inputs until its last step writes its last piece: none may share the arena with its output.
   for (const auto& [first, last] : chains) {
     for (std::size_t s = first; s <= last; ++s)
@@ -753,8 +790,29 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
       step.kernel_finishes = true;  // the table holds every member's output rounded as stored
       chain_members.clear();
       chain_outputs.clear();
+      if (chain_by_producer[c] != 0) {  // the producer is the step made just before
+        step.chain_run_by_producer = true;
+        plan->steps.back().runs_chain = plan->steps.size();
+      }
     }
     plan->steps.push_back(std::move(step));
+  }
+  for (Step& producer : plan->steps) {  // the steps stay where they are from here on
+    if (producer.runs_chain == 0) continue;
+    const Step& chain = plan->steps[producer.runs_chain];
+    const Step::Stored in = producer.float_outputs[0];
+    producer.look_up_piece = [&chain, in](const float* piece, std::size_t count) {
+      // The piece's place in the input is its place in the output (the same layout, checked when planning).
+      const auto at = reinterpret_cast<std::uintptr_t>(piece),
+                 base = reinterpret_cast<std::uintptr_t>(in.tensor->raw());
+      const std::size_t offset = (at - base) / sizeof(float);
+      if (at < base || offset + count > static_cast<std::size_t>(in.elements)) {
+        throw EngineError(fmt::format("{}: a piece of its output given to its element-wise chain lies outside it",
+                                      chain.node->label()));
+      }
+      look_up_piece(chain.chain_table, chain.chain_input, chain.chain_output_grid, piece,
+                    chain.outputs[0]->data<float>() + offset, static_cast<int64_t>(count));
+    };
   }
   plan->stats.steps = plan->steps.size();
   return plan;
@@ -943,18 +1001,34 @@ std::span<const Tensor> Session::run_views(std::span<const Tensor> inputs) {
   if (plan.has_run_time_steps) {
     plan.run_values.assign(plan.slots.size(), Tensor());
   }
+  // What rounds a chain's members as stored, for its table.
+  const auto chain_finishes = [&s](const Step& chain) {
+    std::array<OutputFinish, max_chain_steps> finishes;
+    for (std::size_t m = 0; m < chain.chain.size(); ++m) finishes[m] = s.finish_of(chain.chain_outputs[m]);
+    return finishes;
+  };
   for (Step& step : plan.steps) {
     const auto started = s.options.profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-    if (!step.chain.empty()) {
-      std::array<OutputFinish, max_chain_steps> finishes;
-      for (std::size_t m = 0; m < step.chain.size(); ++m) finishes[m] = s.finish_of(step.chain_outputs[m]);
-      run_elementwise_chain(step.chain, std::span(finishes).first(step.chain.size()), step.chain_input,
+    // Output 0's rounding, and the lookup of the chain this step runs, if it runs one.
+    OutputFinish finish0 = step.float_outputs.empty() ? OutputFinish{} : s.finish_of(step.float_outputs[0]);
+    if (step.runs_chain != 0) {
+      Step& chain = plan.steps[step.runs_chain];
+      const auto finishes = chain_finishes(chain);
+      prepare_chain_table(chain.chain, std::span(finishes.data(), chain.chain.size()), chain.chain_input,
+                          chain.chain_output_grid, chain.chain_table);
+      finish0.then = &step.look_up_piece;
+    }
+    if (step.chain_run_by_producer) {
+      // Written by the step before.
+    } else if (!step.chain.empty()) {
+      const auto finishes = chain_finishes(step);
+      run_elementwise_chain(step.chain, std::span(finishes.data(), step.chain.size()), step.chain_input,
                             step.chain_output_grid, *step.outputs[0], s.pool, step.chain_table);
     } else if (step.at_run_time) {
       s.run_now(plan, step);
     } else {
       KernelContext ctx{step.inputs, step.outputs, s.pool, arena + step.scratch_offset};
-      if (step.kernel_finishes) ctx.finish_output = s.finish_of(step.float_outputs[0]);
+      if (step.kernel_finishes) ctx.finish_output = finish0;
       try {
         step.kernel(ctx);
       } catch (const EngineError&) {
@@ -965,7 +1039,7 @@ std::span<const Tensor> Session::run_views(std::span<const Tensor> inputs) {
     }
     for (std::size_t o = step.kernel_finishes ? 1 : 0; o < step.float_outputs.size(); ++o) {
       const Step::Stored& out = step.float_outputs[o];
-      const OutputFinish finish = s.finish_of(out);
+      const OutputFinish finish = o == 0 ? finish0 : s.finish_of(out);
       if (!finish) continue;
       // A run-time step's output may be smaller than planned: its own count then.
       const int64_t elements = step.at_run_time ? out.tensor->elements() : out.elements;

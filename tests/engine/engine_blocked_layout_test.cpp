@@ -401,13 +401,14 @@ TEST_SUITE("engine.blocked_layout") {
       for (const std::size_t threads : test_thread_counts({1, 2, 7})) {
         CAPTURE(h_read_elsewhere);
         CAPTURE(threads);
-        const auto quantized_run = [&](const char* layout) {
+        const auto quantized_run = [&](const char* layout, bool chain = true) {
           const ScopedEnv env("RKNNXX_ENGINE_LAYOUT", layout);
           Graph graph(quantized_chain(h_read_elsewhere));
           const ValueId q = *graph.find("q");
           graph.set_integer_grid(q, grid);
           // Unfused, as a quantized graph is but for its clamps (quantize::QuantizedSession).
-          Session session(std::move(graph), SessionOptions{.threads = test_threads(threads), .fuse = false});
+          Session session(std::move(graph),
+                          SessionOptions{.threads = test_threads(threads), .fuse = false, .chain_elementwise = chain});
           session.set_output_rounding([q](ValueId id, std::span<float> values) {
             if (id != q) return;
             for (float& v : values) v = (std::clamp(std::nearbyint(v / 0.02f) - 5.0f, -128.0f, 127.0f) + 5.0f) * 0.02f;
@@ -415,14 +416,19 @@ TEST_SUITE("engine.blocked_layout") {
           Run r;
           r.outputs = session.run(std::vector<Tensor>{random_tensor({2, 8, 9, 9}, 7)});
           r.blocked_values = session.stats().blocked_values;
-          CHECK(session.stats().elementwise_chains == 1);
+          CHECK(session.stats().elementwise_chains == (chain ? 1 : 0));
+          CHECK(session.stats().chains_run_by_producers == (chain ? 1 : 0));  // by the Conv, in its layout
           return r;
         };
+        const Run alone = quantized_run("nchw", false);
         const Run off = quantized_run("nchw");
         const Run on = quantized_run("blocked");
         if (onednn_conv_built() && onednn_conv_keeps_nhwc()) CHECK(on.blocked_values == (h_read_elsewhere ? 0 : 2));
         REQUIRE(on.outputs.size() == off.outputs.size());
-        for (std::size_t o = 0; o < on.outputs.size(); ++o) check_same(on.outputs[o], off.outputs[o]);
+        for (std::size_t o = 0; o < on.outputs.size(); ++o) {
+          check_same(on.outputs[o], off.outputs[o]);
+          check_same(off.outputs[o], alone.outputs[o]);
+        }
       }
   }
 

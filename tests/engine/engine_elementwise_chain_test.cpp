@@ -9,6 +9,7 @@
 #include "engine_test_model.hpp"
 #include "vector_state.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -122,9 +123,98 @@ void check_chains(const onnx::ModelProto& model, std::size_t chains, bool grid =
       }
 }
 
+// What makes "p" in produced_chain: an Add, which rounds its output in pieces as it writes them
+// (PreparedOp::finishes_output); a Transpose, which leaves that to the session's pass after it; a Conv 3x3, which
+// rounds each band of rows it writes while its other bands still read the input's rows around theirs.
+enum class Producer { add, transpose, conv };
+
+// x, z [2, 7, 37, 41] -> the producer -> "p" -> the HardSwish written out -> "y"; "p" also a graph output when
+// `p_out`. The producer runs the chain on each piece of "p" as it rounds it.
+onnx::ModelProto produced_chain(Producer producer, bool p_out) {
+  ModelBuilder m(13);
+  m.input("x", DataType::float32, {2, 7, 37, 41})
+      .input("z", DataType::float32, {2, 7, 37, 41})
+      .initializer("w", random_tensor({7, 7, 3, 3}, 4))
+      .initializer("three", Tensor::from<float>({}, {3.0f}))
+      .initializer("zero", Tensor::from<float>({}, {0.0f}))
+      .initializer("six", Tensor::from<float>({}, {6.0f}));
+  switch (producer) {
+    case Producer::add: m.node("Add", {"x", "z"}, {"p"}); break;
+    case Producer::transpose:
+      m.node("Transpose", {"x"}, {"p"}, {attr("perm", std::vector<int64_t>{0, 1, 3, 2})});
+      break;
+    case Producer::conv: m.node("Conv", {"x", "w"}, {"p"}, {attr("pads", std::vector<int64_t>{1, 1, 1, 1})}); break;
+  }
+  m.node("Add", {"p", "three"}, {"t"})
+      .node("Clip", {"t", "zero", "six"}, {"c"})
+      .node("Mul", {"p", "c"}, {"m"})
+      .node("Div", {"m", "six"}, {"y"})
+      .output("y");
+  if (p_out) m.output("p");
+  return m.model();
+}
+
 }  // namespace
 
 TEST_SUITE("engine.elementwise_chain") {
+  TEST_CASE("a chain right after the step that makes its input runs in that step, on each piece it stores: same bits") {
+    enum class Rounding { none, per_value, y_int8 };
+    for (const Producer producer : {Producer::add, Producer::transpose, Producer::conv})
+      for (const bool p_out : {false, true})
+        for (const std::size_t threads : test_thread_counts({1, 2, 7}))
+          for (const bool half : {false, true})
+            for (const Rounding rounding : {Rounding::none, Rounding::per_value, Rounding::y_int8}) {
+              CAPTURE(static_cast<int>(producer));
+              CAPTURE(p_out);
+              CAPTURE(threads);
+              CAPTURE(half);
+              CAPTURE(static_cast<int>(rounding));
+              const auto run_chained = [&](bool chain) {
+                Graph graph(produced_chain(producer, p_out));
+                const ValueId p = *graph.find("p"), y = *graph.find("y");
+                const IntegerGrid grid = x_grid(half);
+                graph.set_integer_grid(p, grid);
+                if (rounding == Rounding::y_int8)
+                  graph.set_integer_grid(y, IntegerGrid{{y_scale}, {y_zero}, 0, -128, 127});
+                Session session(std::move(graph),
+                                SessionOptions{.threads = test_threads(threads),
+                                               .float16_activations = half,
+                                               .fuse = false,  // as a quantized graph: HardSwish stays apart
+                                               .chain_elementwise = chain});
+                // "p" on its grid (the Add's sums leave it), the other values as `rounding` says.
+                session.set_output_rounding([&, p, y](ValueId id, std::span<float> values) {
+                  if (id == p) {
+                    const float s = grid.scale[0];
+                    for (float& v : values) v = (std::clamp(std::nearbyint(v / s) + 3.0f, -128.0f, 127.0f) - 3.0f) * s;
+                  } else if (rounding == Rounding::per_value) {
+                    round_per_value(id, values);
+                  } else if (rounding == Rounding::y_int8 && id == y) {
+                    round_y_to_int8(id, values);
+                  }
+                });
+                Tensor z = grid_input(half);
+                std::reverse(z.values<float>().begin(), z.values<float>().end());
+                std::vector<Tensor> outputs = session.run(std::vector<Tensor>{grid_input(half), z});
+                CHECK(session.stats().chains_run_by_producers == (chain ? 1 : 0));
+                if (chain) CHECK(session.stats().steps == 2);
+                return outputs;
+              };
+              const std::vector<Tensor> alone = run_chained(false), chained = run_chained(true);
+              REQUIRE(chained.size() == alone.size());
+              for (std::size_t o = 0; o < alone.size(); ++o)
+                CHECK(std::memcmp(chained[o].raw(), alone[o].raw(), alone[o].bytes()) == 0);
+            }
+  }
+
+  TEST_CASE("a chain on a graph input has no producer: it runs as its own step") {
+    Graph graph(hard_swish_chain());
+    graph.set_integer_grid(*graph.find("x"), x_grid(false));
+    Session session(std::move(graph), SessionOptions{.threads = 1});
+    session.run(std::vector<Tensor>{grid_input(false)});
+    CHECK(session.stats().elementwise_chains == 1);
+    CHECK(session.stats().chains_run_by_producers == 0);
+  }
+
   TEST_CASE("a HardSwish written out and an affine block on one quantized value run as one table, same bits") {
     check_chains(hard_swish_chain(), 1);
     const Run chained = run(hard_swish_chain(), true, 1, false, false);

@@ -285,13 +285,16 @@ struct Int8Conv {
   std::size_t dst_offset = 0, sums_offset = 0, scratchpad_offset = 0;
   std::size_t scratch_bytes = 0;  // PreparedOp::scratch_bytes
 
+  // Per band: source, destination, sums, scratchpad, finished floats, output planes.
+  static constexpr std::size_t band_slots = 6;
+  std::optional<OnednnWorkers> workers;  // made once the bands are known
+
   void run(KernelContext& k) const {
     const float* x = k.input(0).data<float>();
     const float* bias = has_bias ? k.input(2).data<float>() : no_bias.data();
     float* y = k.output(0).data<float>();
     const int64_t in_image = g.channels * g.in_size(), out_image = out_channels * g.out_size();
     const int64_t in_row = g.channels * g.in_w, out_row = out_channels * g.out_w;
-    const dnnl::engine& engine = onednn_cpu_engine();
     const Finish finish{weight_zero.data(), scale.data(), bias, act_min, act_max, out_channels, groups, out_per_group};
     const auto count = static_cast<int64_t>(bands.size());
     // Each band quantizes the input rows it reads into its worker's u, then convolves them: one loop a Conv, and
@@ -299,14 +302,19 @@ struct Int8Conv {
     // overlap with its neighbour are quantized by both).
     k.pool.parallel_for(g.batch * count, 1, [&](int64_t begin, int64_t end, std::size_t worker) {
       SerialOpenmp serial;
-      dnnl::stream stream(engine);
+      OnednnWorkers::Objects& w = workers->of(worker);
+      dnnl::stream& stream = w.stream;
+      int32_t zero = input_zero;
+      dnnl::memory& zero_memory = w.point(0, {{1}, dt::s32, tag::x}, &zero);
       std::byte* region = k.scratch + worker_bytes * worker;
       auto* u = reinterpret_cast<uint8_t*>(region);
-      int32_t zero = input_zero;
-      dnnl::memory zero_memory({{1}, dt::s32, tag::x}, engine, &zero);
       for (int64_t t = begin; t < end; ++t) {
         const int64_t n = t / count;
-        const Int8Band& b = bands[static_cast<std::size_t>(t - n * count)];
+        const auto band = static_cast<std::size_t>(t - n * count);
+        const Int8Band& b = bands[band];
+        const auto slot = [&](std::size_t k, const dnnl::memory::desc& desc, const void* data) -> dnnl::memory& {
+          return w.point(1 + band * band_slots + k, desc, data);
+        };
         for (int64_t h = 0; h < b.in_rows; ++h) {
           const int64_t row = b.in_first + h;
           if (kept_src) {
@@ -316,27 +324,25 @@ struct Int8Conv {
                                 input_inverse_scale, input_zero);
           }
         }
-        dnnl::memory src(b.src, engine, u);
+        const dnnl::memory& src = slot(0, b.src, u);
         float* band_out = y + n * out_image + b.first_row * (kept_dst ? out_row : g.out_w);
         auto* acc = kept_dst ? reinterpret_cast<int32_t*>(band_out) : reinterpret_cast<int32_t*>(region + dst_offset);
-        dnnl::memory dst(b.dst, engine, acc);
-        dnnl::memory scratchpad(b.scratchpad, engine, region + scratchpad_offset);
-        b.conv.execute(stream,
-                       {{DNNL_ARG_SRC, src},
-                        {DNNL_ARG_WEIGHTS, b.weights},
-                        {DNNL_ARG_DST, dst},
-                        {DNNL_ARG_SCRATCHPAD, scratchpad},
-                        {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zero_memory}});
+        const dnnl::memory& scratchpad = slot(3, b.scratchpad, region + scratchpad_offset);
+        execute_primitive(b.conv, stream,
+                          {{DNNL_ARG_SRC, &src},
+                           {DNNL_ARG_WEIGHTS, &b.weights},
+                           {DNNL_ARG_DST, &slot(1, b.dst, acc)},
+                           {DNNL_ARG_SCRATCHPAD, &scratchpad},
+                           {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, &zero_memory}});
         const int32_t* sums = nullptr;
         if (needs_sums) {
-          dnnl::memory sums_dst(b.sums_dst, engine, region + sums_offset);
-          b.sums.execute(stream,
-                         {{DNNL_ARG_SRC, src},
-                          {DNNL_ARG_WEIGHTS, b.ones},
-                          {DNNL_ARG_DST, sums_dst},
-                          {DNNL_ARG_SCRATCHPAD, scratchpad},
-                          {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zero_memory}});
           sums = reinterpret_cast<const int32_t*>(region + sums_offset);
+          execute_primitive(b.sums, stream,
+                            {{DNNL_ARG_SRC, &src},
+                             {DNNL_ARG_WEIGHTS, &b.ones},
+                             {DNNL_ARG_DST, &slot(2, b.sums_dst, sums)},
+                             {DNNL_ARG_SCRATCHPAD, &scratchpad},
+                             {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, &zero_memory}});
         }
         stream.wait();
         const int64_t pixels = b.rows * g.out_w;
@@ -345,9 +351,8 @@ struct Int8Conv {
           if (k.finish_output) k.finish_output(band_out, static_cast<std::size_t>(pixels * out_channels));
           continue;
         }
-        dnnl::memory from(b.finished, engine, acc);
-        dnnl::memory to(b.planes, engine, band_out);
-        b.to_planes->execute(stream, from, to);
+        execute_primitive(*b.to_planes, stream,
+                          {{DNNL_ARG_FROM, &slot(4, b.finished, acc)}, {DNNL_ARG_TO, &slot(5, b.planes, band_out)}});
         stream.wait();
         if (k.finish_output) {
           for (int64_t m = 0; m < out_channels; ++m)
@@ -480,6 +485,7 @@ std::shared_ptr<Int8Conv> make_int8_conv(const OpContext& ctx, const WindowGeome
   c.sums_offset = u_bytes + dst_bytes;
   c.scratchpad_offset = u_bytes + dst_bytes + sums_bytes;
   c.worker_bytes = aligned(u_bytes + dst_bytes + sums_bytes + scratchpad_bytes);
+  c.workers.emplace(ctx.threads(), 1 + c.bands.size() * Int8Conv::band_slots);
   c.scratch_bytes = static_cast<std::size_t>(
       checked_mul(static_cast<int64_t>(c.worker_bytes), static_cast<int64_t>(ctx.threads()), "the scratch size"));
   return impl;

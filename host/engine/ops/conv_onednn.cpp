@@ -131,6 +131,9 @@ struct OnednnConv {
   dnnl::memory::desc shared_user_src, shared_conv_src;
   std::size_t shared_src_bytes = 0;  // per image, aligned
   std::size_t worker_bytes = 0;      // per worker, aligned
+  // Per slice: the user's source, the primitive's source, its destination, scratchpad and bias, the user's output.
+  static constexpr std::size_t slice_slots = 6;
+  std::optional<OnednnWorkers> memories;  // made once the slices are known
   // Input and output kept in the primitive's layout by blocked_layout.hpp: no reorder, images this many
   // floats apart. A slice's offsets are the same as in NCHW, as its first channel starts a block.
   bool kept_src = false, kept_dst = false;
@@ -162,37 +165,49 @@ struct OnednnConv {
     const auto count = static_cast<int64_t>(slices.size());
     k.pool.parallel_for(batch * count, 1, [&](int64_t begin, int64_t end, std::size_t worker) {
       SerialOpenmp serial;
-      dnnl::stream stream(engine);
+      OnednnWorkers::Objects& w = memories->of(worker);
+      dnnl::stream& stream = w.stream;
       std::byte* region = workers + worker_bytes * worker;
       for (int64_t t = begin; t < end; ++t) {
         const int64_t n = t / count;
-        const Slice& s = slices[static_cast<std::size_t>(t % count)];
-        void* user_src = const_cast<float*>(x + n * in_image_floats + (kept_src ? s.kept_src_offset : s.src_offset));
+        const auto slice = static_cast<std::size_t>(t % count);
+        const Slice& s = slices[slice];
+        const auto slot = [&](std::size_t i, const dnnl::memory::desc& desc, const void* data) -> dnnl::memory& {
+          return w.point(slice * slice_slots + i, desc, data);
+        };
+        const float* user_src = x + n * in_image_floats + (kept_src ? s.kept_src_offset : s.src_offset);
         float* user_dst = y + n * out_image_floats + (kept_dst ? s.kept_dst_offset : s.dst_offset);
-        dnnl::memory src;
-        if (kept_src) {
-          src = dnnl::memory(s.conv_src, engine, user_src);
-        } else if (shared_src_reorder) {
-          src = dnnl::memory(s.conv_src, engine, shared + shared_src_bytes * static_cast<std::size_t>(n));
-        } else if (s.src_reorder) {
-          src = dnnl::memory(s.conv_src, engine, region + s.src_offset_bytes);
-          dnnl::memory from(s.user_src, engine, user_src);
-          s.src_reorder->execute(stream, from, src);
-        } else {
-          src = dnnl::memory(s.conv_src, engine, user_src);
+        const void* src_data = user_src;
+        if (!kept_src && shared_src_reorder) {
+          src_data = shared + shared_src_bytes * static_cast<std::size_t>(n);
+        } else if (!kept_src && s.src_reorder) {
+          src_data = region + s.src_offset_bytes;
+          execute_primitive(
+              *s.src_reorder, stream,
+              {{DNNL_ARG_FROM, &slot(0, s.user_src, user_src)}, {DNNL_ARG_TO, &slot(1, s.conv_src, src_data)}});
         }
+        const dnnl::memory& src = slot(1, s.conv_src, src_data);
         const bool reorder_dst = s.dst_reorder && !kept_dst;
-        dnnl::memory dst(s.conv_dst, engine, reorder_dst ? static_cast<void*>(region + s.dst_offset_bytes) : user_dst);
-        dnnl::memory scratchpad(s.scratchpad, engine, region + s.scratchpad_offset);
-        std::unordered_map<int, dnnl::memory> args{
-            {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, s.weights}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratchpad}};
+        const dnnl::memory& dst =
+            slot(2, s.conv_dst, reorder_dst ? static_cast<const void*>(region + s.dst_offset_bytes) : user_dst);
+        const dnnl::memory& scratchpad = slot(3, s.scratchpad, region + s.scratchpad_offset);
         if (bias != nullptr) {
-          args.emplace(DNNL_ARG_BIAS, dnnl::memory(s.bias, engine, const_cast<float*>(bias + s.bias_offset)));
+          execute_primitive(s.conv, stream,
+                            {{DNNL_ARG_SRC, &src},
+                             {DNNL_ARG_WEIGHTS, &s.weights},
+                             {DNNL_ARG_DST, &dst},
+                             {DNNL_ARG_SCRATCHPAD, &scratchpad},
+                             {DNNL_ARG_BIAS, &slot(4, s.bias, bias + s.bias_offset)}});
+        } else {
+          execute_primitive(s.conv, stream,
+                            {{DNNL_ARG_SRC, &src},
+                             {DNNL_ARG_WEIGHTS, &s.weights},
+                             {DNNL_ARG_DST, &dst},
+                             {DNNL_ARG_SCRATCHPAD, &scratchpad}});
         }
-        s.conv.execute(stream, args);
         if (reorder_dst) {
-          dnnl::memory to(s.user_dst, engine, user_dst);
-          s.dst_reorder->execute(stream, dst, to);
+          execute_primitive(*s.dst_reorder, stream,
+                            {{DNNL_ARG_FROM, &dst}, {DNNL_ARG_TO, &slot(5, s.user_dst, user_dst)}});
         }
         // The slice's output just written, in parts the chain's rest and the rounding walk: one span in a kept
         // layout (its blocks or rows, padded channels included: blocked_ports keeps a chain's rest off padding),
@@ -537,6 +552,7 @@ bool prepare_onednn_conv(const OpContext& ctx, const OnednnConvRequest& r, Prepa
     return false;  // a Conv oneDNN does not take stays on the engine's kernels
   }
   impl->worker_bytes = aligned(worker_bytes);
+  impl->memories.emplace(ctx.threads(), impl->slices.size() * OnednnConv::slice_slots);
   const int64_t shared_bytes = checked_mul(static_cast<int64_t>(impl->shared_src_bytes), g.batch, "the scratch size");
   const int64_t workers_bytes =
       checked_mul(static_cast<int64_t>(impl->worker_bytes), static_cast<int64_t>(ctx.threads()), "the scratch size");

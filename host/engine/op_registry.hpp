@@ -49,6 +49,11 @@ struct OutputFinish {
   }
 };
 
+// The most values a kernel writes before it rounds them as stored (KernelContext::finish_output): 16 KiB, so that
+// they are still in the first-level cache for the rounding and whatever reads them then (OutputFinish::then). A
+// thread's share of a loop is far larger (all of it on one thread).
+inline constexpr int64_t finish_piece = 4096;
+
 // What a kernel sees when it runs. Inputs and outputs are views with the planned shapes;
 // outputs live in the session's arena and hold garbage on entry.
 struct KernelContext {

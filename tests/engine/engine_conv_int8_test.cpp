@@ -277,6 +277,8 @@ TEST_SUITE("engine.conv_int8") {
         {"Gemm without C, one grid for B", "Gemm", {2, 40}, 16, true, {}, false},
         {"MatMul [2, 3, K] x [K, N]", "MatMul", {2, 3, 56}, 20, false, {}, true},
         {"MatMul of a vector", "MatMul", {72}, 12, false, {}, false},
+        // More output values in a band than finish_piece: finished and rounded in pieces, each with its window sums.
+        {"MatMul of 600 rows, per-column grid", "MatMul", {2, 300, 40}, 24, false, {}, true},
         {"Gemm with alpha 0.5 stays on floats", "Gemm", {2, 32}, 16, true, {16}, true, 0.5f, 1.0f, false},
         {"Gemm with a C per element stays on floats", "Gemm", {2, 32}, 16, true, {2, 16}, true, 1.0f, 1.0f, false},
         {"Gemm with beta 2 stays on floats", "Gemm", {2, 32}, 16, true, {16}, true, 1.0f, 2.0f, false},

@@ -346,11 +346,17 @@ struct Int8Conv {
         }
         stream.wait();
         const int64_t pixels = b.rows * g.out_w;
-        finish_pixels(acc, pixels, sums, finish);
-        if (kept_dst) {
-          if (k.finish_output) k.finish_output(band_out, static_cast<std::size_t>(pixels * out_channels));
+        if (kept_dst) {  // turned into floats and rounded a piece at a time, while it is in the first-level cache
+          const int64_t piece = std::max<int64_t>(1, finish_piece / out_channels);
+          for (int64_t p = 0; p < pixels; p += piece) {
+            const int64_t count = std::min(piece, pixels - p);
+            finish_pixels(acc + p * out_channels, count, sums != nullptr ? sums + p * groups : nullptr, finish);
+            if (k.finish_output)
+              k.finish_output(band_out + p * out_channels, static_cast<std::size_t>(count * out_channels));
+          }
           continue;
         }
+        finish_pixels(acc, pixels, sums, finish);
         execute_primitive(*b.to_planes, stream,
                           {{DNNL_ARG_FROM, &slot(4, b.finished, acc)}, {DNNL_ARG_TO, &slot(5, b.planes, band_out)}});
         stream.wait();

@@ -34,10 +34,6 @@ void binary_run(const TA* a, const TB* b, TO* out, int64_t n, int64_t a_step, in
   }
 }
 
-// The most values an element-wise kernel writes before it rounds them as stored (KernelContext::finish_output):
-// 16 KiB, so that they are still in the cache. A thread's share of a loop is far larger (all of it on one thread).
-inline constexpr int64_t finish_piece = 4096;
-
 // write(begin, end) and then `finish` on out[begin, end), piece by piece over [begin, end); write alone without a
 // finish.
 template <class W> void write_and_finish(float* out, int64_t begin, int64_t end, const OutputFinish& finish, W write) {

@@ -215,21 +215,21 @@ struct OnednnConv {
         // BlockedPorts::tied_input), so it is read at the same offsets.
         const float* r = residual != nullptr ? residual + (user_dst - y) : nullptr;
         const auto each_part = [&](auto&& f) {
-          if (kept_dst) {
-            f(user_dst, r, static_cast<int64_t>(s.conv_dst.get_size() / sizeof(float)));
+          if (kept_dst) {  // in pieces, so that the rest and the rounding find each in the first-level cache
+            const auto total = static_cast<int64_t>(s.conv_dst.get_size() / sizeof(float));
+            for (int64_t p = 0; p < total; p += finish_piece)
+              f(user_dst + p, r != nullptr ? r + p : nullptr, std::min(finish_piece, total - p));
             return;
           }
           const dnnl::memory::dims dims = s.user_dst.dims();
           const int64_t plane = out_image / out_channels, span = dims[2] * dims[3];  // span: the slice's rows
           for (int64_t c = 0; c < dims[1]; ++c) f(user_dst + c * plane, r != nullptr ? r + c * plane : nullptr, span);
         };
-        if (first_tail < end_tail) {
+        if (first_tail < end_tail || k.finish_output) {
           each_part([&](float* part, const float* residual_part, int64_t n) {
-            epilogue.apply(part, n, 0.0f, false, residual_part, first_tail, end_tail);
+            if (first_tail < end_tail) epilogue.apply(part, n, 0.0f, false, residual_part, first_tail, end_tail);
+            if (k.finish_output) k.finish_output(part, static_cast<std::size_t>(n));
           });
-        }
-        if (k.finish_output) {
-          each_part([&](float* part, const float*, int64_t n) { k.finish_output(part, static_cast<std::size_t>(n)); });
         }
       }
       stream.wait();

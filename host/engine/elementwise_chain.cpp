@@ -17,8 +17,6 @@ namespace rknnxx::host {
 
 namespace {
 
-constexpr std::size_t max_inputs = 8;  // of an operator in a chain (Clip has three)
-
 bool is_float(ValueId id, std::span<const TensorInfo> infos) {
   return infos[static_cast<std::size_t>(id)].dtype == DataType::float32;
 }
@@ -168,7 +166,7 @@ std::vector<std::pair<std::size_t, std::size_t>> find_elementwise_chains(std::sp
   // A step that may join a chain of `elements` values.
   const auto joins = [&](std::size_t s, int64_t elements) {
     const Node& node = *steps[s].node;
-    if (!steps[s].element_wise || node.inputs.size() > max_inputs || node.outputs.size() != 1 ||
+    if (!steps[s].element_wise || node.inputs.size() > max_tile_inputs || node.outputs.size() != 1 ||
         node.outputs[0] == no_value || !is_float(node.outputs[0], infos) ||
         infos[static_cast<std::size_t>(node.outputs[0])].elements() != elements)
       return false;
@@ -240,7 +238,7 @@ void look_up(const float* table, const int8_t* bytes, const ChainInput& input, C
 
 void prepare_chain_table(std::span<const ChainMember> members, std::span<const OutputFinish> finishes,
                          const ChainInput& input, ChainOutputGrid output_grid, ChainTable& kept) {
-  std::array<uint32_t, max_chain_steps * max_inputs> scalars{};
+  std::array<uint32_t, max_chain_steps * max_tile_inputs> scalars{};
   std::size_t scalar_count = 0;
   for (const ChainMember& member : members)
     for (const ChainMember::Source& source : member.sources)
@@ -259,7 +257,7 @@ void prepare_chain_table(std::span<const ChainMember> members, std::span<const O
   const auto values_of = [&](std::size_t m) { return grid.data() + static_cast<std::size_t>(levels) * (m + 1); };
   kept.valid = false;  // until the table below is whole
   kept.table.resize(static_cast<std::size_t>(levels));
-  std::array<const float*, max_inputs> in{};
+  std::array<const float*, max_tile_inputs> in{};
   for (std::size_t m = 0; m < members.size(); ++m) {
     const ChainMember& member = members[m];
     for (std::size_t i = 0; i < member.sources.size(); ++i) {

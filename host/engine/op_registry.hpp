@@ -79,6 +79,9 @@ using Kernel = std::function<void(KernelContext&)>;
 // (elementwise_chain.hpp); it must compute what the kernel computes, value for value.
 using ElementwiseTile = std::function<void(std::span<const float* const> inputs, float* out, int64_t count)>;
 
+// The most inputs of an operator whose tile the session runs (Clip has three).
+inline constexpr std::size_t max_tile_inputs = 8;
+
 struct PreparedOp {
   std::vector<TensorInfo> outputs;  // one per node output (omitted outputs too: give any info)
   Kernel kernel;

@@ -81,12 +81,14 @@ struct Step {
   ChainInput chain_input;
   ChainOutputGrid chain_output_grid;
   ChainTable chain_table;  // kept from run to run
-  // A chain run by its input's producer (docs/runtime-extensions.md, "Chains run by their producer"): on the
-  // chain's step, that its output is written by the step before it; on that step, the chain's step (an index into
-  // Plan::steps) and what looks each finished piece of its output 0 up into the chain's output.
-  bool chain_run_by_producer = false;
-  std::size_t runs_chain = 0;  // 0: none (a chain's step is never the first)
-  std::function<void(const float*, std::size_t)> look_up_piece;
+  // A step run by the step before it, which makes its input (docs/runtime-extensions.md, "Steps run by their
+  // producer"): on the follower, that its output is written by the step before it (and for an element-wise
+  // operator, its arithmetic on a piece); on the producer, the follower (an index into Plan::steps) and what runs it
+  // on each finished piece of the producer's output 0.
+  bool run_by_producer = false;
+  ElementwiseTile tile;
+  std::size_t follower = 0;  // 0: none (a follower is never the first step)
+  std::function<void(const float*, std::size_t)> run_follower;
 };
 
 struct Plan {
@@ -549,9 +551,9 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
       // HardSwish): its values but the last are still read inside it only.
       const auto elements = plan->infos[static_cast<std::size_t>(pending[last].node->outputs[0])].elements();
       const IntegerGrid* grid = nullptr;
-      std::optional<ValueId> input;
+      ValueId input = no_value;
       for (; first <= last; ++first) {
-        input.reset();
+        input = no_value;
         bool one_input = true;
         for (std::size_t s = first; s <= last; ++s)
           for (ValueId in : pending[s].node->inputs) {
@@ -559,10 +561,10 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
                                                  pending.begin() + static_cast<std::ptrdiff_t>(s),
                                                  [in](const Pending& p) { return p.node->outputs[0] == in; });
             if (in == no_value || made_inside || plan->infos[static_cast<std::size_t>(in)].elements() == 1) continue;
-            one_input = one_input && (!input || *input == in);
+            one_input = one_input && (input == no_value || input == in);
             input = in;
           }
-        grid = one_input && input ? graph.integer_grid(*input) : nullptr;
+        grid = one_input && input != no_value ? graph.integer_grid(input) : nullptr;
         if (grid != nullptr && grid->scale.size() == 1 && grid->scale[0] > 0.0f && std::isfinite(grid->scale[0]) &&
             grid->max >= grid->min && grid->max - grid->min + 1 <= max_chain_levels &&
             elements >= 4 * (grid->max - grid->min + 1))
@@ -571,7 +573,7 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
       if (first > last) continue;
       for (std::size_t s = first; s <= last; ++s) chain_of[s] = static_cast<int>(chains.size());
       chains.emplace_back(first, last);
-      chain_input_values.push_back(*input);  // its view is made below
+      chain_input_values.push_back(input);  // its view is made below
       chain_inputs.push_back(ChainInput{nullptr, grid->scale[0], grid->zero_point[0], grid->min, grid->max});
       const IntegerGrid* out = graph.integer_grid(pending[last].node->outputs[0]);
       const bool int8_out = out != nullptr && out->tensor_wide_int8();
@@ -583,6 +585,7 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
   // reads every step's outputs: it sees NCHW (docs/runtime-extensions.md, "Blocked values between Convs").
   // A chain is one step to this pass: its quantized input in, its last value out, both kept or neither.
   std::vector<std::size_t> blocked_bytes(value_count, 0);
+  std::vector<std::string> kept_layout(value_count);  // BlockedPorts::output_layout of each kept value; "": NCHW
   if (!observer && blocked_layout_enabled()) {
     std::vector<BlockedStep> offers;
     std::vector<Node> chain_nodes;
@@ -609,23 +612,54 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
     blocked_bytes = keep_blocked_values(offers, graph.outputs(), value_count);
     plan->stats.blocked_values = static_cast<std::size_t>(
         std::count_if(blocked_bytes.begin(), blocked_bytes.end(), [](std::size_t b) { return b != 0; }));
+    for (const BlockedStep& offer : offers) {
+      const ValueId out = offer.node->outputs.empty() ? no_value : offer.node->outputs[0];
+      if (offer.ports != nullptr && out != no_value && blocked_bytes[static_cast<std::size_t>(out)] != 0)
+        kept_layout[static_cast<std::size_t>(out)] = offer.ports->output_layout;
+    }
   }
 
-  // Chains run by the step that makes their input, as it stores each piece (docs/runtime-extensions.md, "Chains
-  // run by their producer"): when that step comes just before the chain, has that one output, and stores it in the
-  // chain's output's layout (so that a piece's place in one is its place in the other). The values of one element
-  // the chain reads are then made before that step too.
-  std::vector<char> chain_by_producer(chains.size(), 0);
-  for (std::size_t c = 0; c < chains.size(); ++c) {
-    const std::size_t first = chains[c].first;
-    if (first == 0 || chain_of[first - 1] >= 0) continue;
-    const Pending& producer = pending[first - 1];
-    const auto in = static_cast<std::size_t>(chain_input_values[c]);
-    const auto out = static_cast<std::size_t>(pending[chains[c].second].node->outputs[0]);
-    chain_by_producer[c] = !producer.at_run_time && producer.node->outputs.size() == 1 &&
-        producer.node->outputs[0] == chain_input_values[c] && blocked_bytes[in] == blocked_bytes[out] &&
-        plan->infos[in].elements() == plan->infos[out].elements();
-    plan->stats.chains_run_by_producers += static_cast<std::size_t>(chain_by_producer[c]);
+  // Steps run by the step just before them, which makes their input, as it stores each piece of it
+  // (docs/runtime-extensions.md, "Steps run by their producer"): a chain (decided at its first step), or an
+  // element-wise operator whose other inputs of its size were made earlier (a residual Add). The producer has that
+  // one output, and every value of the follower's size is stored in one layout (a piece's place in one is its place
+  // in the others). Not a producer that is itself run by the step before it. Index: the follower's last step.
+  std::vector<char> by_producer(pending.size(), 0);
+  if (!observer && options.chain_elementwise) {
+    for (std::size_t s = 1; s < pending.size(); ++s) {
+      const bool chained = chain_of[s] >= 0;
+      const std::size_t first = chained ? chains[static_cast<std::size_t>(chain_of[s])].first : s;
+      if (first != s || chain_of[s - 1] >= 0 || by_producer[s - 1] != 0) continue;
+      const Pending& producer = pending[s - 1];
+      const std::size_t last = chained ? chains[static_cast<std::size_t>(chain_of[s])].second : s;
+      const Node& follower = *pending[last].node;
+      if (producer.at_run_time || producer.node->outputs.size() != 1 || producer.node->outputs[0] == no_value ||
+          follower.outputs.size() != 1 || follower.outputs[0] == no_value)
+        continue;
+      const ValueId made = producer.node->outputs[0];
+      const auto v = static_cast<std::size_t>(made), out = static_cast<std::size_t>(follower.outputs[0]);
+      const int64_t elements = plan->infos[out].elements();
+      if (plan->infos[v].dtype != DataType::float32 || plan->infos[v].elements() != elements ||
+          kept_layout[v] != kept_layout[out] || blocked_bytes[v] != blocked_bytes[out])
+        continue;
+      bool follows = false;
+      if (chained) {
+        follows = chain_input_values[static_cast<std::size_t>(chain_of[s])] == made;
+      } else {
+        const Pending& step = pending[s];
+        follows = step.prepared.tile && !step.at_run_time && follower.inputs.size() <= max_tile_inputs &&
+            std::find(follower.inputs.begin(), follower.inputs.end(), made) != follower.inputs.end() &&
+            std::all_of(follower.inputs.begin(), follower.inputs.end(), [&](ValueId in) {
+                    if (in == no_value || in == made) return true;
+                    const auto i = static_cast<std::size_t>(in);
+                    return plan->infos[i].elements() == 1 ||
+                        (plan->infos[i].elements() == elements && kept_layout[i] == kept_layout[v] &&
+                         blocked_bytes[i] == blocked_bytes[v]);
+                  });
+      }
+      by_producer[last] = follows ? 1 : 0;
+      plan->stats.steps_run_by_producers += by_producer[last];
+    }
   }
 
   // Whether step s's output lives only in its chain's table (every member's but the last): no arena block.
@@ -653,12 +687,12 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
   for (ValueId out : graph.outputs()) {
     last_use[static_cast<std::size_t>(out)] = end_time;
   }
-  // A chain run by its producer writes its output while the producer runs (at time `first`), and reads its
-  // producer's inputs no more than the producer does.
-  for (std::size_t c = 0; c < chains.size(); ++c)
-    if (chain_by_producer[c] != 0) {
-      int32_t& from = first_use[static_cast<std::size_t>(pending[chains[c].second].node->outputs[0])];
-      from = std::min(from, static_cast<int32_t>(chains[c].first));
+  // A step run by its producer writes its output while the producer runs, which still reads its own inputs.
+  for (std::size_t s = 0; s < pending.size(); ++s)
+    if (by_producer[s] != 0) {
+      const std::size_t first = chain_of[s] >= 0 ? chains[static_cast<std::size_t>(chain_of[s])].first : s;
+      int32_t& from = first_use[static_cast<std::size_t>(pending[s].node->outputs[0])];
+      from = std::min(from, static_cast<int32_t>(first));  // the producer's time
     }
   // A chain reads its inputs until its last step writes its last piece: none may share the arena with its output.
   for (const auto& [first, last] : chains) {
@@ -790,28 +824,45 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
       step.kernel_finishes = true;  // the table holds every member's output rounded as stored
       chain_members.clear();
       chain_outputs.clear();
-      if (chain_by_producer[c] != 0) {  // the producer is the step made just before
-        step.chain_run_by_producer = true;
-        plan->steps.back().runs_chain = plan->steps.size();
-      }
+    } else if (by_producer[s] != 0) {
+      step.tile = std::move(pending[s].prepared.tile);
+      step.kernel_finishes = true;  // it rounds its output where it computes it, in its producer's pieces
+    }
+    if (by_producer[s] != 0) {  // the producer is the step made just before
+      step.run_by_producer = true;
+      plan->steps.back().follower = plan->steps.size();
     }
     plan->steps.push_back(std::move(step));
   }
   for (Step& producer : plan->steps) {  // the steps stay where they are from here on
-    if (producer.runs_chain == 0) continue;
-    const Step& chain = plan->steps[producer.runs_chain];
-    const Step::Stored in = producer.float_outputs[0];
-    producer.look_up_piece = [&chain, in](const float* piece, std::size_t count) {
-      // The piece's place in the input is its place in the output (the same layout, checked when planning).
+    if (producer.follower == 0) continue;
+    const Step& follower = plan->steps[producer.follower];
+    const Step::Stored made = producer.float_outputs[0];
+    producer.run_follower = [this, &follower, made](const float* piece, std::size_t count) {
+      // The piece's place in the value is its place in the follower's output and other inputs (one layout).
       const auto at = reinterpret_cast<std::uintptr_t>(piece),
-                 base = reinterpret_cast<std::uintptr_t>(in.tensor->raw());
+                 base = reinterpret_cast<std::uintptr_t>(made.tensor->raw());
       const std::size_t offset = (at - base) / sizeof(float);
-      if (at < base || offset + count > static_cast<std::size_t>(in.elements)) {
-        throw EngineError(fmt::format("{}: a piece of its output given to its element-wise chain lies outside it",
-                                      chain.node->label()));
+      if (at < base || offset + count > static_cast<std::size_t>(made.elements)) {
+        throw EngineError(fmt::format("{}: a piece of its input given to it by the step before lies outside that input",
+                                      follower.node->label()));
       }
-      look_up_piece(chain.chain_table, chain.chain_input, chain.chain_output_grid, piece,
-                    chain.outputs[0]->data<float>() + offset, static_cast<int64_t>(count));
+      float* out = follower.outputs[0]->data<float>() + offset;
+      if (!follower.chain.empty()) {
+        look_up_piece(follower.chain_table, follower.chain_input, follower.chain_output_grid, piece, out,
+                      static_cast<int64_t>(count));
+        return;
+      }
+      std::array<const float*, max_tile_inputs> in{};
+      for (std::size_t i = 0; i < follower.inputs.size(); ++i) {
+        const Tensor* t = follower.inputs[i];
+        in[i] = t == nullptr     ? nullptr
+            : t == made.tensor   ? piece
+            : t->elements() == 1 ? t->data<float>()
+                                 : t->data<float>() + offset;
+      }
+      follower.tile(std::span<const float* const>(in.data(), follower.inputs.size()), out, static_cast<int64_t>(count));
+      if (const OutputFinish finish = finish_of(follower.float_outputs[0])) finish(out, count);
     };
   }
   plan->stats.steps = plan->steps.size();
@@ -1011,14 +1062,16 @@ std::span<const Tensor> Session::run_views(std::span<const Tensor> inputs) {
     const auto started = s.options.profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     // Output 0's rounding, and the lookup of the chain this step runs, if it runs one.
     OutputFinish finish0 = step.float_outputs.empty() ? OutputFinish{} : s.finish_of(step.float_outputs[0]);
-    if (step.runs_chain != 0) {
-      Step& chain = plan.steps[step.runs_chain];
-      const auto finishes = chain_finishes(chain);
-      prepare_chain_table(chain.chain, std::span(finishes.data(), chain.chain.size()), chain.chain_input,
-                          chain.chain_output_grid, chain.chain_table);
-      finish0.then = &step.look_up_piece;
+    if (step.follower != 0) {
+      Step& follower = plan.steps[step.follower];
+      if (!follower.chain.empty()) {
+        const auto finishes = chain_finishes(follower);
+        prepare_chain_table(follower.chain, std::span(finishes.data(), follower.chain.size()), follower.chain_input,
+                            follower.chain_output_grid, follower.chain_table);
+      }
+      finish0.then = &step.run_follower;
     }
-    if (step.chain_run_by_producer) {
+    if (step.run_by_producer) {
       // Written by the step before.
     } else if (!step.chain.empty()) {
       const auto finishes = chain_finishes(step);

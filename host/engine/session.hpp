@@ -42,13 +42,14 @@ struct StepTime {
 };
 
 struct PlanStats {
-  std::size_t arena_bytes = 0;              // the one arena of intermediates and scratch
-  std::size_t intermediate_bytes = 0;       // what they would take without sharing memory
-  std::size_t steps = 0;                    // kernels executed per run
-  std::size_t folded_nodes = 0;             // nodes computed once while planning
-  std::size_t blocked_values = 0;           // values kept in oneDNN's layout between Convs (blocked_layout.hpp)
-  std::size_t elementwise_chains = 0;       // runs of element-wise operators run piece by piece (elementwise_chain.hpp)
-  std::size_t chains_run_by_producers = 0;  // of those, run by the step before as it stores their input
+  std::size_t arena_bytes = 0;         // the one arena of intermediates and scratch
+  std::size_t intermediate_bytes = 0;  // what they would take without sharing memory
+  std::size_t steps = 0;               // kernels executed per run
+  std::size_t folded_nodes = 0;        // nodes computed once while planning
+  std::size_t blocked_values = 0;      // values kept in oneDNN's layout between Convs (blocked_layout.hpp)
+  std::size_t elementwise_chains = 0;  // runs of element-wise operators run piece by piece (elementwise_chain.hpp)
+  // Chains and element-wise steps run by the step before them as it stores each piece of their input
+  std::size_t steps_run_by_producers = 0;
 };
 
 // How a graph output's shape is known (docs/conformance.md#run-time-shapes): planned; decided by

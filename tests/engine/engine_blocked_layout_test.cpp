@@ -417,7 +417,7 @@ TEST_SUITE("engine.blocked_layout") {
           r.outputs = session.run(std::vector<Tensor>{random_tensor({2, 8, 9, 9}, 7)});
           r.blocked_values = session.stats().blocked_values;
           CHECK(session.stats().elementwise_chains == (chain ? 1 : 0));
-          CHECK(session.stats().chains_run_by_producers == (chain ? 1 : 0));  // by the Conv, in its layout
+          CHECK(session.stats().steps_run_by_producers == (chain ? 1 : 0));  // by the Conv, in its layout
           return r;
         };
         const Run alone = quantized_run("nchw", false);

@@ -7,6 +7,7 @@
 
 #include "elementwise_chain.hpp"
 #include "engine_test_model.hpp"
+#include "scoped_env.hpp"
 #include "vector_state.hpp"
 
 #include <algorithm>
@@ -154,9 +155,71 @@ onnx::ModelProto produced_chain(Producer producer, bool p_out) {
   return m.model();
 }
 
+// x, z [2, 7, 37, 41] -> Conv 3x3 (x) -> "p" -> an element-wise operator on "p" (and z, or values of one element)
+// -> "y"; "p" also a graph output when `p_out`. No grids: the operator runs in the Conv's bands as one step of its
+// own would, on float32 values, float16 ones, or values rounded per value.
+onnx::ModelProto conv_then(const char* op, bool p_out) {
+  ModelBuilder m(13);
+  m.input("x", DataType::float32, {2, 7, 37, 41})
+      .input("z", DataType::float32, {2, 7, 37, 41})
+      .initializer("w", random_tensor({7, 7, 3, 3}, 4))
+      .initializer("lo", Tensor::from<float>({}, {-0.5f}))
+      .initializer("hi", Tensor::from<float>({}, {0.75f}))
+      .node("Conv", {"x", "w"}, {"p"}, {attr("pads", std::vector<int64_t>{1, 1, 1, 1})});
+  const std::string name = op;
+  if (name == "Clip") {
+    m.node("Clip", {"p", "lo", "hi"}, {"y"});
+  } else if (name == "Sub") {
+    m.node("Sub", {"z", "p"}, {"y"});  // the Conv's output second
+  } else {
+    m.node(op, {"p", "z"}, {"y"});
+  }
+  m.output("y");
+  if (p_out) m.output("p");
+  return m.model();
+}
+
 }  // namespace
 
 TEST_SUITE("engine.elementwise_chain") {
+  TEST_CASE("an element-wise operator right after the step that makes its input runs in that step: same bits") {
+    // In NCHW every value has one layout. Kept NHWC, the binaries read "p" in NHWC and z in NCHW: no place is then
+    // the same in both, and the operator runs as its own step (same bits either way).
+    for (const char* layout : {"nchw", "blocked"})
+      for (const char* op : {"Add", "Sub", "Mul", "Clip"})
+        for (const bool p_out : {false, true})
+          for (const std::size_t threads : test_thread_counts({1, 2, 7}))
+            for (const bool half : {false, true})
+              for (const bool rounding : {false, true}) {
+                const std::string name = op;
+                const ScopedEnv env("RKNNXX_ENGINE_LAYOUT", layout);
+                CAPTURE(layout);
+                CAPTURE(name);
+                CAPTURE(p_out);
+                CAPTURE(threads);
+                CAPTURE(half);
+                CAPTURE(rounding);
+                const auto run_model = [&](bool follow) {
+                  Session session(conv_then(op, p_out),
+                                  SessionOptions{.threads = test_threads(threads),
+                                                 .float16_activations = half,
+                                                 .fuse = false,  // the Clip stays a step
+                                                 .chain_elementwise = follow});
+                  if (rounding) session.set_output_rounding(round_per_value);
+                  std::vector<Tensor> outputs = session.run(
+                      std::vector<Tensor>{random_tensor({2, 7, 37, 41}, 1), random_tensor({2, 7, 37, 41}, 2)});
+                  const bool one_layout = std::string(layout) == "nchw" || p_out || name == "Clip";
+                  if (one_layout || !follow) CHECK(session.stats().steps_run_by_producers == (follow ? 1 : 0));
+                  CHECK(session.stats().steps == 2);  // the follower's step stays, at about no time
+                  return outputs;
+                };
+                const std::vector<Tensor> alone = run_model(false), followed = run_model(true);
+                REQUIRE(followed.size() == alone.size());
+                for (std::size_t o = 0; o < alone.size(); ++o)
+                  CHECK(std::memcmp(followed[o].raw(), alone[o].raw(), alone[o].bytes()) == 0);
+              }
+  }
+
   TEST_CASE("a chain right after the step that makes its input runs in that step, on each piece it stores: same bits") {
     enum class Rounding { none, per_value, y_int8 };
     for (const Producer producer : {Producer::add, Producer::transpose, Producer::conv})
@@ -195,7 +258,7 @@ TEST_SUITE("engine.elementwise_chain") {
                 Tensor z = grid_input(half);
                 std::reverse(z.values<float>().begin(), z.values<float>().end());
                 std::vector<Tensor> outputs = session.run(std::vector<Tensor>{grid_input(half), z});
-                CHECK(session.stats().chains_run_by_producers == (chain ? 1 : 0));
+                CHECK(session.stats().steps_run_by_producers == (chain ? 1 : 0));
                 if (chain) CHECK(session.stats().steps == 2);
                 return outputs;
               };
@@ -212,7 +275,7 @@ TEST_SUITE("engine.elementwise_chain") {
     Session session(std::move(graph), SessionOptions{.threads = 1});
     session.run(std::vector<Tensor>{grid_input(false)});
     CHECK(session.stats().elementwise_chains == 1);
-    CHECK(session.stats().chains_run_by_producers == 0);
+    CHECK(session.stats().steps_run_by_producers == 0);
   }
 
   TEST_CASE("a HardSwish written out and an affine block on one quantized value run as one table, same bits") {

@@ -334,6 +334,9 @@ TEST_SUITE("engine.blocked_layout") {
     check_graph(squeeze_excitation({.pool_is_output = true}), 4, true);
     check_graph(squeeze_excitation({.pool_is_output = true, .size = 23}), 4, true);
     check_graph(squeeze_excitation({.pool = "GlobalMaxPool", .pool_is_output = true, .size = 23}), 4, true);
+    // 2 x 20 x 41 x 41 values: more than a pool runs on one thread (2^16), so split on 2 and 7.
+    check_graph(squeeze_excitation({.pool_is_output = true, .size = 41}), 4, true);
+    check_graph(squeeze_excitation({.pool = "GlobalMaxPool", .pool_is_output = true, .size = 41}), 4, true);
     // "m" stays NCHW for the Sigmoid: the Mul reads "d" in NHWC and writes NCHW.
     check_graph(squeeze_excitation({.m_also_to_sigmoid = true}), 3, true);
     // GlobalLpPool reads NCHW alone: "d" stays NCHW, and so does "m", which follows it; "a" and "r" are kept.

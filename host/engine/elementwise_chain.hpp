@@ -98,8 +98,8 @@ void run_elementwise_chain(std::span<const ChainMember> members, std::span<const
                            ChainTable& kept);
 
 // `count` elements of the chain's output from the same elements of its input, on the calling thread: the lookup
-// of a chain its input's producer runs as it stores each piece of that input (Session, "Chains run by their
-// producer" in docs/runtime-extensions.md). `kept` is prepared (prepare_chain_table).
+// of a chain its input's producer runs as it stores each piece of that input (docs/runtime-extensions.md, "Steps
+// run by their producer"). `kept` is prepared (prepare_chain_table).
 void look_up_piece(const ChainTable& kept, const ChainInput& input, ChainOutputGrid output_grid, const float* x,
                    float* y, int64_t count);
 

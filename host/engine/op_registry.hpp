@@ -33,8 +33,8 @@ struct BlockedPorts;  // blocked_layout.hpp
 
 // Rounds a float32 value as it is stored: to float16 (float16 activations) and then by the session's element-wise
 // rounding (Session::set_output_rounding: a quantized grid), the same whoever applies it, in any pieces.
-// Then, when the value is the input of an element-wise chain its producer runs (the session's "chains run by their
-// producer", docs/runtime-extensions.md), `then` reads each piece as stored, while in cache.
+// Then, when the value is the input of a step its producer runs (docs/runtime-extensions.md, "Steps run by their
+// producer"), `then` runs that step on each piece as stored, while in cache.
 struct OutputFinish {
   bool to_half = false;
   const std::function<void(ValueId, std::span<float>)>* rounding = nullptr;

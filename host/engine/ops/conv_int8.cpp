@@ -328,21 +328,20 @@ struct Int8Conv {
         float* band_out = y + n * out_image + b.first_row * (kept_dst ? out_row : g.out_w);
         auto* acc = kept_dst ? reinterpret_cast<int32_t*>(band_out) : reinterpret_cast<int32_t*>(region + dst_offset);
         const dnnl::memory& scratchpad = slot(3, b.scratchpad, region + scratchpad_offset);
-        execute_primitive(b.conv, stream,
-                          {{DNNL_ARG_SRC, &src},
-                           {DNNL_ARG_WEIGHTS, &b.weights},
-                           {DNNL_ARG_DST, &slot(1, b.dst, acc)},
-                           {DNNL_ARG_SCRATCHPAD, &scratchpad},
-                           {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, &zero_memory}});
+        // The band's input under `weights` into `dst`: the products, then (weights of ones) the window sums.
+        const auto convolve = [&](const dnnl::primitive& conv, const dnnl::memory& weights, const dnnl::memory& dst) {
+          execute_primitive(conv, stream,
+                            {{DNNL_ARG_SRC, &src},
+                             {DNNL_ARG_WEIGHTS, &weights},
+                             {DNNL_ARG_DST, &dst},
+                             {DNNL_ARG_SCRATCHPAD, &scratchpad},
+                             {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, &zero_memory}});
+        };
+        convolve(b.conv, b.weights, slot(1, b.dst, acc));
         const int32_t* sums = nullptr;
         if (needs_sums) {
           sums = reinterpret_cast<const int32_t*>(region + sums_offset);
-          execute_primitive(b.sums, stream,
-                            {{DNNL_ARG_SRC, &src},
-                             {DNNL_ARG_WEIGHTS, &b.ones},
-                             {DNNL_ARG_DST, &slot(2, b.sums_dst, sums)},
-                             {DNNL_ARG_SCRATCHPAD, &scratchpad},
-                             {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, &zero_memory}});
+          convolve(b.sums, b.ones, slot(2, b.sums_dst, sums));
         }
         stream.wait();
         const int64_t pixels = b.rows * g.out_w;

@@ -360,8 +360,11 @@ struct Int8Conv {
                           {{DNNL_ARG_FROM, &slot(4, b.finished, acc)}, {DNNL_ARG_TO, &slot(5, b.planes, band_out)}});
         stream.wait();
         if (k.finish_output) {
-          for (int64_t m = 0; m < out_channels; ++m)
-            k.finish_output(band_out + m * g.out_size(), static_cast<std::size_t>(pixels));
+          // A band of every row (one thread, or a plane of one pixel) has its planes end to end: one run of values.
+          const bool whole = pixels == g.out_size();
+          for (int64_t m = 0; m < (whole ? 1 : out_channels); ++m)
+            k.finish_output(band_out + m * g.out_size(),
+                            static_cast<std::size_t>(whole ? out_channels * pixels : pixels));
         }
       }
     });

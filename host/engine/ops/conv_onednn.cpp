@@ -214,15 +214,17 @@ struct OnednnConv {
         // else the slice's rows of each channel plane. The residual is in the output's layout (kept with it,
         // BlockedPorts::tied_input), so it is read at the same offsets.
         const float* r = residual != nullptr ? residual + (user_dst - y) : nullptr;
+        const dnnl::memory::dims dims = s.user_dst.dims();
+        const int64_t plane = out_image / out_channels, span = dims[2] * dims[3];  // span: the slice's rows
         const auto each_part = [&](auto&& f) {
-          if (kept_dst) {  // in pieces, so that the rest and the rounding find each in the first-level cache
-            const auto total = static_cast<int64_t>(s.conv_dst.get_size() / sizeof(float));
+          // One run of values (kept, or NCHW planes of every row, end to end): in pieces, so that the rest and the
+          // rounding find each in the first-level cache.
+          if (kept_dst || span == plane) {
+            const auto total = kept_dst ? static_cast<int64_t>(s.conv_dst.get_size() / sizeof(float)) : dims[1] * plane;
             for (int64_t p = 0; p < total; p += finish_piece)
               f(user_dst + p, r != nullptr ? r + p : nullptr, std::min(finish_piece, total - p));
             return;
           }
-          const dnnl::memory::dims dims = s.user_dst.dims();
-          const int64_t plane = out_image / out_channels, span = dims[2] * dims[3];  // span: the slice's rows
           for (int64_t c = 0; c < dims[1]; ++c) f(user_dst + c * plane, r != nullptr ? r + c * plane : nullptr, span);
         };
         if (first_tail < end_tail || k.finish_output) {

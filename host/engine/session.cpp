@@ -639,8 +639,9 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
       const ValueId made = producer.node->outputs[0];
       const auto v = static_cast<std::size_t>(made), out = static_cast<std::size_t>(follower.outputs[0]);
       const int64_t elements = plan->infos[out].elements();
-      if (plan->infos[v].dtype != DataType::float32 || plan->infos[v].elements() != elements ||
-          kept_layout[v] != kept_layout[out] || blocked_bytes[v] != blocked_bytes[out])
+      if (plan->infos[v].dtype != DataType::float32 || plan->infos[out].dtype != DataType::float32 ||
+          plan->infos[v].elements() != elements || kept_layout[v] != kept_layout[out] ||
+          blocked_bytes[v] != blocked_bytes[out])
         continue;
       bool follows = false;
       if (chained) {

@@ -27,8 +27,9 @@ struct SessionOptions {
   std::size_t threads = 0;           // 0: default_thread_count() ($RKNNXX_HOST_THREADS or all cores)
   bool float16_activations = false;  // round every float32 activation to float16 precision between nodes
   bool fuse = true;                  // fold BatchNormalization and fuse Relu/Clip into Conv
-  // Run chains of element-wise operators piece by piece (elementwise_chain.hpp): the same values; off, each
-  // operator runs alone (for comparisons).
+  // Run chains of element-wise operators piece by piece (elementwise_chain.hpp), and chains and element-wise
+  // operators inside the step that makes their input (docs/runtime-extensions.md, "Steps run by their producer"):
+  // the same values; off, each operator runs alone (for comparisons).
   bool chain_elementwise = true;
   bool profile = false;  // time every step of a run (last_profile())
 };

@@ -216,22 +216,26 @@ Lookup lookup_of(const float* table, const ChainInput& input) {
           static_cast<float>(input.max - input.zero_point), input.zero_point - input.min};
 }
 
-// `output` = `table` at each input element's integer: on `bytes` (byte_table's) where given, else on the floats.
+// y = `table` at each of `count` elements' integers, on the calling thread: on `bytes` (byte_table's) where given,
+// else on the floats.
+void look_up_run(const float* table, const int8_t* bytes, const ChainInput& input, ChainOutputGrid output_grid,
+                 const float* x, float* y, int64_t count) {
+  const Lookup lookup = lookup_of(table, input);
+  if (bytes != nullptr) {
+    byte_lookup_loop()(ByteLookup{lookup, bytes, output_grid.scale, output_grid.zero_point}, x, y, count);
+  } else {
+    lookup_loop()(lookup, x, y, count);
+  }
+}
+
+// `output` = `table` at each input element's integer, in pieces on the pool.
 void look_up(const float* table, const int8_t* bytes, const ChainInput& input, ChainOutputGrid output_grid,
              Tensor& output, ThreadPool& pool) {
-  const Lookup lookup = lookup_of(table, input);
   const float* x = input.tensor->data<float>();
   float* y = output.data<float>();
-  if (bytes != nullptr) {
-    const ByteLookupLoop byte_loop = byte_lookup_loop();
-    const ByteLookup byte_lookup{lookup, bytes, output_grid.scale, output_grid.zero_point};
-    pool.parallel_for(output.elements(), int64_t{1} << 14,
-                      [&](int64_t begin, int64_t end) { byte_loop(byte_lookup, x + begin, y + begin, end - begin); });
-    return;
-  }
-  const auto loop = lookup_loop();
-  pool.parallel_for(output.elements(), int64_t{1} << 14,
-                    [&](int64_t begin, int64_t end) { loop(lookup, x + begin, y + begin, end - begin); });
+  pool.parallel_for(output.elements(), int64_t{1} << 14, [&](int64_t begin, int64_t end) {
+    look_up_run(table, bytes, input, output_grid, x + begin, y + begin, end - begin);
+  });
 }
 
 }  // namespace
@@ -285,13 +289,7 @@ void run_elementwise_chain(std::span<const ChainMember> members, std::span<const
 
 void look_up_piece(const ChainTable& kept, const ChainInput& input, ChainOutputGrid output_grid, const float* x,
                    float* y, int64_t count) {
-  const Lookup lookup = lookup_of(kept.table.data(), input);
-  if (kept.bytes) {
-    byte_lookup_loop()(ByteLookup{lookup, kept.byte_values.data(), output_grid.scale, output_grid.zero_point}, x, y,
-                       count);
-  } else {
-    lookup_loop()(lookup, x, y, count);
-  }
+  look_up_run(kept.table.data(), kept.bytes ? kept.byte_values.data() : nullptr, input, output_grid, x, y, count);
 }
 
 bool look_up_table(std::span<const float> table, const ChainInput& input, ChainOutputGrid output_grid, Tensor& output,

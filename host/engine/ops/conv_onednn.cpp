@@ -191,20 +191,12 @@ struct OnednnConv {
         const dnnl::memory& dst =
             slot(2, s.conv_dst, reorder_dst ? static_cast<const void*>(region + s.dst_offset_bytes) : user_dst);
         const dnnl::memory& scratchpad = slot(3, s.scratchpad, region + s.scratchpad_offset);
-        if (bias != nullptr) {
-          execute_primitive(s.conv, stream,
-                            {{DNNL_ARG_SRC, &src},
-                             {DNNL_ARG_WEIGHTS, &s.weights},
-                             {DNNL_ARG_DST, &dst},
-                             {DNNL_ARG_SCRATCHPAD, &scratchpad},
-                             {DNNL_ARG_BIAS, &slot(4, s.bias, bias + s.bias_offset)}});
-        } else {
-          execute_primitive(s.conv, stream,
-                            {{DNNL_ARG_SRC, &src},
-                             {DNNL_ARG_WEIGHTS, &s.weights},
-                             {DNNL_ARG_DST, &dst},
-                             {DNNL_ARG_SCRATCHPAD, &scratchpad}});
-        }
+        execute_primitive(s.conv, stream,
+                          {{DNNL_ARG_SRC, &src},
+                           {DNNL_ARG_WEIGHTS, &s.weights},
+                           {DNNL_ARG_DST, &dst},
+                           {DNNL_ARG_SCRATCHPAD, &scratchpad},
+                           {DNNL_ARG_BIAS, bias != nullptr ? &slot(4, s.bias, bias + s.bias_offset) : nullptr}});
         if (reorder_dst) {
           execute_primitive(*s.dst_reorder, stream,
                             {{DNNL_ARG_FROM, &dst}, {DNNL_ARG_TO, &slot(5, s.user_dst, user_dst)}});

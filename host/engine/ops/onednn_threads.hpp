@@ -33,12 +33,14 @@ private:
 };
 
 // primitive.execute(stream, arguments) without the std::unordered_map that dnnl::primitive::execute takes: a
-// handful of heap nodes made and freed on every call, for a kernel that runs in microseconds.
+// handful of heap nodes made and freed on every call, for a kernel that runs in microseconds. An argument whose
+// memory is nullptr is left out (an optional input the operator has not got, such as a Conv's bias).
 inline void execute_primitive(const dnnl::primitive& primitive, const dnnl::stream& stream,
                               std::initializer_list<std::pair<int, const dnnl::memory*>> arguments) {
   std::array<dnnl_exec_arg_t, 8> args{};
   std::size_t count = 0;
   for (const auto& [kind, memory] : arguments) {
+    if (memory == nullptr) continue;
     if (count == args.size()) throw dnnl::error(dnnl_invalid_arguments, "too many arguments for execute_primitive");
     args[count++] = {kind, memory->get()};
   }

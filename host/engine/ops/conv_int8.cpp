@@ -489,10 +489,13 @@ std::shared_ptr<Int8Conv> make_int8_conv(const OpContext& ctx, const WindowGeome
   } catch (const dnnl::error&) {
     return nullptr;  // a Conv oneDNN does not take on integers stays on the float kernels
   }
+  const auto add = [](std::size_t a, std::size_t b) {  // a worker's region: u | dst | sums | scratchpad
+    return static_cast<std::size_t>(checked_add(static_cast<int64_t>(a), static_cast<int64_t>(b), "the scratch size"));
+  };
   c.dst_offset = u_bytes;
-  c.sums_offset = u_bytes + dst_bytes;
-  c.scratchpad_offset = u_bytes + dst_bytes + sums_bytes;
-  c.worker_bytes = aligned(u_bytes + dst_bytes + sums_bytes + scratchpad_bytes);
+  c.sums_offset = add(c.dst_offset, dst_bytes);
+  c.scratchpad_offset = add(c.sums_offset, sums_bytes);
+  c.worker_bytes = aligned(add(c.scratchpad_offset, scratchpad_bytes));
   c.workers.emplace(ctx.threads(), 1 + c.bands.size() * Int8Conv::band_slots);
   c.scratch_bytes = static_cast<std::size_t>(
       checked_mul(static_cast<int64_t>(c.worker_bytes), static_cast<int64_t>(ctx.threads()), "the scratch size"));

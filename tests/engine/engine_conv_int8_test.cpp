@@ -20,6 +20,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 using namespace rknnxx::host;
@@ -245,6 +246,27 @@ TEST_SUITE("engine.conv_int8") {
         CHECK(diff <= 1e-5 * top);
       }
     }
+  }
+
+  TEST_CASE("oneDNN's AMX kernels only where their saving pays their fixed cost a call") {
+    // Convs timed on both kernels (benchmarks/README.md, "AMX or VNNI"): products a call, output channels a group.
+    constexpr std::string_view amx = "jit:avx512_core_amx_int8", amx_1x1 = "jit_1x1:avx512_core_amx_int8";
+    // resnet18's 3x3 on 64 channels of 56x56: 116 million products, 0.12 ms on AMX against 0.34 ms
+    CHECK(amx_pays(amx, 115'605'504, 64));
+    // mobilenet_v2's 1x1 960 -> 320 on 7x7 (15 million, 0.041 against 0.061 ms); 576 -> 160 (4.5 million, 0.027
+    // against 0.022 ms)
+    CHECK(amx_pays(amx, 15'052'800, 320));
+    CHECK_FALSE(amx_pays(amx, 4'515'840, 160));
+    // The 1x1 kernel: squeezenet's 512 -> 1000 on 13x13 (87 million, 0.14 against 0.26 ms); mobilenet_v2's 96 -> 576
+    // on 14x14 (11 million, 0.061 against 0.037 ms); MobileNetV3-small's 40 -> 240 on 14x14 (0.051 against 0.011 ms)
+    CHECK(amx_pays(amx_1x1, 86'528'000, 1000));
+    CHECK_FALSE(amx_pays(amx_1x1, 10'838'016, 576));
+    CHECK_FALSE(amx_pays(amx_1x1, 1'881'600, 240));
+    // Window sums, one output channel: resnet18's over 64 channels of 3x3 on 56x56 (1.8 million, 0.040 against
+    // 0.098 ms), over 512 channels on 7x7 (0.23 million, 0.028 against 0.025 ms)
+    CHECK(amx_pays(amx, 1'806'336, 1));
+    CHECK_FALSE(amx_pays(amx, 225'792, 1));
+    CHECK_FALSE(amx_pays(amx, 0, 16));
   }
 
   TEST_CASE("set_integer_grid refuses a grid without parameters") {

@@ -31,10 +31,12 @@
 #include "../blocked_layout.hpp"
 #include "onednn_threads.hpp"
 
-#if defined(RKNNXX_ENGINE_ONEDNN)
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
+#include <string_view>
+
+#if defined(RKNNXX_ENGINE_ONEDNN)
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <immintrin.h>
@@ -42,11 +44,23 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 #endif
 
 namespace rknnxx::host {
+
+// oneDNN tries its AMX kernels first where the CPU has them (Sapphire Rapids and later). On a large Conv they
+// take 0.3 to 0.6 of the time of its VNNI kernels, but each call costs about 11 µs before its first product, 33 µs
+// for the 1x1 kernel: MobileNetV3-small's 1x1 Convs over 14x14 pixels took 35 to 50 µs on AMX and 5 to 12 on VNNI
+// (benchmarks/README.md, "AMX or VNNI"). At 344 products a ns on VNNI and 1284 on AMX, each with 16 output
+// channels or more (fewer fill as few of the lanes: a window sum's one channel takes 16 times as long a product),
+// AMX saves 2.128 ps a product, which pays the fixed cost from 5.2 million products (15.5 for the 1x1 kernel).
+bool amx_pays(std::string_view implementation, int64_t products, int64_t out_per_group) noexcept {
+  constexpr double amx_saving_ns = 1.0 / 344.0 - 1.0 / 1284.0;
+  const double fixed_ns = implementation.find("1x1") != std::string_view::npos ? 33000.0 : 11000.0;
+  const double lanes = static_cast<double>(std::clamp<int64_t>(out_per_group, 1, 16));
+  return static_cast<double>(products) * (16.0 / lanes) * amx_saving_ns > fixed_ns;
+}
 
 #if !defined(RKNNXX_ENGINE_ONEDNN)
 
@@ -95,6 +109,21 @@ bool exact_int8_dot_product() noexcept {
   } catch (const dnnl::error&) {
     return false;
   }
+}
+
+// The primitive of an int8 convolution: oneDNN's first kernel, or its first without AMX where AMX does not pay.
+dnnl::convolution_forward::primitive_desc int8_primitive(const dnnl::convolution_forward::desc& desc,
+                                                         const dnnl::primitive_attr& attr, const dnnl::engine& engine,
+                                                         int64_t products, int64_t out_per_group) {
+  const auto uses_amx = [](const auto& pd) {
+    return std::string_view(pd.impl_info_str()).find("amx") != std::string_view::npos;
+  };
+  dnnl::convolution_forward::primitive_desc first(desc, attr, engine);
+  if (!uses_amx(first) || amx_pays(first.impl_info_str(), products, out_per_group)) return first;
+  dnnl::convolution_forward::primitive_desc other(desc, attr, engine);
+  while (other.next_impl())
+    if (!uses_amx(other)) return std::string_view(other.impl_info_str()).rfind("ref", 0) == 0 ? first : other;
+  return first;
 }
 
 enum class Mode { off, rule, always };
@@ -450,7 +479,11 @@ std::shared_ptr<Int8Conv> make_int8_conv(const OpContext& ctx, const WindowGeome
       const dnnl::convolution_forward::desc desc(
           dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, b.src,
           dnnl::memory::desc(w_dims, dt::s8, tag::any), b.dst, strides, dilates, pad_l, pad_r);
-      const dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
+      // Each output's window of every input channel of its group, for every output channel.
+      const int64_t window_products = checked_mul(checked_mul(b.rows, g.out_w, "the products"),
+                                                  in_per_group * g.kernel_h * g.kernel_w, "the products");
+      const auto pd = int8_primitive(desc, attr, engine, checked_mul(window_products, out_channels, "the products"),
+                                     c.out_per_group);
       if (!fast(pd)) return nullptr;
       b.scratchpad = pd.scratchpad_desc();
       b.conv = dnnl::convolution_forward(pd);
@@ -470,7 +503,8 @@ std::shared_ptr<Int8Conv> make_int8_conv(const OpContext& ctx, const WindowGeome
         const dnnl::convolution_forward::desc sums_desc(
             dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, b.src,
             dnnl::memory::desc(ones_dims, dt::s8, tag::any), b.sums_dst, strides, dilates, pad_l, pad_r);
-        const dnnl::convolution_forward::primitive_desc sums_pd(sums_desc, attr, engine);
+        const auto sums_pd =
+            int8_primitive(sums_desc, attr, engine, checked_mul(window_products, group, "the products"), 1);
         if (!fast(sums_pd)) return nullptr;
         b.sums = dnnl::convolution_forward(sums_pd);
         if (i > 0 && sums_pd.weights_desc() == c.bands[0].ones.get_desc()) {

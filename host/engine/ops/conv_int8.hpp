@@ -7,6 +7,9 @@
 
 #include "conv_onednn.hpp"
 
+#include <cstdint>
+#include <string_view>
+
 namespace rknnxx::host {
 
 // When this Conv (2-D or 1-D, constant weights) can run on integers: sets op.kernel and op.scratch_bytes
@@ -33,5 +36,10 @@ bool prepare_int8_gemm(const OpContext& ctx, const Int8GemmRequest& request, Pre
 
 // Whether this build and this CPU run int8 Convs on integers (for tests).
 bool int8_conv_available() noexcept;
+
+// Whether an int8 convolution of `products` multiplications a call, with `out_per_group` output channels a group,
+// is worth oneDNN's AMX kernel `implementation` (an impl_info_str naming amx; "1x1" in it: the 1x1 kernel) rather
+// than the first kernel without AMX (docs/runtime-extensions.md, "Integer Conv": AMX's fixed cost a call).
+bool amx_pays(std::string_view implementation, int64_t products, int64_t out_per_group) noexcept;
 
 }  // namespace rknnxx::host

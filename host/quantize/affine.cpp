@@ -58,10 +58,12 @@ AffineParams affine_from_range(double lo, double hi, IntRange range) noexcept {
 //
 // The loops multiply by 1 / scale instead: t = x * (1 / scale) is within |t| * 2^-22.9 of the quotient x / scale
 // (two float roundings), so rounding t gives the quotient's integer unless the quotient lies within that distance
-// of a tie k + 0.5. A block of lanes with a value that near a tie (about 2^-13 of int8 values, whatever the
-// data), or with a NaN, goes through the exact form. Clamping t to [min - zp, max - zp] (integers) before
-// rounding gives what clamping after it gives and keeps |t| at most 2^16. The integer times the scale is the
-// same float as the double product rounded once (an integer below 2^17 times a float is exact in double).
+// of a tie k + 0.5. Clamping t to [lo, hi] = [min - zp, max - zp] (integers) before rounding gives what clamping
+// after it gives and keeps |t| at most T = max(|lo|, |hi|), at most 2^16; so the loops take the one distance
+// T * 2^-21 for every lane, a constant, where one per lane cost three more instructions a vector. A block of lanes
+// with a value that near a tie (about 2^-12 of int8 values, whatever the data), or with a NaN, goes through the
+// exact form. The integer times the scale is the same float as the double product rounded once (an integer below
+// 2^17 times a float is exact in double).
 namespace {
 
 // The exact form, one value: the quotient in double (exact enough to decide every tie of two floats), rounded by
@@ -82,7 +84,9 @@ struct FakeQuantize {
 // float (every int8 and int16 grid with a scale between about 2^-126 and 2^126).
 struct Reciprocal {
   float inverse, scale, lo, hi;
-  float error;  // a bound of t's distance from the quotient, relative to |t|; 0 when t is exact (scale 2^k)
+  // |n - t| below this (0.5 less a bound of t's distance from the quotient; 0.5 when t is exact, scale 2^k): the
+  // quotient is no tie's, and n is its integer. Exact: a multiple of 2^-21 below 1.
+  float tie_limit;
 };
 
 // Lanes with the compilers' vector extensions: four (one SSE2 or NEON register; wider vectors there are split into
@@ -96,7 +100,7 @@ template <class F, class I> [[gnu::always_inline]] inline std::size_t
 portable_lanes(float* values, std::size_t count, const FakeQuantize& exact, const Reciprocal& r) noexcept {
   constexpr std::size_t lanes = sizeof(F) / sizeof(float);
   const F inverse = F{} + r.inverse, scale = F{} + r.scale, lo = F{} + r.lo, hi = F{} + r.hi;
-  const F magic = F{} + 0x1.8p23f, half = F{} + 0.5f, error = F{} + r.error;
+  const F magic = F{} + 0x1.8p23f, tie_limit = F{} + r.tie_limit;
   const I magnitude = I{} + 0x7fffffff;  // |v|: v's bits without the sign's
   std::size_t i = 0;
   for (; i + lanes <= count; i += lanes) {
@@ -105,10 +109,9 @@ portable_lanes(float* values, std::size_t count, const FakeQuantize& exact, cons
     t *= inverse;
     t = t < lo ? lo : t;  // NaN stays NaN
     t = t > hi ? hi : t;
-    const F n = (t + magic) - magic;                                                      // ties to even below 2^22
-    const F margin = half - reinterpret_cast<F>(reinterpret_cast<I>(n - t) & magnitude);  // exact (Sterbenz)
-    I all = margin > reinterpret_cast<F>(reinterpret_cast<I>(t) & magnitude) * error;     // false for NaN
-    if constexpr (lanes == 8) {  // the AND of the lanes, in steps
+    const F n = (t + magic) - magic;                                                  // ties to even below 2^22
+    I all = reinterpret_cast<F>(reinterpret_cast<I>(n - t) & magnitude) < tie_limit;  // exact (Sterbenz); NaN: false
+    if constexpr (lanes == 8) {                                                       // the AND of the lanes, in steps
       all &= __builtin_shufflevector(all, all, 4, 5, 6, 7, 0, 1, 2, 3);
       all &= __builtin_shufflevector(all, all, 2, 3, 0, 1, 6, 7, 4, 5);
       all &= __builtin_shufflevector(all, all, 1, 0, 3, 2, 5, 4, 7, 6);
@@ -147,19 +150,16 @@ __attribute__((target("avx2"))) std::size_t avx2_loop(float* values, std::size_t
 __attribute__((target("avx512f"))) std::size_t avx512_loop(float* values, std::size_t count, const FakeQuantize& exact,
                                                            const Reciprocal& r) noexcept {
   const __m512 inverse = _mm512_set1_ps(r.inverse), scale = _mm512_set1_ps(r.scale);
-  const __m512 lo = _mm512_set1_ps(r.lo), hi = _mm512_set1_ps(r.hi), half = _mm512_set1_ps(0.5f);
-  const __m512 error = _mm512_set1_ps(r.error);
+  const __m512 lo = _mm512_set1_ps(r.lo), hi = _mm512_set1_ps(r.hi), magic = _mm512_set1_ps(0x1.8p23f);
+  const __m512 tie_limit = _mm512_set1_ps(r.tie_limit);
   std::size_t i = 0;
   for (; i + 16 <= count; i += 16) {
     __m512 t = _mm512_mul_ps(_mm512_loadu_ps(values + i), inverse);
     t = _mm512_min_ps(hi, _mm512_max_ps(lo, t));  // the second operand when either is NaN: NaN stays NaN
-    // + 0 turns the -0 of a small negative t into the exact form's +0
-    const __m512 n =
-        _mm512_add_ps(_mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), _mm512_setzero_ps());
-    const __m512 margin = _mm512_sub_ps(half, _mm512_abs_ps(_mm512_sub_ps(n, t)));  // both exact (Sterbenz)
-    // margin - |t| * error, one rounding, keeps the sign of the exact difference
-    const __m512 room = _mm512_fnmadd_ps(_mm512_abs_ps(t), error, margin);
-    if (_mm512_cmp_ps_mask(room, _mm512_setzero_ps(), _CMP_GT_OQ) != 0xffff) [[unlikely]] {  // a tie or a NaN
+    // Ties to even below 2^22, and +0 for a small negative t, as the exact form gives
+    const __m512 n = _mm512_sub_ps(_mm512_add_ps(t, magic), magic);
+    const __m512 distance = _mm512_abs_ps(_mm512_sub_ps(n, t));                        // exact (Sterbenz)
+    if (_mm512_cmp_ps_mask(distance, tie_limit, _CMP_LT_OQ) != 0xffff) [[unlikely]] {  // near a tie, or a NaN
       for (std::size_t j = i; j < i + 16; ++j) values[j] = exact(values[j]);
       continue;
     }
@@ -215,8 +215,9 @@ void fake_quantize(std::span<float> values, const AffineParams& params, Quantize
   }
   int exponent = 0;
   const bool power_of_two = std::frexp(params.scale, &exponent) == 0.5f;
+  const double widest = std::max(-exact.lo, exact.hi);  // T: an integer, at most 2^16
   const Reciprocal r{inverse, params.scale, static_cast<float>(exact.lo), static_cast<float>(exact.hi),
-                     power_of_two ? 0.0f : 0x1p-21f};
+                     static_cast<float>(power_of_two ? 0.5 : 0.5 - std::ldexp(widest, -21))};
   for (std::size_t i = lanes(values.data(), values.size(), exact, r); i < values.size(); ++i)
     values[i] = exact(values[i]);
 }

@@ -559,6 +559,21 @@ std::span<const Tensor> QuantizedSession::run_views(std::span<const Tensor> inpu
   return s.session->run_views(s.rounded_inputs);
 }
 
+std::span<const Tensor> QuantizedSession::run_views_on_grids(std::span<const Tensor> inputs) {
+#if !defined(NDEBUG)
+  const State& s = *state_;
+  for (std::size_t i = 0; i < inputs.size() && i < s.by_input.size(); ++i) {
+    if (!s.by_input[i] || inputs[i].dtype() != DataType::float32) continue;
+    Tensor rounded = inputs[i].clone();
+    fake_quantize(rounded.values<float>(), *s.by_input[i]);
+    if (rounded.bytes() != 0 && std::memcmp(rounded.raw(), inputs[i].raw(), rounded.bytes()) != 0)
+      throw EngineError(fmt::format("input {} ('{}') holds values off its quantization grid", i,
+                                    s.session->graph().value(s.session->graph().inputs()[i]).name));
+  }
+#endif
+  return state_->session->run_views(inputs);
+}
+
 void QuantizedSession::set_step_observer(Session::StepObserver after_rounding) {
   state_->session->set_step_observer(std::move(after_rounding));  // the session rounds before its observer
 }

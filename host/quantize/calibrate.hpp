@@ -138,6 +138,10 @@ public:
   std::vector<Tensor> run(std::span<const Tensor> inputs);
   // Session::run_views through the rounding of inputs.
   std::span<const Tensor> run_views(std::span<const Tensor> inputs);
+  // Session::run_views of inputs that already hold values of their parameters' grids, as the rounding of run_views
+  // leaves them (the host runtime's input conversion quantizes them so): without its copy and rounding, a twentieth
+  // of a small model's run. Builds with assertions check that they do, and throw EngineError naming the input.
+  std::span<const Tensor> run_views_on_grids(std::span<const Tensor> inputs);
   // Called after every step once its outputs are rounded to their parameters (the session's output
   // rounding does that): it sees what the int8 tensors hold and may rewrite them, as the accuracy
   // analysis does. Set, it keeps every value NCHW (Session::set_step_observer). An empty function

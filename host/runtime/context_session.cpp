@@ -12,7 +12,8 @@ std::vector<Tensor> ContextSession::run(std::span<const Tensor> inputs) {
 }
 
 std::span<const Tensor> ContextSession::run_views(std::span<const Tensor> inputs) {
-  return quantized_ ? quantized_->run_views(inputs) : plain_->run_views(inputs);
+  // The input conversion (decode_input) quantized them to their parameters already.
+  return quantized_ ? quantized_->run_views_on_grids(inputs) : plain_->run_views(inputs);
 }
 
 size_t ContextSession::board_weight_bytes() const {

@@ -1,7 +1,7 @@
 #pragma once
 // The engine a context runs: the float session, or for a quantized model the w8a8 one
 // (quantize::QuantizedSession, which owns its session). `->` reaches the session either way; run()
-// goes through the quantized session's rounding of inputs.
+// goes through the quantized session's rounding of inputs, run_views() takes them on their grids.
 
 #include "loaded_model.hpp"
 #include "../engine/session.hpp"
@@ -22,7 +22,8 @@ public:
   Session* operator->() const noexcept { return session_; }
   Session& operator*() const noexcept { return *session_; }
   [[nodiscard]] std::vector<Tensor> run(std::span<const Tensor> inputs);
-  // Session::run_views: the outputs where the engine wrote them, until the next run.
+  // Session::run_views: the outputs where the engine wrote them, until the next run. The inputs of a quantized
+  // model hold values of their grids already, as the input conversion (decode_input) leaves them.
   [[nodiscard]] std::span<const Tensor> run_views(std::span<const Tensor> inputs);
   // The weights as the board holds them: int8 (1 byte an element) or int4 (half a byte) where
   // quantized, as the engine keeps them elsewhere.

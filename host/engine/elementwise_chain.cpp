@@ -70,9 +70,15 @@ __attribute__((target("avx512f"))) void lookup_avx512(const Lookup& l, const flo
   }
 }
 // Sixty-four elements a step: their table indices less 128 as signed bytes in one register, looked up with two
-// 128-byte permutes (vpermi2b) and a blend on the index's sign, then widened and scaled back to floats. The
-// index arithmetic is lookup_avx512's, so both read the same integer; the table was checked to hold exactly
-// scale * (q - zero) for each byte q (byte_table).
+// 128-byte permutes (vpermi2b) and a blend on the index's sign, then widened and scaled back to floats. The index
+// is lookup_avx512's integer, and the table was checked to hold exactly scale * (q - zero) for each byte q
+// (byte_table). Its port-5 work is what bounds it (permutes, narrowing, widening), so each part takes the form
+// with the fewest such instructions:
+// - NaN needs no mask: min and max return their second operand when either is NaN, so NaN stays NaN through the
+//   clamp, and its integer 0x80000000 has the low byte of 0, the zero point's index once the offset is added;
+// - the low bytes of four registers of integers come together with two byte permutes and a blend, not four
+//   narrowing moves and three inserts;
+// - the looked-up bytes are widened from memory (a load and one widening each), not extracted first.
 __attribute__((target("avx512f,avx512bw,avx512vbmi"))) void lookup_bytes_avx512(const ByteLookup& l, const float* x,
                                                                                 float* y, int64_t count) {
   const __m512 inverse = _mm512_set1_ps(l.index.inverse), lo = _mm512_set1_ps(l.index.lo),
@@ -80,28 +86,33 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi"))) void lookup_bytes_avx512(
   const __m512i offset = _mm512_set1_epi32(l.index.offset - 128), zero = _mm512_set1_epi32(l.zero_point);
   const __m512i t0 = _mm512_loadu_si512(l.bytes), t1 = _mm512_loadu_si512(l.bytes + 64),
                 t2 = _mm512_loadu_si512(l.bytes + 128), t3 = _mm512_loadu_si512(l.bytes + 192);
+  // Byte j < 32 of `first` is the low byte of element j of the first two registers (byte 4j of the pair, the
+  // second's bytes numbered from 64); byte j >= 32 of `second`, of element j - 32 of the last two.
+  alignas(64) std::array<uint8_t, 64> first{}, second{};
+  for (std::size_t j = 0; j < 32; ++j) {
+    first[j] = static_cast<uint8_t>(j < 16 ? 4 * j : 64 + 4 * (j - 16));
+    second[j + 32] = first[j];
+  }
+  const __m512i pick_first = _mm512_load_si512(first.data()), pick_second = _mm512_load_si512(second.data());
+  alignas(64) std::array<int8_t, 64> looked_up{};
   int64_t i = 0;
   for (; i + 64 <= count; i += 64) {
-    __m128i part[4];  // not std::array, which would drop the vector type's attributes (-Wignored-attributes)
+    __m512i integer[4];  // not std::array, which would drop the vector type's attributes
     for (std::size_t k = 0; k < 4; ++k) {
       __m512 t = _mm512_mul_ps(_mm512_loadu_ps(x + i + 16 * static_cast<int64_t>(k)), inverse);
-      t = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(t, t, _CMP_ORD_Q), t);  // NaN -> 0
-      t = _mm512_min_ps(_mm512_max_ps(t, lo), hi);
-      part[k] = _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(t), offset));
+      t = _mm512_min_ps(hi, _mm512_max_ps(lo, t));                   // NaN stays NaN (the second operand)
+      integer[k] = _mm512_add_epi32(_mm512_cvtps_epi32(t), offset);  // to nearest, ties to even
     }
-    __m512i index = _mm512_inserti32x4(_mm512_castsi128_si512(part[0]), part[1], 1);
-    index = _mm512_inserti32x4(index, part[2], 2);
-    index = _mm512_inserti32x4(index, part[3], 3);
+    const __m512i index =
+        _mm512_mask_blend_epi8(0xffffffff00000000, _mm512_permutex2var_epi8(integer[0], pick_first, integer[1]),
+                               _mm512_permutex2var_epi8(integer[2], pick_second, integer[3]));
     const __m512i low = _mm512_permutex2var_epi8(t0, index, t1);   // bytes[0, 128): index - 128 negative
     const __m512i high = _mm512_permutex2var_epi8(t2, index, t3);  // bytes[128, 256)
-    const __m512i q = _mm512_mask_blend_epi8(_mm512_movepi8_mask(index), high, low);
-    part[0] = _mm512_castsi512_si128(q);
-    part[1] = _mm512_extracti32x4_epi32(q, 1);
-    part[2] = _mm512_extracti32x4_epi32(q, 2);
-    part[3] = _mm512_extracti32x4_epi32(q, 3);
+    _mm512_store_si512(looked_up.data(), _mm512_mask_blend_epi8(_mm512_movepi8_mask(index), high, low));
     for (std::size_t k = 0; k < 4; ++k) {
-      const __m512i integer = _mm512_sub_epi32(_mm512_cvtepi8_epi32(part[k]), zero);
-      _mm512_storeu_ps(y + i + 16 * static_cast<int64_t>(k), _mm512_mul_ps(_mm512_cvtepi32_ps(integer), scale));
+      const __m128i bytes = _mm_load_si128(reinterpret_cast<const __m128i*>(looked_up.data() + 16 * k));
+      const __m512i q = _mm512_sub_epi32(_mm512_cvtepi8_epi32(bytes), zero);
+      _mm512_storeu_ps(y + i + 16 * static_cast<int64_t>(k), _mm512_mul_ps(_mm512_cvtepi32_ps(q), scale));
     }
   }
   lookup_avx512(l.index, x + i, y + i, count - i);

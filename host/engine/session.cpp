@@ -1041,10 +1041,17 @@ std::span<const Tensor> Session::run_views(std::span<const Tensor> inputs) {
     const bool copied = std::any_of(plan.input_copies.begin(), plan.input_copies.end(),
                                     [id](const auto& copy) { return copy.first == id; });
     if (copied) {  // float16 storage: the model sees the input rounded, as the NPU would
-      if (slot.bytes() != 0) {
-        std::memcpy(slot.raw(), inputs[i].raw(), slot.bytes());
-      }
-      round_tensor_to_half(slot, s.pool, slot.elements());
+      // Copied and rounded a piece at a time on the pool, each piece rounded while in cache: a copy on one thread
+      // before the rounding took about 30 µs of a 224x224 image, and left the workers asleep for the first step.
+      const float* from = inputs[i].data<float>();
+      float* to = slot.data<float>();
+      s.pool.parallel_for(slot.elements(), finish_piece, [from, to](int64_t begin, int64_t end) {
+        for (int64_t p = begin; p < end; p += finish_piece) {
+          const auto count = static_cast<std::size_t>(std::min(finish_piece, end - p));
+          std::memcpy(to + p, from + p, count * sizeof(float));
+          round_to_half(to + p, count);
+        }
+      });
     } else {
       slot.rebind(const_cast<std::byte*>(inputs[i].raw()));
     }

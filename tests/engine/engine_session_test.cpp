@@ -232,6 +232,33 @@ TEST_SUITE("engine.session") {
     CHECK(half.values<float>()[1] != exact.values<float>()[1]);
   }
 
+  TEST_CASE("float16 activation storage rounds every element of an input, in pieces on every thread") {
+    // 10007 elements: pieces of 4096 (op_registry.hpp's finish_piece) and a tail, split between threads.
+    constexpr int64_t count = 10007;
+    ModelBuilder m(13);
+    m.input("x", DataType::float32, {count})
+        .initializer("k", Tensor::from<float>({}, {3.0f}))
+        .output("y")
+        .node("Div", {"x", "k"}, {"t"})
+        .node("Mul", {"t", "k"}, {"y"});
+    std::vector<float> values(count);
+    for (int64_t i = 0; i < count; ++i) values[static_cast<std::size_t>(i)] = 0.1f + 0.37f * static_cast<float>(i);
+    const auto x = Tensor::from<float>({count}, values);
+    for (const std::size_t threads : {1, 3}) {
+      CAPTURE(threads);
+      const Tensor half = run_one(m.model(), {x}, {.threads = threads, .float16_activations = true});
+      std::size_t wrong = 0, unrounded_differs = 0;
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        const float xi = round_to_half(values[i]);
+        const float want = round_to_half(round_to_half(xi / 3.0f) * 3.0f);
+        wrong += half.values<float>()[i] != want ? 1 : 0;
+        unrounded_differs += round_to_half(round_to_half(values[i] / 3.0f) * 3.0f) != want ? 1 : 0;
+      }
+      CHECK(wrong == 0);
+      CHECK(unrounded_differs > 100);  // the input's rounding shows in every piece
+    }
+  }
+
   TEST_CASE("float16 activation storage rounds a Clip's bound") {
     // 0.1 is no float16: the Clip's outputs at its bound are rounded as stored (by the kernel, in its pieces).
     ModelBuilder m(13);

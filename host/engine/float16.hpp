@@ -8,6 +8,7 @@
 
 #include <bit>
 #include <cstddef>
+#include <vector>
 #include <cstdint>
 #include <type_traits>
 
@@ -67,7 +68,9 @@ namespace detail {
 using HalfRounder = void (*)(float* data, std::size_t count) noexcept;
 // The portable form (GCC's and clang's vector extensions: SSE2 on x86-64, 4 lanes, branch-free).
 void round_to_half_portable(float* data, std::size_t count) noexcept;
-// The hardware form this CPU runs, or nullptr when it has none; round_to_half uses it when present.
+// The hardware forms this CPU has, the widest first (AVX-512, then F16C on x86-64; NEON on aarch64), for tests.
+std::vector<HalfRounder> hardware_half_rounders();
+// The widest of them, or nullptr when it has none; round_to_half uses it when present.
 HalfRounder hardware_round_to_half() noexcept;
 }  // namespace detail
 

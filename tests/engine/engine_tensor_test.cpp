@@ -74,9 +74,12 @@ TEST_SUITE("engine.tensor") {
     std::vector<std::pair<const char*, detail::HalfRounder>> rounders{
         {"portable", &detail::round_to_half_portable},
         {"chosen", [](float* data, std::size_t count) noexcept { round_to_half(data, count); }}};
-    if (detail::hardware_round_to_half() != nullptr) {
-      rounders.emplace_back("hardware", detail::hardware_round_to_half());
-    }
+    const std::vector<detail::HalfRounder> hardware = detail::hardware_half_rounders();
+    for (std::size_t h = 0; h < hardware.size(); ++h)
+      rounders.emplace_back(h == 0 ? "hardware (widest)" : "hardware (narrower)", hardware[h]);
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512f")) CHECK(hardware.size() == 2);  // AVX-512 and F16C
+#endif
 #if defined(__aarch64__)
     const bool has_neon = detail::hardware_round_to_half() != nullptr;  // NEON is part of every aarch64 CPU
     CHECK(has_neon);

@@ -97,7 +97,7 @@ struct Plan {
   std::vector<const Tensor*> constants;                       // per value id, nullptr when computed per run
   std::vector<Tensor> slots;                                  // per value id: views used by the kernels
   std::vector<std::unique_ptr<Tensor>> folded;                // constants computed while planning
-  std::vector<std::pair<ValueId, std::size_t>> input_copies;  // inputs copied (and rounded) into the arena
+  std::vector<std::pair<ValueId, std::size_t>> input_copies;  // inputs copied (and rounded) into the arena: offsets
   std::vector<std::pair<ValueId, std::size_t>> arena_values;  // value id, offset of its block in the arena
   AlignedBuffer own_arena;          // allocated at the first run that does not use the caller's arena
   std::byte* arena_base = nullptr;  // where the slots of arena_values point now
@@ -750,6 +750,7 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
       plan->arena_values.emplace_back(block_values[b], blocks[b].offset);  // bound by State::bind_arena
     }
   }
+  for (auto& [input, place] : plan->input_copies) place = blocks[place].offset;  // from the block to its offset
   for (ValueId out : graph.outputs()) {
     const auto is = [out](const auto& entry) { return entry.first == out; };
     plan->output_in_arena.push_back(std::any_of(plan->arena_values.begin(), plan->arena_values.end(), is) &&
@@ -1019,7 +1020,7 @@ std::vector<Tensor> Session::run(std::span<const Tensor> inputs) {
   return outputs;
 }
 
-std::span<const Tensor> Session::run_views(std::span<const Tensor> inputs) {
+std::span<const Tensor> Session::run_views(std::span<const Tensor> inputs, Inputs taken) {
   const ComputeSlot slot;  // the run computes on this thread (thread_pool.hpp)
   State& s = *state_;
   s.outputs.clear();  // views into the previous run's values, and copies the session kept
@@ -1038,9 +1039,21 @@ std::span<const Tensor> Session::run_views(std::span<const Tensor> inputs) {
     }
     const ValueId id = graph_inputs[i];
     Tensor& slot = plan.slots[static_cast<std::size_t>(id)];
-    const bool copied = std::any_of(plan.input_copies.begin(), plan.input_copies.end(),
-                                    [id](const auto& copy) { return copy.first == id; });
-    if (copied) {  // float16 storage: the model sees the input rounded, as the NPU would
+    const auto copy = std::find_if(plan.input_copies.begin(), plan.input_copies.end(),
+                                   [id](const auto& entry) { return entry.first == id; });
+    const bool rounded = copy != plan.input_copies.end();
+#if !defined(NDEBUG)
+    if (rounded && taken == Inputs::already_rounded) {
+      Tensor stored = inputs[i].clone();
+      round_to_half(stored.data<float>(), static_cast<std::size_t>(stored.elements()));
+      if (stored.bytes() != 0 && std::memcmp(stored.raw(), inputs[i].raw(), stored.bytes()) != 0)
+        throw EngineError(
+            fmt::format("input '{}' was given as rounded to float16 and is not", s.graph.value(graph_inputs[i]).name));
+    }
+#endif
+    if (rounded && taken == Inputs::round) {  // float16 storage: the model sees the input rounded, as the NPU would
+      // Its block of the arena: a run that took the input as it was left the view on the caller's memory.
+      slot.rebind(arena + copy->second);
       // Copied and rounded a piece at a time on the pool, each piece rounded while in cache: a copy on one thread
       // before the rounding took about 30 µs of a 224x224 image, and left the workers asleep for the first step.
       const float* from = inputs[i].data<float>();

@@ -95,10 +95,14 @@ public:
 
   // Inputs in the order of input_names(); returns owning output tensors in the order of output_names().
   std::vector<Tensor> run(std::span<const Tensor> inputs);
+  // How a run takes its float32 inputs under float16 storage (SessionOptions::float16_activations): copied and
+  // rounded to float16 (round), or as they are, when the caller holds them as stored already (already_rounded: the
+  // host runtime's input conversion rounds them), which builds with assertions check (EngineError otherwise).
+  enum class Inputs { round, already_rounded };
   // The same run, without copying the outputs: views of them where the kernels wrote them (the
   // arena, or a value shaped while running), valid until the next run or prepare. An output the
   // run did not compute there (an input passed through, a constant) is a copy the session keeps.
-  std::span<const Tensor> run_views(std::span<const Tensor> inputs);
+  std::span<const Tensor> run_views(std::span<const Tensor> inputs, Inputs taken = Inputs::round);
   // Per-step times of the last run when SessionOptions::profile is set; empty otherwise.
   std::span<const StepTime> last_profile() const noexcept;
 

@@ -12,8 +12,9 @@ std::vector<Tensor> ContextSession::run(std::span<const Tensor> inputs) {
 }
 
 std::span<const Tensor> ContextSession::run_views(std::span<const Tensor> inputs) {
-  // The input conversion (decode_input) quantized them to their parameters already.
-  return quantized_ ? quantized_->run_views_on_grids(inputs) : plain_->run_views(inputs);
+  // The input conversion (decode_input) quantized them to their parameters, or rounded them to float16, already.
+  return quantized_ ? quantized_->run_views_on_grids(inputs)
+                    : plain_->run_views(inputs, Session::Inputs::already_rounded);
 }
 
 size_t ContextSession::board_weight_bytes() const {

@@ -259,6 +259,35 @@ TEST_SUITE("engine.session") {
     }
   }
 
+  TEST_CASE("float16 storage: inputs already rounded run as they are, and runs that round them still copy") {
+    ModelBuilder m(13);
+    m.input("x", DataType::float32, {5})
+        .initializer("k", Tensor::from<float>({}, {3.0f}))
+        .output("y")
+        .node("Div", {"x", "k"}, {"t"})
+        .node("Mul", {"t", "k"}, {"y"});
+    const std::vector<float> values{0.1f, 1000.1f, -7.3f, 1e-6f, 65519.0f};
+    std::vector<float> rounded = values;
+    round_to_half(rounded.data(), rounded.size());
+    Session session(m.model(), {.threads = 2, .float16_activations = true});
+    const Tensor want = session.run(std::vector{Tensor::from<float>({5}, values)})[0];
+    Tensor caller = Tensor::from<float>({5}, rounded);
+    const Tensor as_given = session.run_views(std::span(&caller, 1), Session::Inputs::already_rounded)[0].clone();
+    CHECK(std::memcmp(as_given.raw(), want.raw(), want.bytes()) == 0);
+    // A run that rounds copies into its own memory, not into the memory the run before took as it was.
+    const std::vector<float> other{2.2f, -0.3f, 11.1f, 5e-5f, 0.7f};
+    const Tensor again = session.run(std::vector{Tensor::from<float>({5}, other)})[0];
+    CHECK(std::memcmp(caller.raw(), rounded.data(), caller.bytes()) == 0);
+    Session fresh(m.model(), {.threads = 2, .float16_activations = true});
+    const Tensor want_other = fresh.run(std::vector{Tensor::from<float>({5}, other)})[0];
+    CHECK(std::memcmp(again.raw(), want_other.raw(), want_other.bytes()) == 0);
+#if !defined(NDEBUG)
+    Tensor unrounded = Tensor::from<float>({5}, values);
+    CHECK_THROWS_WITH_AS(session.run_views(std::span(&unrounded, 1), Session::Inputs::already_rounded),
+                         "input 'x' was given as rounded to float16 and is not", EngineError);
+#endif
+  }
+
   TEST_CASE("float16 activation storage rounds a Clip's bound") {
     // 0.1 is no float16: the Clip's outputs at its bound are rounded as stored (by the kernel, in its pieces).
     ModelBuilder m(13);

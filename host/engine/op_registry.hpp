@@ -39,7 +39,8 @@ struct OutputFinish {
   bool to_half = false;
   const std::function<void(ValueId, std::span<float>)>* rounding = nullptr;
   ValueId id = no_value;  // the value, for `rounding`
-  const std::function<void(const float*, std::size_t)>* then = nullptr;
+  // The piece as stored; `then` may round it itself when `rounding` is left empty (OutputRoundingWithLookup).
+  const std::function<void(float*, std::size_t)>* then = nullptr;
 
   explicit operator bool() const noexcept { return to_half || rounding != nullptr || then != nullptr; }
   void operator()(float* data, std::size_t count) const {

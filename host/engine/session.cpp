@@ -88,7 +88,9 @@ struct Step {
   bool run_by_producer = false;
   ElementwiseTile tile;
   std::size_t follower = 0;  // 0: none (a follower is never the first step)
-  std::function<void(const float*, std::size_t)> run_follower;
+  std::function<void(float*, std::size_t)> run_follower;
+  // The same for a chain on bytes whose rounding the session's OutputRoundingWithLookup may do with the lookup.
+  std::function<void(float*, std::size_t)> round_and_run_follower;
 };
 
 struct Plan {
@@ -247,7 +249,8 @@ struct Session::State {
   std::vector<Tensor> outputs;    // of the last run: views (Session::run_views) or copies it keeps
   StepObserver observer;          // Session::set_step_observer
   OutputRounding rounding;        // Session::set_output_rounding
-  CustomOpRunner custom_runner;   // Session::set_custom_op_runner
+  OutputRoundingWithLookup rounding_with_lookup;
+  CustomOpRunner custom_runner;  // Session::set_custom_op_runner
 
   // What rounds a step's float32 output as it is stored.
   OutputFinish finish_of(const Step::Stored& out) const {
@@ -840,8 +843,8 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
     if (producer.follower == 0) continue;
     const Step& follower = plan->steps[producer.follower];
     const Step::Stored made = producer.float_outputs[0];
-    producer.run_follower = [this, &follower, made](const float* piece, std::size_t count) {
-      // The piece's place in the value is its place in the follower's output and other inputs (one layout).
+    // The piece's place in the value is its place in the follower's output and other inputs (one layout).
+    const auto offset_of = [&follower, made](const float* piece, std::size_t count) {
       const auto at = reinterpret_cast<std::uintptr_t>(piece),
                  base = reinterpret_cast<std::uintptr_t>(made.tensor->raw());
       const std::size_t offset = (at - base) / sizeof(float);
@@ -849,6 +852,27 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
         throw EngineError(fmt::format("{}: a piece of its input given to it by the step before lies outside that input",
                                       follower.node->label()));
       }
+      return offset;
+    };
+    if (!follower.chain.empty()) {
+      producer.round_and_run_follower = [this, &follower, made, offset_of](float* piece, std::size_t count) {
+        const ChainTable& table = follower.chain_table;
+        const ChainInput& in = follower.chain_input;
+        const RoundedLookup lookup{table.byte_values.data(),
+                                   in.scale,
+                                   in.zero_point,
+                                   in.min,
+                                   in.max,
+                                   follower.chain_output_grid.scale,
+                                   follower.chain_output_grid.zero_point,
+                                   follower.outputs[0]->data<float>() + offset_of(piece, count)};
+        if (rounding_with_lookup(made.id, std::span<float>(piece, count), lookup)) return;
+        rounding(made.id, std::span<float>(piece, count));
+        look_up_piece(table, in, follower.chain_output_grid, piece, lookup.out, static_cast<int64_t>(count));
+      };
+    }
+    producer.run_follower = [this, &follower, made, offset_of](float* piece, std::size_t count) {
+      const std::size_t offset = offset_of(piece, count);
       float* out = follower.outputs[0]->data<float>() + offset;
       if (!follower.chain.empty()) {
         look_up_piece(follower.chain_table, follower.chain_input, follower.chain_output_grid, piece, out,
@@ -958,8 +982,9 @@ void Session::set_step_observer(StepObserver observer) {
   state_->observer = std::move(observer);
 }
 
-void Session::set_output_rounding(OutputRounding rounding) {
+void Session::set_output_rounding(OutputRounding rounding, OutputRoundingWithLookup with_lookup) {
   state_->rounding = std::move(rounding);
+  state_->rounding_with_lookup = state_->rounding ? std::move(with_lookup) : OutputRoundingWithLookup{};
   for (const auto& plan : state_->plans)  // the chains' tables were rounded by the old one
     for (Step& step : plan->steps) step.chain_table.forget();
 }
@@ -1091,6 +1116,12 @@ std::span<const Tensor> Session::run_views(std::span<const Tensor> inputs, Input
                             follower.chain_output_grid, follower.chain_table);
       }
       finish0.then = &step.run_follower;
+      // A chain on bytes after a rounding that can look it up in the same pass: one pass instead of two.
+      if (!follower.chain.empty() && follower.chain_table.bytes && finish0.rounding != nullptr && !finish0.to_half &&
+          s.rounding_with_lookup) {
+        finish0.rounding = nullptr;
+        finish0.then = &step.round_and_run_follower;
+      }
     }
     if (step.run_by_producer) {
       // Written by the step before.

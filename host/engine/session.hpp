@@ -23,6 +23,18 @@ namespace rknnxx::host {
 
 struct KernelContext;
 
+// A chain's byte table as its producer's rounding may apply it (Session::set_output_rounding, docs/runtime-extensions.md
+// "Steps run by their producer"): for each value rounded to the integer q of the grid grid_scale * (q - grid_zero),
+// q in [least, most], out = scale * (bytes[q - least] - zero_point).
+struct RoundedLookup {
+  const int8_t* bytes = nullptr;  // most - least + 1 of them
+  float grid_scale = 1.0f;
+  int32_t grid_zero = 0, least = 0, most = 0;
+  float scale = 1.0f;  // the output's grid
+  int32_t zero_point = 0;
+  float* out = nullptr;  // where the piece's outputs go
+};
+
 struct SessionOptions {
   std::size_t threads = 0;           // 0: default_thread_count() ($RKNNXX_HOST_THREADS or all cores)
   bool float16_activations = false;  // round every float32 activation to float16 precision between nodes
@@ -122,7 +134,12 @@ public:
   // is called on the stored elements in any order, in pieces, from the pool's threads at once, padding included:
   // it must treat every element alike and map 0 to 0. An empty function removes it.
   using OutputRounding = std::function<void(ValueId id, std::span<float> values)>;
-  void set_output_rounding(OutputRounding rounding);
+  // Optionally, the same rounding and the byte table a chain run by the value's producer looks each rounded value
+  // up in (RoundedLookup), in one pass: it returns false, having changed nothing, where it cannot (the value's
+  // rounding is not to exactly the table's grid, or the CPU lacks the instructions), and the session then rounds
+  // and looks up in two.
+  using OutputRoundingWithLookup = std::function<bool(ValueId id, std::span<float> values, const RoundedLookup&)>;
+  void set_output_rounding(OutputRounding rounding, OutputRoundingWithLookup with_lookup = {});
 
   // Runs the custom nodes of the graph (Node::custom, Graph's custom_ops): called on the calling
   // thread for each such node of a run, with the node and its planned inputs and outputs. A custom

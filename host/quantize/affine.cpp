@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -89,6 +90,26 @@ struct Reciprocal {
   float tie_limit;
 };
 
+// The exact form of a grid: t clamped to [lo, hi] = [min - zp, max - zp].
+FakeQuantize exact_form(const AffineParams& params) noexcept {
+  return {params.scale, static_cast<double>(params.range.min) - params.zero_point,
+          static_cast<double>(params.range.max) - params.zero_point};
+}
+
+// The lanes' form beside it, or nullopt where they cannot take the grid: a scale whose reciprocal float cannot
+// hold, or a grid beyond 2^16.
+std::optional<Reciprocal> lanes_form(const AffineParams& params, const FakeQuantize& exact) noexcept {
+  const float inverse = 1.0f / params.scale;
+  constexpr double lanes_limit = 65536.0;
+  if (exact.lo < -lanes_limit || exact.hi > lanes_limit || !std::isnormal(params.scale) || !std::isnormal(inverse))
+    return std::nullopt;
+  int exponent = 0;
+  const bool power_of_two = std::frexp(params.scale, &exponent) == 0.5f;
+  const double widest = std::max(-exact.lo, exact.hi);  // T: an integer, at most 2^16
+  return Reciprocal{inverse, params.scale, static_cast<float>(exact.lo), static_cast<float>(exact.hi),
+                    static_cast<float>(power_of_two ? 0.5 : 0.5 - std::ldexp(widest, -21))};
+}
+
 // Lanes with the compilers' vector extensions: four (one SSE2 or NEON register; wider vectors there are split into
 // scalar compares) or eight (one AVX2 register, x86-64 where the CPU has it).
 using f32x4 = float __attribute__((vector_size(16)));
@@ -167,6 +188,59 @@ __attribute__((target("avx512f"))) std::size_t avx512_loop(float* values, std::s
   }
   return i;
 }
+
+// Sixty-four values a step: avx512_loop's rounding, then the integers' table bytes as lookup_bytes_avx512 finds them
+// (host/engine/elementwise_chain.cpp; the table's 256 bytes in four registers, two 128-byte permutes and a blend on
+// the index's sign), widened and scaled to the output grid. Sixteen values with one near a tie, or a NaN, are
+// rounded by the exact form and their integers read back from the rounded values (exact: grid values).
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) std::size_t
+fused_lookup_loop(float* values, std::size_t count, const FakeQuantize& exact, const Reciprocal& r,
+                  const std::int8_t* bytes, std::int32_t offset, float out_scale, std::int32_t out_zero,
+                  float* out) noexcept {
+  const __m512 inverse = _mm512_set1_ps(r.inverse), scale = _mm512_set1_ps(r.scale);
+  const __m512 lo = _mm512_set1_ps(r.lo), hi = _mm512_set1_ps(r.hi), magic = _mm512_set1_ps(0x1.8p23f);
+  const __m512 tie_limit = _mm512_set1_ps(r.tie_limit), vout_scale = _mm512_set1_ps(out_scale);
+  const __m512i index_offset = _mm512_set1_epi32(offset - 128), zero = _mm512_set1_epi32(out_zero);
+  const __m512i t0 = _mm512_loadu_si512(bytes), t1 = _mm512_loadu_si512(bytes + 64),
+                t2 = _mm512_loadu_si512(bytes + 128), t3 = _mm512_loadu_si512(bytes + 192);
+  alignas(64) std::uint8_t first[64] = {}, second[64] = {};  // as lookup_bytes_avx512's
+  for (std::size_t j = 0; j < 32; ++j) {
+    first[j] = static_cast<std::uint8_t>(j < 16 ? 4 * j : 64 + 4 * (j - 16));
+    second[j + 32] = first[j];
+  }
+  const __m512i pick_first = _mm512_load_si512(first), pick_second = _mm512_load_si512(second);
+  alignas(64) std::int8_t looked_up[64] = {};
+  std::size_t i = 0;
+  for (; i + 64 <= count; i += 64) {
+    __m512i integer[4];
+    for (std::size_t k = 0; k < 4; ++k) {
+      float* part = values + i + 16 * k;
+      __m512 t = _mm512_mul_ps(_mm512_loadu_ps(part), inverse);
+      t = _mm512_min_ps(hi, _mm512_max_ps(lo, t));
+      __m512 n = _mm512_sub_ps(_mm512_add_ps(t, magic), magic);
+      if (_mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_sub_ps(n, t)), tie_limit, _CMP_LT_OQ) != 0xffff) [[unlikely]] {
+        for (std::size_t j = 0; j < 16; ++j) part[j] = exact(part[j]);
+        n = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_loadu_ps(part), inverse),
+                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      } else {
+        _mm512_storeu_ps(part, _mm512_mul_ps(n, scale));
+      }
+      integer[k] = _mm512_add_epi32(_mm512_cvtps_epi32(n), index_offset);
+    }
+    const __m512i index =
+        _mm512_mask_blend_epi8(0xffffffff00000000, _mm512_permutex2var_epi8(integer[0], pick_first, integer[1]),
+                               _mm512_permutex2var_epi8(integer[2], pick_second, integer[3]));
+    const __m512i low = _mm512_permutex2var_epi8(t0, index, t1);
+    const __m512i high = _mm512_permutex2var_epi8(t2, index, t3);
+    _mm512_store_si512(looked_up, _mm512_mask_blend_epi8(_mm512_movepi8_mask(index), high, low));
+    for (std::size_t k = 0; k < 4; ++k) {
+      const __m128i b = _mm_load_si128(reinterpret_cast<const __m128i*>(looked_up + 16 * k));
+      const __m512i q = _mm512_sub_epi32(_mm512_cvtepi8_epi32(b), zero);
+      _mm512_storeu_ps(out + i + 16 * k, _mm512_mul_ps(_mm512_cvtepi32_ps(q), vout_scale));
+    }
+  }
+  return i;
+}
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
@@ -199,31 +273,42 @@ Loop loop_of(QuantizeLoop loop) noexcept {
 bool quantize_loop_available(QuantizeLoop loop) noexcept { return loop_of(loop) != nullptr; }
 
 void fake_quantize(std::span<float> values, const AffineParams& params, QuantizeLoop loop) noexcept {
-  const FakeQuantize exact{params.scale, static_cast<double>(params.range.min) - params.zero_point,
-                           static_cast<double>(params.range.max) - params.zero_point};
+  const FakeQuantize exact = exact_form(params);
   if (exact.lo < -(1 << 30) || exact.hi > (1 << 30)) {  // wider than any tensor type here: the per-value form
     for (float& v : values) v = params.fake_quantize(v);
     return;
   }
-  const float inverse = 1.0f / params.scale;
-  constexpr double lanes_limit = 65536.0;
   const Loop lanes = loop_of(loop);
-  if (lanes == nullptr || exact.lo < -lanes_limit || exact.hi > lanes_limit || !std::isnormal(params.scale) ||
-      !std::isnormal(inverse)) {
-    for (float& v : values) v = exact(v);  // a scale whose reciprocal float cannot hold, or a grid beyond 2^16
-    return;
-  }
-  int exponent = 0;
-  const bool power_of_two = std::frexp(params.scale, &exponent) == 0.5f;
-  const double widest = std::max(-exact.lo, exact.hi);  // T: an integer, at most 2^16
-  const Reciprocal r{inverse, params.scale, static_cast<float>(exact.lo), static_cast<float>(exact.hi),
-                     static_cast<float>(power_of_two ? 0.5 : 0.5 - std::ldexp(widest, -21))};
-  for (std::size_t i = lanes(values.data(), values.size(), exact, r); i < values.size(); ++i)
-    values[i] = exact(values[i]);
+  const std::optional<Reciprocal> r = lanes_form(params, exact);
+  std::size_t i = lanes != nullptr && r ? lanes(values.data(), values.size(), exact, *r) : 0;
+  for (; i < values.size(); ++i) values[i] = exact(values[i]);
 }
 
 void fake_quantize(std::span<float> values, const AffineParams& params) noexcept {
   fake_quantize(values, params, QuantizeLoop::chosen);
+}
+
+bool fake_quantize_and_look_up(std::span<float> values, const AffineParams& params, const std::int8_t* bytes,
+                               float out_scale, std::int32_t out_zero, float* out) noexcept {
+#if defined(__x86_64__)
+  static const bool vbmi =
+      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vbmi");
+  const FakeQuantize exact = exact_form(params);
+  const std::optional<Reciprocal> r = lanes_form(params, exact);
+  if (!vbmi || params.range != int8_range || !r) return false;
+  // The index of integer q is q - min; from n = q - zero_point: n + zero_point - min.
+  const std::int32_t offset = params.zero_point - params.range.min;
+  std::size_t i = fused_lookup_loop(values.data(), values.size(), exact, *r, bytes, offset, out_scale, out_zero, out);
+  for (; i < values.size(); ++i) {
+    const std::int32_t q = params.quantize(values[i]);
+    values[i] = params.dequantize(q);
+    out[i] = static_cast<float>(bytes[q - params.range.min] - out_zero) * out_scale;
+  }
+  return true;
+#else
+  (void)values, (void)params, (void)bytes, (void)out_scale, (void)out_zero, (void)out;
+  return false;
+#endif
 }
 
 double quantization_mse(std::span<const float> values, const AffineParams& params) noexcept {

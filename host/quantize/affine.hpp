@@ -74,6 +74,14 @@ struct AffineParams {
 // Replaces every value by its quantize-dequantize image, in place.
 void fake_quantize(std::span<float> values, const AffineParams& params) noexcept;
 
+// fake_quantize(values, params) and, in the same pass, out[i] = out_scale * (bytes[q_i - params.range.min] -
+// out_zero) for each value's integer q_i: a byte table on an int8 output grid looked up by the rounded values (an
+// element-wise chain run by the values' producer, docs/runtime-extensions.md "Steps run by their producer"), the
+// same bits as the rounding and the lookup one after the other. `bytes` holds 256 entries. Returns false, having
+// changed nothing, unless the range is int8's and the CPU has AVX512-VBMI.
+bool fake_quantize_and_look_up(std::span<float> values, const AffineParams& params, const std::int8_t* bytes,
+                               float out_scale, std::int32_t out_zero, float* out) noexcept;
+
 // The vector loops fake_quantize chooses among by CPU (the widest it has), each to be forced by tests: every loop
 // gives the same bits. A loop the CPU lacks (quantize_loop_available false) leaves the work to the scalar form.
 enum class QuantizeLoop { chosen, portable, avx2, avx512 };

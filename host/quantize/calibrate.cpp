@@ -478,6 +478,17 @@ struct QuantizedSession::State {
     if (float16_value[static_cast<std::size_t>(id)]) round_to_half(values.data(), values.size());
     if (const auto& p = by_value[static_cast<std::size_t>(id)]) fake_quantize(values, *p);
   }
+  // round() and the lookup in one pass, where round() is exactly the rounding to the lookup's grid.
+  bool round_and_look_up(ValueId id, std::span<float> values, const RoundedLookup& lookup) const {
+    if (id == no_value || static_cast<std::size_t>(id) >= by_value.size() ||
+        float16_value[static_cast<std::size_t>(id)])
+      return false;
+    const auto& p = by_value[static_cast<std::size_t>(id)];
+    if (!p || p->scale != lookup.grid_scale || p->zero_point != lookup.grid_zero || p->range.min != lookup.least ||
+        p->range.max != lookup.most)
+      return false;
+    return fake_quantize_and_look_up(values, *p, lookup.bytes, lookup.scale, lookup.zero_point, lookup.out);
+  }
 };
 
 QuantizedSession::QuantizedSession(Graph graph, ActivationTable table, Method method, SessionOptions options,
@@ -526,7 +537,10 @@ QuantizedSession::QuantizedSession(Graph graph, ActivationTable table, Method me
   annotate_integer_grids(graph, s.by_value, s.by_input, s.weights);
   s.session.emplace(std::move(graph), options);
   // Element by element, so values may stay in oneDNN's layout between Convs (an observer would keep them NCHW).
-  s.session->set_output_rounding([&s](ValueId id, std::span<float> values) { s.round(id, values); });
+  s.session->set_output_rounding([&s](ValueId id, std::span<float> values) { s.round(id, values); },
+                                 [&s](ValueId id, std::span<float> values, const RoundedLookup& lookup) {
+                                   return s.round_and_look_up(id, values, lookup);
+                                 });
 }
 
 void QuantizedSession::round_output(ValueId id, std::span<float> values) const { state_->round(id, values); }

@@ -11,6 +11,7 @@
 #include "vector_state.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -221,12 +222,15 @@ TEST_SUITE("engine.elementwise_chain") {
   }
 
   TEST_CASE("a chain right after the step that makes its input runs in that step, on each piece it stores: same bits") {
-    enum class Rounding { none, per_value, y_int8 };
+    // y_int8_one_pass: y_int8, with a rounding that also looks p's rounded values up in y's byte table in the same
+    // pass (Session::OutputRoundingWithLookup), as a quantized session's does.
+    enum class Rounding { none, per_value, y_int8, y_int8_one_pass };
     for (const Producer producer : {Producer::add, Producer::transpose, Producer::conv})
       for (const bool p_out : {false, true})
         for (const std::size_t threads : test_thread_counts({1, 2, 7}))
           for (const bool half : {false, true})
-            for (const Rounding rounding : {Rounding::none, Rounding::per_value, Rounding::y_int8}) {
+            for (const Rounding rounding :
+                 {Rounding::none, Rounding::per_value, Rounding::y_int8, Rounding::y_int8_one_pass}) {
               CAPTURE(static_cast<int>(producer));
               CAPTURE(p_out);
               CAPTURE(threads);
@@ -237,29 +241,50 @@ TEST_SUITE("engine.elementwise_chain") {
                 const ValueId p = *graph.find("p"), y = *graph.find("y");
                 const IntegerGrid grid = x_grid(half);
                 graph.set_integer_grid(p, grid);
-                if (rounding == Rounding::y_int8)
-                  graph.set_integer_grid(y, IntegerGrid{{y_scale}, {y_zero}, 0, -128, 127});
+                const bool y_int8 = rounding == Rounding::y_int8 || rounding == Rounding::y_int8_one_pass;
+                if (y_int8) graph.set_integer_grid(y, IntegerGrid{{y_scale}, {y_zero}, 0, -128, 127});
                 Session session(std::move(graph),
                                 SessionOptions{.threads = test_threads(threads),
                                                .float16_activations = half,
                                                .fuse = false,  // as a quantized graph: HardSwish stays apart
                                                .chain_elementwise = chain});
                 // "p" on its grid (the Add's sums leave it), the other values as `rounding` says.
-                session.set_output_rounding([&, p, y](ValueId id, std::span<float> values) {
+                const auto round = [&, p, y](ValueId id, std::span<float> values) {
                   if (id == p) {
                     const float s = grid.scale[0];
                     for (float& v : values) v = (std::clamp(std::nearbyint(v / s) + 3.0f, -128.0f, 127.0f) - 3.0f) * s;
                   } else if (rounding == Rounding::per_value) {
                     round_per_value(id, values);
-                  } else if (rounding == Rounding::y_int8 && id == y) {
+                  } else if (y_int8 && id == y) {
                     round_y_to_int8(id, values);
                   }
-                });
+                };
+                // p's rounding again, from the grid the session hands over, and the table's values written out.
+                std::atomic<int> one_pass_calls = 0;
+                const auto round_and_look_up = [&, p](ValueId id, std::span<float> values, const RoundedLookup& l) {
+                  if (id != p) return false;
+                  ++one_pass_calls;
+                  for (std::size_t i = 0; i < values.size(); ++i) {
+                    const float q =
+                        std::clamp(std::nearbyint(values[i] / l.grid_scale) + static_cast<float>(l.grid_zero),
+                                   static_cast<float>(l.least), static_cast<float>(l.most));
+                    values[i] = (q - static_cast<float>(l.grid_zero)) * l.grid_scale;
+                    const auto entry = static_cast<std::size_t>(static_cast<int32_t>(q) - l.least);
+                    l.out[i] = static_cast<float>(l.bytes[entry] - l.zero_point) * l.scale;
+                  }
+                  return true;
+                };
+                if (rounding == Rounding::y_int8_one_pass) session.set_output_rounding(round, round_and_look_up);
+                else session.set_output_rounding(round);
                 Tensor z = grid_input(half);
                 std::reverse(z.values<float>().begin(), z.values<float>().end());
                 std::vector<Tensor> outputs = session.run(std::vector<Tensor>{grid_input(half), z});
                 CHECK(session.stats().steps_run_by_producers == (chain ? 1 : 0));
                 if (chain) CHECK(session.stats().steps == 2);
+                // One pass where the chain is on bytes (y's int8 grid) and nothing rounds p to float16 first (with
+                // float16 storage, a Transpose's p is float16 already and also takes it).
+                const bool one_pass = chain && rounding == Rounding::y_int8_one_pass;
+                if (!one_pass || !half) CHECK((one_pass_calls > 0) == one_pass);
                 return outputs;
               };
               const std::vector<Tensor> alone = run_chained(false), chained = run_chained(true);

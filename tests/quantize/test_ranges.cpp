@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -110,6 +111,51 @@ TEST_CASE("fake_quantize of a tensor gives the per-value form's bits: ties, satu
     values[values.size() / 2] = NAN;
     CHECK(different_bits(values, p) == 0);
   }
+}
+
+TEST_CASE("fake_quantize_and_look_up: the rounding and the byte table's values, as one after the other gives") {
+  std::mt19937 random(5);
+  std::array<std::int8_t, 256> bytes{};
+  for (std::size_t k = 0; k < bytes.size(); ++k) bytes[k] = static_cast<std::int8_t>(random());
+  const float out_scale = 0.037f;
+  const std::int32_t out_zero = -9;
+  for (const AffineParams& p : {affine_from_range(-8.0, 9.0), affine_from_range(0.0, 6.0),
+                                affine_from_range(-300.0, 5.0), affine_from_range(-1.0, 1.0)}) {
+    std::vector<float> values;
+    std::normal_distribution<float> normal(0.0f, p.scale * 150.0f);
+    for (int i = 0; i < 5000; ++i) values.push_back(normal(random));
+    for (int k = -300; k <= 300; ++k) {  // every tie and its two neighbours, in every lane of a step
+      const float tie = (static_cast<float>(k) + 0.5f) * p.scale;
+      values.insert(values.end(), {tie, std::nextafter(tie, 1e30f), std::nextafter(tie, -1e30f)});
+    }
+    for (const float special : {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 3e38f, -3e38f, 1e-45f})
+      for (std::size_t at : {std::size_t{7}, values.size() / 2, values.size() - 3}) values[at + (at % 3)] = special;
+    for (const std::size_t count : {values.size(), std::size_t{63}, std::size_t{130}, std::size_t{0}}) {
+      CAPTURE(count);
+      std::vector<float> rounded(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(count)),
+          out(count, -1.0f);
+      if (!fake_quantize_and_look_up(rounded, p, bytes.data(), out_scale, out_zero, out.data())) {
+        CHECK(std::equal(rounded.begin(), rounded.end(), values.begin()));  // unchanged
+        continue;
+      }
+      std::size_t different = 0;
+      for (std::size_t i = 0; i < count; ++i) {
+        const float want = p.fake_quantize(values[i]);
+        const float want_out =
+            static_cast<float>(bytes[static_cast<std::size_t>(p.quantize(values[i]) - p.range.min)] - out_zero) *
+            out_scale;
+        different += std::memcmp(&want, &rounded[i], sizeof(float)) != 0;
+        different += std::memcmp(&want_out, &out[i], sizeof(float)) != 0;
+      }
+      CHECK(different == 0);
+    }
+  }
+  // Only int8 grids: an int16 one is left to the two passes.
+  std::vector<float> values{1.0f, 2.0f};
+  float out[2] = {};
+  CHECK_FALSE(fake_quantize_and_look_up(values, affine_from_range(-1.0, 1.0, IntRange{-32768, 32767}), bytes.data(),
+                                        out_scale, out_zero, out));
+  CHECK(values == std::vector<float>{1.0f, 2.0f});
 }
 
 TEST_CASE("fake_quantize of a tensor gives the per-value form's bits for scales across float's range") {

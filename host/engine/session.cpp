@@ -245,12 +245,12 @@ struct Session::State {
   ThreadPool pool;
   std::vector<std::unique_ptr<Plan>> plans;  // most recently used last
   Plan* current = nullptr;
-  std::vector<StepTime> profile;  // of the last run, when options.profile
-  std::vector<Tensor> outputs;    // of the last run: views (Session::run_views) or copies it keeps
-  StepObserver observer;          // Session::set_step_observer
-  OutputRounding rounding;        // Session::set_output_rounding
-  OutputRoundingWithLookup rounding_with_lookup;
-  CustomOpRunner custom_runner;  // Session::set_custom_op_runner
+  std::vector<StepTime> profile;                  // of the last run, when options.profile
+  std::vector<Tensor> outputs;                    // of the last run: views (Session::run_views) or copies it keeps
+  StepObserver observer;                          // Session::set_step_observer
+  OutputRounding rounding;                        // Session::set_output_rounding
+  OutputRoundingWithLookup rounding_with_lookup;  // its second form, or empty
+  CustomOpRunner custom_runner;                   // Session::set_custom_op_runner
 
   // What rounds a step's float32 output as it is stored.
   OutputFinish finish_of(const Step::Stored& out) const {

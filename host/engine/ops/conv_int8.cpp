@@ -311,6 +311,48 @@ __attribute__((target("avx2"))) void pixel_sums(const uint8_t* u, int64_t pixels
   }
 }
 
+// A grouped Conv's window sums S[p, group] from the band's u (input rows in_first on): each input pixel's sum of
+// (u - zero) over each group's channels, then those added over each output pixel's taps inside the image (a padded
+// tap is the zero point: it adds 0). oneDNN ran them as a convolution of one output channel a group through a gemm,
+// 15 to 160 times the time of the Conv itself (regnet_y_400mf's 3x3 Convs of 8 channels a group).
+// `group_sums` holds in_rows * in_w * groups int32.
+__attribute__((target("avx2"))) void grouped_window_sums(const uint8_t* u, int64_t in_first, int64_t in_rows,
+                                                         int64_t first_row, int64_t rows, const WindowGeometry& g,
+                                                         int64_t groups, int32_t zero, int32_t* group_sums,
+                                                         int32_t* sums) {
+  const int64_t per_group = g.channels / groups, in_pixels = in_rows * g.in_w;
+  const auto group_zero = static_cast<int32_t>(per_group) * zero;  // per_group below max_window
+  for (int64_t p = 0; p < in_pixels; ++p) {
+    const uint8_t* pixel = u + p * g.channels;
+    for (int64_t k = 0; k < groups; ++k) {
+      const uint8_t* channels = pixel + k * per_group;
+      int32_t sum = 0;
+      int64_t c = 0;
+      for (; c + 8 <= per_group; c += 8)  // eight bytes a vpsadbw
+        sum += _mm_cvtsi128_si32(
+            _mm_sad_epu8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(channels + c)), _mm_setzero_si128()));
+      for (; c < per_group; ++c) sum += channels[c];
+      group_sums[p * groups + k] = sum - group_zero;
+    }
+  }
+  for (int64_t oh = first_row; oh < first_row + rows; ++oh) {
+    for (int64_t ow = 0; ow < g.out_w; ++ow) {
+      int32_t* out = sums + ((oh - first_row) * g.out_w + ow) * groups;
+      std::fill(out, out + groups, 0);
+      for (int64_t kh = 0; kh < g.kernel_h; ++kh) {
+        const int64_t ih = oh * g.stride_h - g.pad_top + kh * g.dilation_h;
+        if (ih < 0 || ih >= g.in_h) continue;
+        for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
+          const int64_t iw = ow * g.stride_w - g.pad_left + kw * g.dilation_w;
+          if (iw < 0 || iw >= g.in_w) continue;
+          const int32_t* in = group_sums + ((ih - in_first) * g.in_w + iw) * groups;
+          for (int64_t k = 0; k < groups; ++k) out[k] += in[k];
+        }
+      }
+    }
+  }
+}
+
 // A band of output rows, all channels: its own primitives (the padding differs at the top and the bottom).
 struct Int8Band {
   int64_t first_row = 0, rows = 0;    // output rows
@@ -335,6 +377,7 @@ struct Int8Conv {
   std::vector<float> no_bias;        // zeros, when the Conv has none
   bool needs_sums = false;           // some z_w[m] is not 0
   bool sums_by_pixel = false;        // pointwise: the sums are added up from u (pixel_sums), not convolved
+  bool sums_by_group = false;        // grouped: added up from u too (grouped_window_sums)
   std::vector<Int8Band> bands;
   // Input and output kept NHWC by blocked_layout.hpp: no transposition, the output's band written in place.
   bool kept_src = false, kept_dst = false;
@@ -394,14 +437,20 @@ struct Int8Conv {
                              {DNNL_ARG_SCRATCHPAD, &scratchpad},
                              {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, &zero_memory}});
         };
-        convolve(b.conv, b.weights, slot(1, b.dst, acc));
         const int32_t* sums = nullptr;
         if (needs_sums) {
           auto* band_sums = reinterpret_cast<int32_t*>(region + sums_offset);
-          if (sums_by_pixel) pixel_sums(u, b.rows * g.out_w, g.channels, input_zero, band_sums);
-          else convolve(b.sums, b.ones, slot(2, b.sums_dst, band_sums));
+          if (sums_by_pixel) {
+            pixel_sums(u, b.rows * g.out_w, g.channels, input_zero, band_sums);
+          } else if (sums_by_group) {  // before the Conv, whose scratchpad holds the pixels' group sums meanwhile
+            grouped_window_sums(u, b.in_first, b.in_rows, b.first_row, b.rows, g, groups, input_zero,
+                                reinterpret_cast<int32_t*>(region + scratchpad_offset), band_sums);
+          } else {
+            convolve(b.sums, b.ones, slot(2, b.sums_dst, band_sums));
+          }
           sums = band_sums;
         }
+        convolve(b.conv, b.weights, slot(1, b.dst, acc));
         stream.wait();
         const int64_t pixels = b.rows * g.out_w;
         if (kept_dst) {  // turned into floats and rounded a piece at a time, while it is in the first-level cache
@@ -468,6 +517,7 @@ std::shared_ptr<Int8Conv> make_int8_conv(const OpContext& ctx, const WindowGeome
   for (const float s : weight_scale) c.scale.push_back(static_cast<float>(static_cast<double>(input_scale) * s));
   c.needs_sums = std::any_of(c.weight_zero.begin(), c.weight_zero.end(), [](int32_t z) { return z != 0; });
   c.sums_by_pixel = c.needs_sums && pointwise(g, group);
+  c.sums_by_group = c.needs_sums && group > 1;
   const std::vector<int8_t> ones(static_cast<std::size_t>(g.channels * g.kernel_h * g.kernel_w), 1);
   SerialOpenmp serial;  // primitives made for one thread run on one thread
   const dnnl::engine& engine = onednn_cpu_engine();
@@ -533,7 +583,12 @@ std::shared_ptr<Int8Conv> make_int8_conv(const OpContext& ctx, const WindowGeome
         b.sums_dst = dnnl::memory::desc({1, group, b.rows, g.out_w}, dt::s32, tag::nhwc);
         sums_bytes = std::max(sums_bytes, aligned(b.sums_dst.get_size()));
       }
-      if (c.needs_sums && !c.sums_by_pixel) {
+      if (c.sums_by_group) {  // the input pixels' group sums, in the scratchpad's place
+        const int64_t group_sums =
+            checked_mul(checked_mul(in.rows, g.in_w, "the scratch size"), group, "the scratch size");
+        scratchpad_bytes = std::max(scratchpad_bytes, aligned(static_cast<std::size_t>(group_sums) * sizeof(int32_t)));
+      }
+      if (c.needs_sums && !c.sums_by_pixel && !c.sums_by_group) {
         const dnnl::convolution_forward::desc sums_desc(
             dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, b.src,
             dnnl::memory::desc(ones_dims, dt::s8, tag::any), b.sums_dst, strides, dilates, pad_l, pad_r);

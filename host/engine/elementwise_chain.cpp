@@ -2,6 +2,7 @@
 // chains").
 
 #include "elementwise_chain.hpp"
+#include "byte_table.hpp"
 
 #include <algorithm>
 #include <array>
@@ -69,32 +70,17 @@ __attribute__((target("avx512f"))) void lookup_avx512(const Lookup& l, const flo
     _mm512_mask_storeu_ps(y + i, mask, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask, index, l.table, 4));
   }
 }
-// Sixty-four elements a step: their table indices less 128 as signed bytes in one register, looked up with two
-// 128-byte permutes (vpermi2b) and a blend on the index's sign, then widened and scaled back to floats. The index
-// is lookup_avx512's integer, and the table was checked to hold exactly scale * (q - zero) for each byte q
-// (byte_table). Its port-5 work is what bounds it (permutes, narrowing, widening), so each part takes the form
-// with the fewest such instructions:
-// - NaN needs no mask: min and max return their second operand when either is NaN, so NaN stays NaN through the
-//   clamp, and its integer 0x80000000 has the low byte of 0, the zero point's index once the offset is added;
-// - the low bytes of four registers of integers come together with two byte permutes and a blend, not four
-//   narrowing moves and three inserts;
-// - the looked-up bytes are widened from memory (a load and one widening each), not extracted first.
+// Sixty-four elements a step: their table indices less 128, looked up in the table of bytes (byte_table.hpp). The
+// index is lookup_avx512's integer, and the table was checked to hold exactly scale * (q - zero) for each byte q
+// (byte_table). NaN needs no mask: min and max return their second operand when either is NaN, so NaN stays NaN
+// through the clamp, and its integer 0x80000000 has the low byte of 0, the zero point's index once the offset is
+// added.
 __attribute__((target("avx512f,avx512bw,avx512vbmi"))) void lookup_bytes_avx512(const ByteLookup& l, const float* x,
                                                                                 float* y, int64_t count) {
   const __m512 inverse = _mm512_set1_ps(l.index.inverse), lo = _mm512_set1_ps(l.index.lo),
-               hi = _mm512_set1_ps(l.index.hi), scale = _mm512_set1_ps(l.scale);
-  const __m512i offset = _mm512_set1_epi32(l.index.offset - 128), zero = _mm512_set1_epi32(l.zero_point);
-  const __m512i t0 = _mm512_loadu_si512(l.bytes), t1 = _mm512_loadu_si512(l.bytes + 64),
-                t2 = _mm512_loadu_si512(l.bytes + 128), t3 = _mm512_loadu_si512(l.bytes + 192);
-  // Byte j < 32 of `first` is the low byte of element j of the first two registers (byte 4j of the pair, the
-  // second's bytes numbered from 64); byte j >= 32 of `second`, of element j - 32 of the last two.
-  alignas(64) std::array<uint8_t, 64> first{}, second{};
-  for (std::size_t j = 0; j < 32; ++j) {
-    first[j] = static_cast<uint8_t>(j < 16 ? 4 * j : 64 + 4 * (j - 16));
-    second[j + 32] = first[j];
-  }
-  const __m512i pick_first = _mm512_load_si512(first.data()), pick_second = _mm512_load_si512(second.data());
-  alignas(64) std::array<int8_t, 64> looked_up{};
+               hi = _mm512_set1_ps(l.index.hi);
+  const __m512i offset = _mm512_set1_epi32(l.index.offset - 128);
+  const ByteTable table(l.bytes, l.scale, l.zero_point);
   int64_t i = 0;
   for (; i + 64 <= count; i += 64) {
     __m512i integer[4];  // not std::array, which would drop the vector type's attributes
@@ -103,17 +89,7 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi"))) void lookup_bytes_avx512(
       t = _mm512_min_ps(hi, _mm512_max_ps(lo, t));                   // NaN stays NaN (the second operand)
       integer[k] = _mm512_add_epi32(_mm512_cvtps_epi32(t), offset);  // to nearest, ties to even
     }
-    const __m512i index =
-        _mm512_mask_blend_epi8(0xffffffff00000000, _mm512_permutex2var_epi8(integer[0], pick_first, integer[1]),
-                               _mm512_permutex2var_epi8(integer[2], pick_second, integer[3]));
-    const __m512i low = _mm512_permutex2var_epi8(t0, index, t1);   // bytes[0, 128): index - 128 negative
-    const __m512i high = _mm512_permutex2var_epi8(t2, index, t3);  // bytes[128, 256)
-    _mm512_store_si512(looked_up.data(), _mm512_mask_blend_epi8(_mm512_movepi8_mask(index), high, low));
-    for (std::size_t k = 0; k < 4; ++k) {
-      const __m128i bytes = _mm_load_si128(reinterpret_cast<const __m128i*>(looked_up.data() + 16 * k));
-      const __m512i q = _mm512_sub_epi32(_mm512_cvtepi8_epi32(bytes), zero);
-      _mm512_storeu_ps(y + i + 16 * static_cast<int64_t>(k), _mm512_mul_ps(_mm512_cvtepi32_ps(q), scale));
-    }
+    table.look_up(integer, y + i);
   }
   lookup_avx512(l.index, x + i, y + i, count - i);
 }
@@ -138,9 +114,7 @@ using ByteLookupLoop = void (*)(const ByteLookup&, const float*, float*, int64_t
 // The byte lookup where this CPU has it, else nullptr.
 ByteLookupLoop byte_lookup_loop() {
 #if defined(__x86_64__)
-  static const bool vbmi =
-      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vbmi");
-  if (vbmi) return lookup_bytes_avx512;
+  if (cpu_has_byte_permutes()) return lookup_bytes_avx512;
 #endif
   return nullptr;
 }

@@ -1,5 +1,7 @@
 #include "affine.hpp"
 
+#include "byte_table.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -189,27 +191,18 @@ __attribute__((target("avx512f"))) std::size_t avx512_loop(float* values, std::s
   return i;
 }
 
-// Sixty-four values a step: avx512_loop's rounding, then the integers' table bytes as lookup_bytes_avx512 finds them
-// (host/engine/elementwise_chain.cpp; the table's 256 bytes in four registers, two 128-byte permutes and a blend on
-// the index's sign), widened and scaled to the output grid. Sixteen values with one near a tie, or a NaN, are
-// rounded by the exact form and their integers read back from the rounded values (exact: grid values).
+// Sixty-four values a step: avx512_loop's rounding, then the integers looked up in the table of bytes
+// (byte_table.hpp, as the engine's chains look them up). Sixteen values with one near a tie, or a NaN, are rounded by
+// the exact form and their integers read back from the rounded values (exact: grid values).
 __attribute__((target("avx512f,avx512bw,avx512vbmi"))) std::size_t
 fused_lookup_loop(float* values, std::size_t count, const FakeQuantize& exact, const Reciprocal& r,
                   const std::int8_t* bytes, std::int32_t offset, float out_scale, std::int32_t out_zero,
                   float* out) noexcept {
+  const ByteTable table(bytes, out_scale, out_zero);
   const __m512 inverse = _mm512_set1_ps(r.inverse), scale = _mm512_set1_ps(r.scale);
   const __m512 lo = _mm512_set1_ps(r.lo), hi = _mm512_set1_ps(r.hi), magic = _mm512_set1_ps(0x1.8p23f);
-  const __m512 tie_limit = _mm512_set1_ps(r.tie_limit), vout_scale = _mm512_set1_ps(out_scale);
-  const __m512i index_offset = _mm512_set1_epi32(offset - 128), zero = _mm512_set1_epi32(out_zero);
-  const __m512i t0 = _mm512_loadu_si512(bytes), t1 = _mm512_loadu_si512(bytes + 64),
-                t2 = _mm512_loadu_si512(bytes + 128), t3 = _mm512_loadu_si512(bytes + 192);
-  alignas(64) std::uint8_t first[64] = {}, second[64] = {};  // as lookup_bytes_avx512's
-  for (std::size_t j = 0; j < 32; ++j) {
-    first[j] = static_cast<std::uint8_t>(j < 16 ? 4 * j : 64 + 4 * (j - 16));
-    second[j + 32] = first[j];
-  }
-  const __m512i pick_first = _mm512_load_si512(first), pick_second = _mm512_load_si512(second);
-  alignas(64) std::int8_t looked_up[64] = {};
+  const __m512 tie_limit = _mm512_set1_ps(r.tie_limit);
+  const __m512i index_offset = _mm512_set1_epi32(offset - 128);
   std::size_t i = 0;
   for (; i + 64 <= count; i += 64) {
     __m512i integer[4];
@@ -227,17 +220,7 @@ fused_lookup_loop(float* values, std::size_t count, const FakeQuantize& exact, c
       }
       integer[k] = _mm512_add_epi32(_mm512_cvtps_epi32(n), index_offset);
     }
-    const __m512i index =
-        _mm512_mask_blend_epi8(0xffffffff00000000, _mm512_permutex2var_epi8(integer[0], pick_first, integer[1]),
-                               _mm512_permutex2var_epi8(integer[2], pick_second, integer[3]));
-    const __m512i low = _mm512_permutex2var_epi8(t0, index, t1);
-    const __m512i high = _mm512_permutex2var_epi8(t2, index, t3);
-    _mm512_store_si512(looked_up, _mm512_mask_blend_epi8(_mm512_movepi8_mask(index), high, low));
-    for (std::size_t k = 0; k < 4; ++k) {
-      const __m128i b = _mm_load_si128(reinterpret_cast<const __m128i*>(looked_up + 16 * k));
-      const __m512i q = _mm512_sub_epi32(_mm512_cvtepi8_epi32(b), zero);
-      _mm512_storeu_ps(out + i + 16 * k, _mm512_mul_ps(_mm512_cvtepi32_ps(q), vout_scale));
-    }
+    table.look_up(integer, out + i);
   }
   return i;
 }
@@ -291,11 +274,10 @@ void fake_quantize(std::span<float> values, const AffineParams& params) noexcept
 bool fake_quantize_and_look_up(std::span<float> values, const AffineParams& params, const std::int8_t* bytes,
                                float out_scale, std::int32_t out_zero, float* out) noexcept {
 #if defined(__x86_64__)
-  static const bool vbmi =
-      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vbmi");
+  if (!cpu_has_byte_permutes() || params.range != int8_range) return false;
   const FakeQuantize exact = exact_form(params);
   const std::optional<Reciprocal> r = lanes_form(params, exact);
-  if (!vbmi || params.range != int8_range || !r) return false;
+  if (!r) return false;
   // The index of integer q is q - min; from n = q - zero_point: n + zero_point - min.
   const std::int32_t offset = params.zero_point - params.range.min;
   std::size_t i = fused_lookup_loop(values.data(), values.size(), exact, *r, bytes, offset, out_scale, out_zero, out);

@@ -1,6 +1,7 @@
 #include "tensor_codec.hpp"
 
 #include "api_error.hpp"
+#include "byte_table.hpp"
 
 #include <rknnxx/core/element_type.hpp>
 #include <rknnxx/core/layout.hpp>
@@ -177,7 +178,7 @@ look_up_bytes_avx512(const uint8_t* row, std::size_t stride, const float* table,
   for (std::size_t k = 0; k < 16; ++k) pick[k] = static_cast<uint8_t>(k * stride);
   const __m512i order = _mm512_load_si512(pick);
   const auto span = static_cast<unsigned>(15 * stride + 1);  // the bytes sixteen pixels reach: at most 61
-  const __mmask64 needed = span == 64 ? ~__mmask64{0} : (__mmask64{1} << span) - 1;
+  const __mmask64 needed = (__mmask64{1} << span) - 1;
   std::size_t w = 0;
   for (; w + 16 <= width; w += 16) {
     const __m512i bytes = _mm512_maskz_loadu_epi8(needed, row + w * stride);
@@ -194,9 +195,8 @@ look_up_bytes_avx512(const uint8_t* row, std::size_t stride, const float* table,
 // The lookup of look_up_bytes_scalar on the widest loop this CPU has for this stride.
 void look_up_bytes(const uint8_t* row, std::size_t stride, const float* table, float* out, std::size_t width) {
 #if defined(__x86_64__)
-  static const bool vbmi =
-      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vbmi");
-  if (vbmi && stride >= 1 && stride <= 4) return look_up_bytes_avx512(row, stride, table, out, width);
+  if (cpu_has_byte_permutes() && stride >= 1 && stride <= 4)
+    return look_up_bytes_avx512(row, stride, table, out, width);
 #endif
   look_up_bytes_scalar(row, stride, table, out, width);
 }

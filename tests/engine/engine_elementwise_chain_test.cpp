@@ -5,6 +5,7 @@
 // gives the float table's values, where the CPU can and for every table it takes. Both lookups leave the upper halves
 // of the vector registers unused.
 
+#include "byte_table.hpp"
 #include "elementwise_chain.hpp"
 #include "engine_test_model.hpp"
 #include "scoped_env.hpp"
@@ -281,15 +282,10 @@ TEST_SUITE("engine.elementwise_chain") {
                 std::vector<Tensor> outputs = session.run(std::vector<Tensor>{grid_input(half), z});
                 CHECK(session.stats().steps_run_by_producers == (chain ? 1 : 0));
                 if (chain) CHECK(session.stats().steps == 2);
-                  // One pass where the chain is on bytes (y's int8 grid) and nothing rounds p to float16 first (with
-                  // float16 storage, a Transpose's p is float16 already and also takes it).
-                  // (Tables on bytes need AVX512-VBMI; elsewhere the session makes the two passes.)
-#if defined(__x86_64__)
-                const bool byte_tables = __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw");
-#else
-                const bool byte_tables = false;
-#endif
-                const bool one_pass = chain && rounding == Rounding::y_int8_one_pass && byte_tables;
+                // One pass where the chain is on bytes (y's int8 grid) and nothing rounds p to float16 first (with
+                // float16 storage, a Transpose's p is float16 already and also takes it).
+                // (Tables on bytes need AVX512-VBMI; elsewhere the session makes the two passes.)
+                const bool one_pass = chain && rounding == Rounding::y_int8_one_pass && cpu_has_byte_permutes();
                 if (!one_pass || !half) CHECK((one_pass_calls > 0) == one_pass);
                 return outputs;
               };
@@ -390,11 +386,7 @@ TEST_SUITE("engine.elementwise_chain") {
         if (!on_grid) t[77] = -0.0f;  // not y_scale * (q - y_zero) for any q: the floats are looked up
         Tensor y(DataType::float32, {static_cast<int64_t>(count)});
         const bool bytes = look_up_table(t, input, y_grid, y, pool);
-#if defined(__x86_64__)
-        CHECK(bytes == (on_grid && __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw")));
-#else
-        CHECK_FALSE(bytes);
-#endif
+        CHECK(bytes == (on_grid && cpu_has_byte_permutes()));
         std::swap(table, t);
         std::size_t wrong = 0;
         for (std::size_t i = 0; i < count; ++i) {

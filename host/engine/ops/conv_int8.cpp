@@ -291,24 +291,31 @@ bool pointwise(const WindowGeometry& g, int64_t group) {
       g.pad_left == 0 && g.pad_bottom == 0 && g.pad_right == 0 && group == 1;
 }
 
+// The sum of `count` bytes: vpsadbw adds 32 at a time, then 8 (a group of eight channels), then one by one. At most
+// 2^15 bytes (max_window): the sum fits in int32.
+[[gnu::always_inline]] __attribute__((target("avx2"))) inline int32_t sum_of_bytes(const uint8_t* bytes,
+                                                                                   int64_t count) {
+  __m256i wide = _mm256_setzero_si256();
+  int64_t c = 0;
+  for (; c + 32 <= count; c += 32)
+    wide = _mm256_add_epi64(
+        wide, _mm256_sad_epu8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(bytes + c)), _mm256_setzero_si256()));
+  int64_t sum = _mm256_extract_epi64(wide, 0) + _mm256_extract_epi64(wide, 1) + _mm256_extract_epi64(wide, 2) +
+      _mm256_extract_epi64(wide, 3);
+  for (; c + 8 <= count; c += 8)
+    sum += _mm_cvtsi128_si32(
+        _mm_sad_epu8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(bytes + c)), _mm_setzero_si128()));
+  for (; c < count; ++c) sum += bytes[c];
+  return static_cast<int32_t>(sum);
+}
+
 // A pointwise Conv's window sums S[p] = sum over channels of (u - zero), from the u just quantized, instead of a
 // second convolution: that was a primitive call a band (2 to 3 µs on MobileNetV3-small's 1x1 Convs) for a few
-// hundred additions a pixel. vpsadbw adds 32 bytes at a time; the sum of at most 2^15 bytes fits in int32.
+// hundred additions a pixel.
 __attribute__((target("avx2"))) void pixel_sums(const uint8_t* u, int64_t pixels, int64_t channels, int32_t zero,
                                                 int32_t* sums) {
-  for (int64_t p = 0; p < pixels; ++p) {
-    const uint8_t* pixel = u + p * channels;
-    __m256i total = _mm256_setzero_si256();
-    int64_t c = 0;
-    for (; c + 32 <= channels; c += 32) {
-      const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pixel + c));
-      total = _mm256_add_epi64(total, _mm256_sad_epu8(bytes, _mm256_setzero_si256()));
-    }
-    int64_t sum = _mm256_extract_epi64(total, 0) + _mm256_extract_epi64(total, 1) + _mm256_extract_epi64(total, 2) +
-        _mm256_extract_epi64(total, 3);
-    for (; c < channels; ++c) sum += pixel[c];
-    sums[p] = static_cast<int32_t>(sum - channels * zero);
-  }
+  const auto channels_zero = static_cast<int32_t>(channels) * zero;  // channels below max_window
+  for (int64_t p = 0; p < pixels; ++p) sums[p] = sum_of_bytes(u + p * channels, channels) - channels_zero;
 }
 
 // A grouped Conv's window sums S[p, group] from the band's u (input rows in_first on): each input pixel's sum of
@@ -322,19 +329,9 @@ __attribute__((target("avx2"))) void grouped_window_sums(const uint8_t* u, int64
                                                          int32_t* sums) {
   const int64_t per_group = g.channels / groups, in_pixels = in_rows * g.in_w;
   const auto group_zero = static_cast<int32_t>(per_group) * zero;  // per_group below max_window
-  for (int64_t p = 0; p < in_pixels; ++p) {
-    const uint8_t* pixel = u + p * g.channels;
-    for (int64_t k = 0; k < groups; ++k) {
-      const uint8_t* channels = pixel + k * per_group;
-      int32_t sum = 0;
-      int64_t c = 0;
-      for (; c + 8 <= per_group; c += 8)  // eight bytes a vpsadbw
-        sum += _mm_cvtsi128_si32(
-            _mm_sad_epu8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(channels + c)), _mm_setzero_si128()));
-      for (; c < per_group; ++c) sum += channels[c];
-      group_sums[p * groups + k] = sum - group_zero;
-    }
-  }
+  for (int64_t p = 0; p < in_pixels; ++p)
+    for (int64_t k = 0; k < groups; ++k)
+      group_sums[p * groups + k] = sum_of_bytes(u + p * g.channels + k * per_group, per_group) - group_zero;
   for (int64_t oh = first_row; oh < first_row + rows; ++oh) {
     for (int64_t ow = 0; ow < g.out_w; ++ow) {
       int32_t* out = sums + ((oh - first_row) * g.out_w + ow) * groups;
@@ -376,8 +373,9 @@ struct Int8Conv {
   std::vector<int32_t> weight_zero;  // z_w[m]
   std::vector<float> no_bias;        // zeros, when the Conv has none
   bool needs_sums = false;           // some z_w[m] is not 0
-  bool sums_by_pixel = false;        // pointwise: the sums are added up from u (pixel_sums), not convolved
-  bool sums_by_group = false;        // grouped: added up from u too (grouped_window_sums)
+  // Where they come from: oneDNN (a Conv of weights of ones), or added up from u for a pointwise Conv (pixel_sums)
+  // and a grouped one (grouped_window_sums).
+  enum class Sums { convolved, by_pixel, by_group } sums_from = Sums::convolved;
   std::vector<Int8Band> bands;
   // Input and output kept NHWC by blocked_layout.hpp: no transposition, the output's band written in place.
   bool kept_src = false, kept_dst = false;
@@ -440,9 +438,10 @@ struct Int8Conv {
         const int32_t* sums = nullptr;
         if (needs_sums) {
           auto* band_sums = reinterpret_cast<int32_t*>(region + sums_offset);
-          if (sums_by_pixel) {
+          if (sums_from == Sums::by_pixel) {
             pixel_sums(u, b.rows * g.out_w, g.channels, input_zero, band_sums);
-          } else if (sums_by_group) {  // before the Conv, whose scratchpad holds the pixels' group sums meanwhile
+          } else if (sums_from == Sums::by_group) {
+            // Before the Conv, whose scratchpad holds the pixels' group sums meanwhile.
             grouped_window_sums(u, b.in_first, b.in_rows, b.first_row, b.rows, g, groups, input_zero,
                                 reinterpret_cast<int32_t*>(region + scratchpad_offset), band_sums);
           } else {
@@ -516,8 +515,9 @@ std::shared_ptr<Int8Conv> make_int8_conv(const OpContext& ctx, const WindowGeome
   c.input_inverse_scale = 1.0f / input_scale;
   for (const float s : weight_scale) c.scale.push_back(static_cast<float>(static_cast<double>(input_scale) * s));
   c.needs_sums = std::any_of(c.weight_zero.begin(), c.weight_zero.end(), [](int32_t z) { return z != 0; });
-  c.sums_by_pixel = c.needs_sums && pointwise(g, group);
-  c.sums_by_group = c.needs_sums && group > 1;
+  c.sums_from = pointwise(g, group) ? Int8Conv::Sums::by_pixel
+      : group > 1                   ? Int8Conv::Sums::by_group
+                                    : Int8Conv::Sums::convolved;
   const std::vector<int8_t> ones(static_cast<std::size_t>(g.channels * g.kernel_h * g.kernel_w), 1);
   SerialOpenmp serial;  // primitives made for one thread run on one thread
   const dnnl::engine& engine = onednn_cpu_engine();
@@ -583,12 +583,13 @@ std::shared_ptr<Int8Conv> make_int8_conv(const OpContext& ctx, const WindowGeome
         b.sums_dst = dnnl::memory::desc({1, group, b.rows, g.out_w}, dt::s32, tag::nhwc);
         sums_bytes = std::max(sums_bytes, aligned(b.sums_dst.get_size()));
       }
-      if (c.sums_by_group) {  // the input pixels' group sums, in the scratchpad's place
+      if (c.needs_sums && c.sums_from == Int8Conv::Sums::by_group) {
+        // The input pixels' group sums, in the scratchpad's place.
         const int64_t group_sums =
             checked_mul(checked_mul(in.rows, g.in_w, "the scratch size"), group, "the scratch size");
         scratchpad_bytes = std::max(scratchpad_bytes, aligned(static_cast<std::size_t>(group_sums) * sizeof(int32_t)));
       }
-      if (c.needs_sums && !c.sums_by_pixel && !c.sums_by_group) {
+      if (c.needs_sums && c.sums_from == Int8Conv::Sums::convolved) {
         const dnnl::convolution_forward::desc sums_desc(
             dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, b.src,
             dnnl::memory::desc(ones_dims, dt::s8, tag::any), b.sums_dst, strides, dilates, pad_l, pad_r);

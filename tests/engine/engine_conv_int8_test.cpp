@@ -45,6 +45,8 @@ const Case cases[] = {
     {{"3x3 strided, asymmetric pads", 1, 6, 13, 12, 17, 1, 3, 2, 1, 0, 1}},
     {{"3x3 dilated", 1, 5, 12, 12, 16, 1, 3, 1, 2, 2, 2}},
     {{"3x3 on rows of 70 pixels (whole lanes of the quantization and a tail)", 1, 8, 5, 70, 16, 1, 3, 1, 1, 1, 1}},
+    {{"1x1 on 40 channels of 18-pixel rows (16 x 16 tiles of the quantization, each with a tail)", 1, 40, 3, 18, 24, 1,
+      1, 1, 1, 0, 0}},
     {{"7x7/2 on 3 channels", 1, 3, 30, 30, 16, 1, 7, 2, 1, 3, 3}},
     {{"3x3 on 256 channels (2304-term sums)", 1, 256, 6, 6, 40, 1, 3, 1, 1, 1, 1}},
     {{"depthwise 3x3", 1, 32, 10, 10, 32, 32, 3, 1, 1, 1, 1}},

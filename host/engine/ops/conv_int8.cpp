@@ -18,7 +18,7 @@
 // two paths give the same int8 values except where the float sum's error crosses a rounding tie of the output
 // grid (tests/engine/engine_conv_int8_test.cpp).
 //
-// Layouts: u is NHWC (what oneDNN's int8 kernels take), quantized from the NCHW input through 32 x 32 tiles, or
+// Layouts: u is NHWC (what oneDNN's int8 kernels take), quantized from the NCHW input through 16 x 16 tiles, or
 // element by element from an input kept NHWC (blocked_layout.hpp). The Conv runs in bands of output rows, all
 // channels each (as conv_onednn.cpp's NHWC bands), so its output is plain NHWC too: kept, its int32 sums are
 // written straight into the output and turned into floats in place; else into a worker's region, then reordered
@@ -32,6 +32,7 @@
 #include "onednn_threads.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <string_view>
 
@@ -224,9 +225,9 @@ __attribute__((target("avx2"))) void finish_pixels(int32_t* data, int64_t pixels
 
 // Eight floats quantized to int32: x / s_x rounded to the nearest integer, ties to even (the default rounding of
 // the conversion), NaN read as 0, clamped to [lo, hi], plus the zero point.
-[[gnu::always_inline]] __attribute__((target("avx2"))) inline __m256i quantize8(const float* x, __m256 inverse_scale,
+[[gnu::always_inline]] __attribute__((target("avx2"))) inline __m256i quantize8(__m256 x, __m256 inverse_scale,
                                                                                 __m256 lo, __m256 hi, __m256i zero) {
-  __m256 v = _mm256_mul_ps(_mm256_loadu_ps(x), inverse_scale);
+  __m256 v = _mm256_mul_ps(x, inverse_scale);
   v = _mm256_and_ps(v, _mm256_cmp_ps(v, v, _CMP_ORD_Q));
   v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);
   return _mm256_add_epi32(_mm256_cvtps_epi32(v), zero);
@@ -242,10 +243,11 @@ quantize_run(const float* x, int64_t count, uint8_t* out, float inverse_scale, i
   const __m256i vzero = _mm256_set1_epi32(zero), order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
   int64_t i = 0;
   for (; i + 32 <= count; i += 32) {
-    const __m256i low = _mm256_packs_epi32(quantize8(x + i, vinv, vlo, vhi, vzero),  // int16, per 128-bit half
-                                           quantize8(x + i + 8, vinv, vlo, vhi, vzero));
-    const __m256i high =
-        _mm256_packs_epi32(quantize8(x + i + 16, vinv, vlo, vhi, vzero), quantize8(x + i + 24, vinv, vlo, vhi, vzero));
+    const __m256i low =
+        _mm256_packs_epi32(quantize8(_mm256_loadu_ps(x + i), vinv, vlo, vhi, vzero),  // int16, per 128-bit half
+                           quantize8(_mm256_loadu_ps(x + i + 8), vinv, vlo, vhi, vzero));
+    const __m256i high = _mm256_packs_epi32(quantize8(_mm256_loadu_ps(x + i + 16), vinv, vlo, vhi, vzero),
+                                            quantize8(_mm256_loadu_ps(x + i + 24), vinv, vlo, vhi, vzero));
     const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(low, high), order);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), bytes);
   }
@@ -264,22 +266,88 @@ __attribute__((target("avx2"))) void quantize_nhwc_row(const float* x, int64_t c
   quantize_run(x, count, out, inverse_scale, zero);
 }
 
+// Sixteen floats of a plane row quantized to sixteen bytes in order, `count` of them read (the lanes from count on
+// read 0): two conversions to int32 (as quantize_run), packed to int16 within each 128-bit half, the quarters put
+// back in order, packed to bytes.
+// Eight floats at x, of which the first `count` are read; the other lanes hold 0.
+[[gnu::always_inline]] __attribute__((target("avx2"))) inline __m256 load_first(const float* x, int64_t count) {
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return count >= 8 ? _mm256_loadu_ps(x)
+                    : _mm256_maskload_ps(x, _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), lane));
+}
+[[gnu::always_inline]] __attribute__((target("avx2"))) inline __m128i
+quantize16(const float* x, int64_t count, __m256 inverse_scale, __m256 lo, __m256 hi, __m256i zero) {
+  const __m256i low = quantize8(load_first(x, count), inverse_scale, lo, hi, zero);
+  const __m256i high = quantize8(load_first(x + 8, count - 8), inverse_scale, lo, hi, zero);
+  const __m256i halves = _mm256_permute4x64_epi64(_mm256_packs_epi32(low, high), 0xd8);
+  return _mm_packus_epi16(_mm256_castsi256_si128(halves), _mm256_extracti128_si256(halves, 1));
+}
+
+// A 16 x 16 tile of bytes transposed in four rounds of unpacks, each interleaving pairs of rows in units twice as
+// wide as the round before (1, 2, 4 then 8 bytes). Byte i of row r ends up as byte r of row reversed_bits[i].
+[[gnu::always_inline]] __attribute__((target("avx2"))) inline void transpose16(__m128i (&rows)[16]) {
+  __m128i t[16];
+  const auto round = [&](auto low, auto high) {
+    for (int i = 0; i < 8; ++i) {
+      t[i] = low(rows[2 * i], rows[2 * i + 1]);
+      t[i + 8] = high(rows[2 * i], rows[2 * i + 1]);
+    }
+    for (int i = 0; i < 16; ++i) rows[i] = t[i];
+  };
+  round([](__m128i a, __m128i b) { return _mm_unpacklo_epi8(a, b); },
+        [](__m128i a, __m128i b) { return _mm_unpackhi_epi8(a, b); });
+  round([](__m128i a, __m128i b) { return _mm_unpacklo_epi16(a, b); },
+        [](__m128i a, __m128i b) { return _mm_unpackhi_epi16(a, b); });
+  round([](__m128i a, __m128i b) { return _mm_unpacklo_epi32(a, b); },
+        [](__m128i a, __m128i b) { return _mm_unpackhi_epi32(a, b); });
+  round([](__m128i a, __m128i b) { return _mm_unpacklo_epi64(a, b); },
+        [](__m128i a, __m128i b) { return _mm_unpackhi_epi64(a, b); });
+}
+
+// The first `count` (at most 16) bytes of v stored at out.
+[[gnu::always_inline]] __attribute__((target("avx2"))) inline void store_bytes(uint8_t* out, __m128i v, int64_t count) {
+  if (count == 16) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), v);
+    return;
+  }
+  alignas(16) uint8_t bytes[16];
+  _mm_store_si128(reinterpret_cast<__m128i*>(bytes), v);
+  int64_t at = 0;  // in copies of fixed sizes, which compile to moves
+  if ((count & 8) != 0) {
+    std::memcpy(out + at, bytes + at, 8);
+    at += 8;
+  }
+  if ((count & 4) != 0) {
+    std::memcpy(out + at, bytes + at, 4);
+    at += 4;
+  }
+  if ((count & 2) != 0) {
+    std::memcpy(out + at, bytes + at, 2);
+    at += 2;
+  }
+  if ((count & 1) != 0) out[at] = bytes[at];
+}
+
 // One input row of `channels` planes (`plane` floats apart) quantized into u, written NHWC (pixel after pixel,
-// `channels` bytes each). In tiles of 32 channels by 32 pixels, so that the reads (along a row) and the writes
-// (along a pixel's channels) are both contiguous.
+// `channels` bytes each). In tiles of 16 channels by 16 pixels: each channel's pixels quantized into a row of
+// bytes, the tile transposed, each pixel's channels stored at once. The planes of a network's later Convs are
+// narrow (7 to 28 pixels a row): there most tiles are partial, read with masked loads.
 __attribute__((target("avx2"))) void quantize_planes_row(const float* x, int64_t plane, int64_t channels, int64_t width,
                                                          uint8_t* out, float inverse_scale, int32_t zero) {
-  constexpr int64_t tile = 32;
-  alignas(32) uint8_t t[tile][tile];
+  constexpr int64_t tile = 16;
+  constexpr std::array<uint8_t, tile> reversed_bits{0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15};
+  const __m256 vinv = _mm256_set1_ps(inverse_scale), vlo = _mm256_set1_ps(static_cast<float>(-zero)),
+               vhi = _mm256_set1_ps(static_cast<float>(255 - zero));
+  const __m256i vzero = _mm256_set1_epi32(zero);
   for (int64_t c0 = 0; c0 < channels; c0 += tile) {
     const int64_t cn = std::min(tile, channels - c0);
     for (int64_t w0 = 0; w0 < width; w0 += tile) {
       const int64_t wn = std::min(tile, width - w0);
-      for (int64_t c = 0; c < cn; ++c) quantize_run(x + (c0 + c) * plane + w0, wn, t[c], inverse_scale, zero);
-      for (int64_t w = 0; w < wn; ++w) {
-        uint8_t* pixel = out + (w0 + w) * channels + c0;
-        for (int64_t c = 0; c < cn; ++c) pixel[c] = t[c][w];
-      }
+      __m128i rows[tile];
+      for (int64_t c = 0; c < tile; ++c)
+        rows[c] = c < cn ? quantize16(x + (c0 + c) * plane + w0, wn, vinv, vlo, vhi, vzero) : _mm_setzero_si128();
+      transpose16(rows);
+      for (int64_t w = 0; w < wn; ++w) store_bytes(out + (w0 + w) * channels + c0, rows[reversed_bits[w]], cn);
     }
   }
 }

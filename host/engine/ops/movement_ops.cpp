@@ -123,9 +123,24 @@ PreparedOp prepare_transpose(OpContext& ctx) {
 
 // ---- Concat ----
 
-// Concat of float32 images along channels where blocked_layout.hpp keeps inputs in NHWC: each input read in its
-// layout, the output written in NHWC (when every input is) or NCHW. Rows [begin, end) of all images' rows.
-struct NhwcConcat {
+// Concat's output in contiguous pieces on the pool, each filled from the inputs that hold it and then finished
+// (KernelContext::finish_output: a quantized model's Concat rounds to its own grid) while in cache, instead of a
+// copy and then the session's pass over the whole output.
+//
+// The output is `outer` blocks (the dimensions before the axis), each the inputs' blocks one after the other. A
+// float32 Concat of images along channels may have inputs kept in NHWC by blocked_layout.hpp, each read in its
+// layout; the output is NHWC when every input is (a piece is then whole pixels), else NCHW.
+struct ConcatCopy {
+  int64_t outer = 0;
+  std::vector<int64_t> blocks;  // per input: its elements in each block of the output
+  std::vector<int64_t> starts;  // per input: where its part of a block starts
+  int64_t block = 0;            // the output's elements per block
+  std::size_t size = 0;         // bytes per element
+  // Images along channels, float32: which inputs are NHWC, and whether the output is.
+  std::vector<char> kept_input;
+  bool kept_output = false;
+  int64_t plane = 0, out_channels = 0;
+
   // One pixel's channels: a few dozen floats, where a memcpy call per pixel cost more than the copy (densenet's
   // Concats of up to 49 inputs of 32 channels).
   static void copy_pixel(float* to, const float* from, int64_t count) {
@@ -134,39 +149,68 @@ struct NhwcConcat {
     for (; c < count; ++c) to[c] = from[c];
   }
 
-  std::vector<int64_t> channels;  // per input
-  std::vector<char> kept_input;   // per input: NHWC
-  bool kept_output = false;
-  int64_t height = 0, width = 0, out_channels = 0;
-
-  void rows(const KernelContext& k, int64_t begin, int64_t end) const {
-    float* y = k.outputs[0]->data<float>();
-    const int64_t plane = height * width;
-    int64_t first = 0;  // the input's first output channel
-    for (std::size_t i = 0; i < channels.size(); ++i) {
-      const float* x = k.inputs[i]->data<float>();
-      const int64_t c_in = channels[i];
-      for (int64_t row = begin; row < end; ++row) {
-        const int64_t n = row / height, h = row % height;
-        const int64_t pixel = row * width;  // of the row's first pixel, over all images
-        if (kept_output) {                  // NHWC from NHWC: each pixel's channels at their place in the output's
-          for (int64_t w = 0; w < width; ++w) {
-            copy_pixel(y + (pixel + w) * out_channels + first, x + (pixel + w) * c_in, c_in);
-          }
-        } else if (kept_input[i] != 0) {  // NCHW from NHWC: each output row written in order, from the row in cache
-          float* out = y + (n * out_channels + first) * plane + h * width;
-          const float* in = x + pixel * c_in;
-          for (int64_t c = 0; c < c_in; ++c) {
-            for (int64_t w = 0; w < width; ++w) out[c * plane + w] = in[w * c_in + c];
-          }
-        } else {  // NCHW from NCHW
-          for (int64_t c = 0; c < c_in; ++c) {
-            std::memcpy(y + ((n * out_channels + first + c) * height + h) * width,
-                        x + ((n * c_in + c) * height + h) * width, static_cast<std::size_t>(width) * sizeof(float));
-          }
+  void operator()(KernelContext& k) const {
+    // In pieces of whole pixels when the output is NHWC.
+    const int64_t unit = kept_output ? out_channels : 1, units = outer * block / unit;
+    const int64_t piece = std::max<int64_t>(1, finish_piece / unit);
+    k.pool.parallel_for(units, piece, [&](int64_t begin, int64_t end) {
+      for (int64_t first = begin; first < end; first += piece) {
+        const int64_t last = std::min(end, first + piece);
+        if (kept_output) {
+          fill_pixels(k, first, last);
+        } else {
+          fill(k, first, last);
+        }
+        if (k.finish_output) {
+          k.finish_output(k.output(0).data<float>() + first * unit, static_cast<std::size_t>((last - first) * unit));
         }
       }
-      first += c_in;
+    });
+  }
+
+  // Output elements [begin, end) in the output's order (NCHW for images), input by input.
+  void fill(const KernelContext& k, int64_t begin, int64_t end) const {
+    std::byte* out = k.output(0).raw();
+    int64_t o = begin / block, at = begin % block;  // the block, and the place in it
+    std::size_t i = static_cast<std::size_t>(std::upper_bound(starts.begin(), starts.end(), at) - starts.begin()) - 1;
+    for (int64_t e = begin; e < end;) {
+      while (at >= starts[i] + blocks[i]) ++i;  // past empty inputs too
+      const int64_t from = at - starts[i], count = std::min(end - e, blocks[i] - from);
+      if (!kept_input.empty() && kept_input[i] != 0) {
+        // NCHW from NHWC: channel c of pixel p is element p * channels + c of the input's image.
+        const int64_t channels = blocks[i] / plane;
+        const float* image = k.input(i).data<float>() + o * blocks[i];
+        float* to = reinterpret_cast<float*>(out) + e;
+        int64_t c = from / plane, p = from - c * plane;
+        for (int64_t j = 0; j < count; ++j) {
+          to[j] = image[p * channels + c];
+          if (++p == plane) {
+            p = 0;
+            ++c;
+          }
+        }
+      } else {
+        std::memcpy(out + static_cast<std::size_t>(e) * size,
+                    k.input(i).raw() + static_cast<std::size_t>(o * blocks[i] + from) * size,
+                    static_cast<std::size_t>(count) * size);
+      }
+      e += count;
+      at += count;
+      if (at == block) {
+        at = 0;
+        i = 0;
+        ++o;
+      }
+    }
+  }
+
+  // NHWC from NHWC: output pixels [begin, end) of all images, each pixel's channels from each input in turn.
+  void fill_pixels(const KernelContext& k, int64_t begin, int64_t end) const {
+    float* y = k.output(0).data<float>();
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+      const float* x = k.input(i).data<float>();
+      const int64_t channels = blocks[i] / plane, first = starts[i] / plane;
+      for (int64_t p = begin; p < end; ++p) copy_pixel(y + p * out_channels + first, x + p * channels, channels);
     }
   }
 };
@@ -181,7 +225,7 @@ PreparedOp prepare_concat(OpContext& ctx) {
   const auto axis = static_cast<std::size_t>(ctx.normalize_axis(ctx.attr_int("axis", 0), rank));
   std::vector<int64_t> shape = first.shape;
   shape[axis] = 0;
-  std::vector<int64_t> blocks;  // per input: elements per outer index
+  auto copy = std::make_shared<ConcatCopy>();
   for (std::size_t i = 0; i < ctx.input_count(); ++i) {
     const TensorInfo& in = ctx.input(i);
     if (in.dtype != first.dtype) {
@@ -196,41 +240,28 @@ PreparedOp prepare_concat(OpContext& ctx) {
                shape_string(first.shape), axis);
     }
     shape[axis] += in.shape[axis];
-    blocks.push_back(element_count(std::span(in.shape).subspan(axis)));
+    copy->starts.push_back(copy->block);
+    copy->blocks.push_back(element_count(std::span(in.shape).subspan(axis)));
+    copy->block += copy->blocks.back();
   }
-  const int64_t outer = element_count(std::span(first.shape).first(axis));
+  copy->outer = element_count(std::span(first.shape).first(axis));
+  copy->size = element_size(first.dtype);
   PreparedOp op;
   op.outputs = {TensorInfo{first.dtype, shape}};
-  std::shared_ptr<NhwcConcat> nhwc;
-  if (first.dtype == DataType::float32 && rank == 4 && axis == 1) {
-    nhwc = std::make_shared<NhwcConcat>();
-    for (std::size_t i = 0; i < ctx.input_count(); ++i) nhwc->channels.push_back(ctx.input(i).shape[1]);
-    nhwc->kept_input.assign(ctx.input_count(), 0);
-    nhwc->height = shape[2];
-    nhwc->width = shape[3];
-    nhwc->out_channels = shape[1];
-    op.blocked = nhwc_following_ports(  // every input in NHWC, and the output when all of them are
-        op.outputs[0].bytes(), every_input, [nhwc](std::size_t i) { nhwc->kept_input[i] = 1; },
-        [nhwc] { nhwc->kept_output = true; });
+  if (copy->block == 0 || copy->outer == 0) {
+    op.kernel = [](KernelContext&) {};
+    return op;
   }
-  op.kernel = [outer, blocks, size = element_size(first.dtype), nhwc](KernelContext& k) {
-    if (nhwc != nullptr && (nhwc->kept_output || std::count(nhwc->kept_input.begin(), nhwc->kept_input.end(), 1) > 0)) {
-      const int64_t rows = outer * nhwc->height;  // outer: the images
-      k.pool.parallel_for(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, nhwc->width * nhwc->out_channels)),
-                          [&](int64_t begin, int64_t end) { nhwc->rows(k, begin, end); });
-      return;
-    }
-    std::byte* out = k.output(0).raw();
-    for (int64_t o = 0; o < outer; ++o) {
-      for (std::size_t i = 0; i < blocks.size(); ++i) {
-        const auto n = static_cast<std::size_t>(blocks[i]) * size;
-        if (n != 0) {
-          std::memcpy(out, k.input(i).raw() + static_cast<std::size_t>(o) * n, n);
-          out += n;
-        }
-      }
-    }
-  };
+  if (first.dtype == DataType::float32 && rank == 4 && axis == 1 && shape[2] * shape[3] != 0) {
+    copy->kept_input.assign(ctx.input_count(), 0);
+    copy->plane = shape[2] * shape[3];
+    copy->out_channels = shape[1];
+    op.blocked = nhwc_following_ports(  // every input in NHWC, and the output when all of them are
+        op.outputs[0].bytes(), every_input, [copy](std::size_t i) { copy->kept_input[i] = 1; },
+        [copy] { copy->kept_output = true; });
+  }
+  op.finishes_output = first.dtype == DataType::float32;
+  op.kernel = [copy](KernelContext& k) { (*copy)(k); };
   return op;
 }
 

@@ -99,6 +99,9 @@ struct PreparedOp {
   // and the session prepares the node again when it runs, with every input known, and computes it
   // as it folds constants. The nodes downstream of it are prepared at run time the same way.
   bool shape_from_data = false;
+  // Output 0 is input 0's bytes unchanged (Reshape and its kin): the session may store it in input 0's memory
+  // and skip the kernel (Session, "aliases").
+  bool aliases_input = false;
   // A oneDNN Conv's offer to keep its input or output in oneDNN's layout (blocked_layout.hpp).
   std::shared_ptr<const BlockedPorts> blocked;
   // Set by an element-wise float32 operator whose output has the shape of each input but those of one element

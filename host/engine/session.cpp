@@ -707,6 +707,40 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
           until = std::max(until, static_cast<int32_t>(last + 1));
         }
   }
+  // Aliases: a step whose output is its input's bytes unchanged (PreparedOp::aliases_input: Reshape, Flatten,
+  // Squeeze, Unsqueeze, Identity) stores it in its input's block, and its copy is skipped. Only where that input is
+  // an arena value in the plain layout that no other step reads and the graph does not return: a rounding of the
+  // output as stored (finish_of) then changes no value anything else reads. The input's block lives as long as
+  // its aliases are read. Index: the value; its block's owner, or no_value.
+  std::vector<ValueId> alias_of(value_count, no_value);
+  {
+    std::vector<int32_t> readers(value_count, 0);
+    std::vector<char> made_in_arena(value_count, 0);  // by a step planned now, outside any chain's table
+    for (std::size_t s = 0; s < pending.size(); ++s) {
+      for (ValueId in : pending[s].node->inputs)
+        if (in != no_value) ++readers[static_cast<std::size_t>(in)];
+      if (!pending[s].at_run_time && !inside_chain(s))
+        for (ValueId out : pending[s].node->outputs)
+          if (out != no_value) made_in_arena[static_cast<std::size_t>(out)] = 1;
+    }
+    for (ValueId out : graph.outputs()) readers[static_cast<std::size_t>(out)] = -1;
+    for (std::size_t s = 0; s < pending.size(); ++s) {
+      const Node& node = *pending[s].node;
+      if (!pending[s].prepared.aliases_input || pending[s].at_run_time || chain_of[s] >= 0 || by_producer[s] != 0 ||
+          node.inputs.empty() || node.outputs.size() != 1 || node.inputs[0] == no_value || node.outputs[0] == no_value)
+        continue;
+      const auto in = static_cast<std::size_t>(node.inputs[0]), out = static_cast<std::size_t>(node.outputs[0]);
+      if (made_in_arena[in] == 0 || readers[in] != 1 || plan->from_data[in] != 0 || blocked_bytes[in] != 0 ||
+          blocked_bytes[out] != 0 || plan->infos[in].bytes() != plan->infos[out].bytes())
+        continue;
+      const ValueId owner = alias_of[in] != no_value ? alias_of[in] : node.inputs[0];
+      alias_of[out] = owner;
+      int32_t& until = last_use[static_cast<std::size_t>(owner)];
+      until = std::max(until, last_use[out]);
+      pending[s].prepared.kernel = [](KernelContext&) {};
+      ++plan->stats.aliased_values;
+    }
+  }
   std::vector<ArenaBlock> blocks;
   std::vector<ValueId> block_values;  // no_value for a scratch block
   std::vector<std::size_t> step_scratch_block(pending.size(), 0);
@@ -727,7 +761,8 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
     const auto time = static_cast<int32_t>(s + 1);
     for (ValueId out : pending[s].node->outputs) {
       // Run-time values are allocated when running; those inside a chain never leave its table.
-      if (out != no_value && !pending[s].at_run_time && !inside_chain(s)) {
+      if (out != no_value && !pending[s].at_run_time && !inside_chain(s) &&
+          alias_of[static_cast<std::size_t>(out)] == no_value) {
         const auto v = static_cast<std::size_t>(out);
         add_block(blocked_bytes[v] != 0 ? blocked_bytes[v] : plan->infos[v].bytes(), first_use[v], last_use[v], out);
       }
@@ -752,6 +787,11 @@ std::unique_ptr<Plan> Session::State::make_plan(std::span<const TensorInfo> inpu
     if (block_values[b] != no_value) {
       plan->arena_values.emplace_back(block_values[b], blocks[b].offset);  // bound by State::bind_arena
     }
+  }
+  for (std::size_t v = 0; v < value_count; ++v) {
+    if (alias_of[v] == no_value) continue;
+    const auto owner = std::find(block_values.begin(), block_values.end(), alias_of[v]) - block_values.begin();
+    plan->arena_values.emplace_back(static_cast<ValueId>(v), blocks[static_cast<std::size_t>(owner)].offset);
   }
   for (auto& [input, place] : plan->input_copies) place = blocks[place].offset;  // from the block to its offset
   for (ValueId out : graph.outputs()) {

@@ -63,6 +63,7 @@ struct PlanStats {
   std::size_t elementwise_chains = 0;  // runs of element-wise operators run piece by piece (elementwise_chain.hpp)
   // Chains and element-wise steps run by the step before them as it stores each piece of their input
   std::size_t steps_run_by_producers = 0;
+  std::size_t aliased_values = 0;  // outputs stored in their input's memory, no copy (PreparedOp::aliases_input)
 };
 
 // How a graph output's shape is known (docs/conformance.md#run-time-shapes): planned; decided by

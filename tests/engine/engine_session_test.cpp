@@ -5,6 +5,7 @@
 #include "op_registry.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 using namespace rknnxx::host;
@@ -128,6 +129,44 @@ TEST_SUITE("engine.session") {
     CHECK(st.arena_bytes <= 2 * 64 * 64 * 4);
     for (std::size_t i = 0; i < 4096; ++i) {
       REQUIRE(y[0].values<float>()[i] == -std::max(x.values<float>()[i], 0.0f));
+    }
+  }
+
+  TEST_CASE("Reshape and its kin store their output in their input's memory where nothing else reads the input") {
+    // r -> Reshape -> a -> Identity -> b -> Neg -> n -> Reshape -> z (a graph output): three aliases, one block.
+    // s is read by a Reshape and by a Neg: its Reshape copies, so that a rounding of u leaves v's input as it was.
+    ModelBuilder m(13);
+    m.input("x", DataType::float32, {4, 6})
+        .initializer("wide", Tensor::from<int64_t>({2}, {2, 12}))
+        .initializer("flat", Tensor::from<int64_t>({1}, {24}))
+        .output("z")
+        .output("u")
+        .output("v")
+        .node("Relu", {"x"}, {"r"})
+        .node("Reshape", {"r", "wide"}, {"a"})
+        .node("Identity", {"a"}, {"b"})
+        .node("Neg", {"b"}, {"n"})
+        .node("Reshape", {"n", "flat"}, {"z"})
+        .node("Sigmoid", {"x"}, {"s"})
+        .node("Reshape", {"s", "flat"}, {"u"})
+        .node("Neg", {"s"}, {"v"});
+    Session session(m.model());
+    const ValueId u = *session.graph().find("u");
+    // u rounded to halves as stored: in place, that would round s under the Neg reading it.
+    session.set_output_rounding([u](ValueId id, std::span<float> values) {
+      if (id == u)
+        for (float& v : values) v = std::nearbyint(v * 2.0f) / 2.0f;
+    });
+    const auto x = random_tensor({4, 6}, 3);
+    const auto got = session.run(std::vector{x});
+    CHECK(session.stats().aliased_values == 3);
+    REQUIRE(got.size() == 3);
+    CHECK(got[0].shape() == std::vector<int64_t>{24});
+    for (std::size_t i = 0; i < 24; ++i) {
+      const float xi = x.values<float>()[i], s = 1.0f / (1.0f + std::exp(-xi));
+      CHECK(got[0].values<float>()[i] == -std::max(xi, 0.0f));
+      CHECK(got[1].values<float>()[i] == std::nearbyint(s * 2.0f) / 2.0f);
+      CHECK(got[2].values<float>()[i] == doctest::Approx(-s).epsilon(1e-6));
     }
   }
 

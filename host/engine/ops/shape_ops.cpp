@@ -38,6 +38,7 @@ PreparedOp same_bytes(const OpContext& ctx, std::vector<int64_t> shape) {
   PreparedOp op;
   op.outputs = {TensorInfo{in.dtype, std::move(shape)}};
   op.kernel = copy_kernel();
+  op.aliases_input = true;
   return op;
 }
 

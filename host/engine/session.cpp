@@ -250,11 +250,12 @@ struct Session::State {
   StepObserver observer;                          // Session::set_step_observer
   OutputRounding rounding;                        // Session::set_output_rounding
   OutputRoundingWithLookup rounding_with_lookup;  // its second form, or empty
+  OutputRoundingScope rounds;                     // the values it may change, or empty: every value
   CustomOpRunner custom_runner;                   // Session::set_custom_op_runner
 
   // What rounds a step's float32 output as it is stored.
   OutputFinish finish_of(const Step::Stored& out) const {
-    return {out.to_half, rounding ? &rounding : nullptr, out.id};
+    return {out.to_half, rounding && (!rounds || rounds(out.id)) ? &rounding : nullptr, out.id};
   }
 
   State(Graph g, SessionOptions o) : graph(std::move(g)), options(o), pool(o.threads) {
@@ -1022,9 +1023,11 @@ void Session::set_step_observer(StepObserver observer) {
   state_->observer = std::move(observer);
 }
 
-void Session::set_output_rounding(OutputRounding rounding, OutputRoundingWithLookup with_lookup) {
+void Session::set_output_rounding(OutputRounding rounding, OutputRoundingWithLookup with_lookup,
+                                  OutputRoundingScope rounds) {
   state_->rounding = std::move(rounding);
   state_->rounding_with_lookup = state_->rounding ? std::move(with_lookup) : OutputRoundingWithLookup{};
+  state_->rounds = state_->rounding ? std::move(rounds) : OutputRoundingScope{};
   for (const auto& plan : state_->plans)  // the chains' tables were rounded by the old one
     for (Step& step : plan->steps) step.chain_table.forget();
 }

@@ -140,7 +140,11 @@ public:
   // rounding is not to exactly the table's grid, or the CPU lacks the instructions), and the session then rounds
   // and looks up in two.
   using OutputRoundingWithLookup = std::function<bool(ValueId id, std::span<float> values, const RoundedLookup&)>;
-  void set_output_rounding(OutputRounding rounding, OutputRoundingWithLookup with_lookup = {});
+  // Optionally, which values the rounding may change: the session makes no pass over the others (a quantized
+  // model's Reshape, Slice, Transpose and MaxPool keep their input's grid). Empty: every value.
+  using OutputRoundingScope = std::function<bool(ValueId id)>;
+  void set_output_rounding(OutputRounding rounding, OutputRoundingWithLookup with_lookup = {},
+                           OutputRoundingScope rounds = {});
 
   // Runs the custom nodes of the graph (Node::custom, Graph's custom_ops): called on the calling
   // thread for each such node of a run, with the node and its planned inputs and outputs. A custom

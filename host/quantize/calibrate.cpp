@@ -473,8 +473,13 @@ struct QuantizedSession::State {
   std::vector<std::optional<AffineParams>> by_input;  // per graph input
   std::vector<Tensor> rounded_inputs;                 // the last run's inputs on their grids, reused while they fit
 
+  // Whether round() may change the value's elements.
+  bool rounds(ValueId id) const {
+    if (id == no_value || static_cast<std::size_t>(id) >= by_value.size()) return false;
+    return float16_value[static_cast<std::size_t>(id)] || by_value[static_cast<std::size_t>(id)].has_value();
+  }
   void round(ValueId id, std::span<float> values) const {
-    if (id == no_value || static_cast<std::size_t>(id) >= by_value.size()) return;
+    if (!rounds(id)) return;
     if (float16_value[static_cast<std::size_t>(id)]) round_to_half(values.data(), values.size());
     if (const auto& p = by_value[static_cast<std::size_t>(id)]) fake_quantize(values, *p);
   }
@@ -540,7 +545,8 @@ QuantizedSession::QuantizedSession(Graph graph, ActivationTable table, Method me
   s.session->set_output_rounding([&s](ValueId id, std::span<float> values) { s.round(id, values); },
                                  [&s](ValueId id, std::span<float> values, const RoundedLookup& lookup) {
                                    return s.round_and_look_up(id, values, lookup);
-                                 });
+                                 },
+                                 [&s](ValueId id) { return s.rounds(id); });
 }
 
 void QuantizedSession::round_output(ValueId id, std::span<float> values) const { state_->round(id, values); }

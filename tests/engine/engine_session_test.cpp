@@ -170,6 +170,26 @@ TEST_SUITE("engine.session") {
     }
   }
 
+  TEST_CASE("an output rounding changes only the values its scope names") {
+    ModelBuilder m(13);
+    m.input("x", DataType::float32, {64}).output("a").output("b");
+    m.node("Relu", {"x"}, {"a"}).node("Neg", {"x"}, {"b"});
+    Session session(m.model());
+    const ValueId b = *session.graph().find("b");
+    session.set_output_rounding(
+        [](ValueId, std::span<float> values) {
+          for (float& v : values) v = std::nearbyint(v * 2.0f) / 2.0f;
+        },
+        {}, [b](ValueId id) { return id == b; });
+    const auto x = random_tensor({64}, 5);
+    const auto got = session.run(std::vector{x});
+    for (std::size_t i = 0; i < 64; ++i) {
+      const float xi = x.values<float>()[i];
+      CHECK(got[0].values<float>()[i] == std::max(xi, 0.0f));
+      CHECK(got[1].values<float>()[i] == std::nearbyint(-xi * 2.0f) / 2.0f);
+    }
+  }
+
   TEST_CASE("a caller's arena holds the intermediates, and two sessions can share it") {
     const auto model = small_cnn(-1).model();
     const auto x2 = random_tensor({2, 3, 16, 16}, 7);

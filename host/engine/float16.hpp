@@ -8,9 +8,9 @@
 
 #include <bit>
 #include <cstddef>
-#include <vector>
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 namespace rknnxx::host {
 

@@ -6,6 +6,7 @@
 #include "../op_registry.hpp"
 #include "conv_epilogue.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace rknnxx::host {
@@ -46,6 +47,10 @@ PreparedOp prepare_batch_normalization(OpContext& ctx) {
   for (std::size_t o = 1; o < ctx.output_count(); ++o) {
     op.outputs.push_back(ctx.input(1));
   }
+  // In pieces of at most finish_piece values (whole planes, or parts of a large one), each rounded as stored
+  // (KernelContext::finish_output) while in cache: densenet's BatchNormalizations read its Concats' growing
+  // outputs, and the session's pass after them was a second trip through memory.
+  op.finishes_output = true;
   op.kernel = [=](KernelContext& k) {
     const float* scale = k.input(1).data<float>();
     const float* bias = k.input(2).data<float>();
@@ -53,20 +58,24 @@ PreparedOp prepare_batch_normalization(OpContext& ctx) {
     const float* var = k.input(4).data<float>();
     const float* in = k.input(0).data<float>();
     float* out = k.output(0).data<float>();
-    k.pool.parallel_for(batch * channels, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, plane)),
-                        [&](int64_t begin, int64_t end) {
-                          for (int64_t t = begin; t < end; ++t) {
-                            const int64_t c = t % channels;
-                            const float a = scale[c] / std::sqrt(var[c] + epsilon);
-                            const float b = bias[c] - mean[c] * a;
-                            const float* src = in + t * plane;
-                            float* dst = out + t * plane;
-                            int64_t i = 0;  // four lanes at a time: g++ -O2 leaves this loop scalar
-                            for (; i + 4 <= plane; i += 4) store4(dst + i, load4(src + i) * a + b);
-                            for (; i < plane; ++i) dst[i] = src[i] * a + b;
-                            if (!epilogue.empty()) epilogue.apply(dst, plane, 0.0f, false, nullptr);
-                          }
-                        });
+    k.pool.parallel_for(batch * channels * plane, finish_piece, [&](int64_t begin, int64_t end) {
+      for (int64_t first = begin; first < end; first += finish_piece) {
+        const int64_t last = std::min(end, first + finish_piece);
+        for (int64_t at = first; at < last;) {  // the piece's part of each plane it touches
+          const int64_t t = at / plane, c = t % channels, count = std::min(last, (t + 1) * plane) - at;
+          const float a = scale[c] / std::sqrt(var[c] + epsilon);
+          const float b = bias[c] - mean[c] * a;
+          const float* src = in + at;
+          float* dst = out + at;
+          int64_t i = 0;  // four lanes at a time: g++ -O2 leaves this loop scalar
+          for (; i + 4 <= count; i += 4) store4(dst + i, load4(src + i) * a + b);
+          for (; i < count; ++i) dst[i] = src[i] * a + b;
+          if (!epilogue.empty()) epilogue.apply(dst, count, 0.0f, false, nullptr);
+          at += count;
+        }
+        if (k.finish_output) k.finish_output(out + first, static_cast<std::size_t>(last - first));
+      }
+    });
   };
   return op;
 }

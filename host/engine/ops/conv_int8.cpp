@@ -233,75 +233,21 @@ __attribute__((target("avx2"))) void finish_pixels(int32_t* data, int64_t pixels
   return _mm256_add_epi32(_mm256_cvtps_epi32(v), zero);
 }
 
-// `count` floats quantized into u: x / s_x + z rounded to the nearest integer (exact for grid values; NaN reads
-// as the zero point). 32 at a time with AVX2 (as finish_pixels): four conversions to int32, then two packs to
-// bytes, whose lanes a permutation puts back in order.
-[[gnu::always_inline]] __attribute__((target("avx2"))) inline void
-quantize_run(const float* x, int64_t count, uint8_t* out, float inverse_scale, int32_t zero) {
-  const float lo = static_cast<float>(-zero), hi = static_cast<float>(255 - zero);
-  const __m256 vinv = _mm256_set1_ps(inverse_scale), vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
-  const __m256i vzero = _mm256_set1_epi32(zero), order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-  int64_t i = 0;
-  for (; i + 32 <= count; i += 32) {
-    const __m256i low =
-        _mm256_packs_epi32(quantize8(_mm256_loadu_ps(x + i), vinv, vlo, vhi, vzero),  // int16, per 128-bit half
-                           quantize8(_mm256_loadu_ps(x + i + 8), vinv, vlo, vhi, vzero));
-    const __m256i high = _mm256_packs_epi32(quantize8(_mm256_loadu_ps(x + i + 16), vinv, vlo, vhi, vzero),
-                                            quantize8(_mm256_loadu_ps(x + i + 24), vinv, vlo, vhi, vzero));
-    const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(low, high), order);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), bytes);
-  }
-  for (; i < count; ++i) {
-    float v = x[i] * inverse_scale;
-    v = v == v ? v : 0.0f;
-    v = v < lo ? lo : v;
-    v = v > hi ? hi : v;
-    out[i] = static_cast<uint8_t>(((v + 0x1.8p23f) - 0x1.8p23f) + static_cast<float>(zero));
-  }
-}
-
-// A run of NHWC floats (a row of a kept input) quantized into u.
-__attribute__((target("avx2"))) void quantize_nhwc_row(const float* x, int64_t count, uint8_t* out, float inverse_scale,
-                                                       int32_t zero) {
-  quantize_run(x, count, out, inverse_scale, zero);
-}
-
-// Sixteen floats of a plane row quantized to sixteen bytes in order, `count` of them read (the lanes from count on
-// read 0): two conversions to int32 (as quantize_run), packed to int16 within each 128-bit half, the quarters put
-// back in order, packed to bytes.
 // Eight floats at x, of which the first `count` are read; the other lanes hold 0.
 [[gnu::always_inline]] __attribute__((target("avx2"))) inline __m256 load_first(const float* x, int64_t count) {
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   return count >= 8 ? _mm256_loadu_ps(x)
                     : _mm256_maskload_ps(x, _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), lane));
 }
+
+// Sixteen floats quantized to sixteen bytes in order, `count` of them read (the lanes from count on read 0): two
+// conversions to int32, packed to int16 within each 128-bit half, the quarters put back in order, packed to bytes.
 [[gnu::always_inline]] __attribute__((target("avx2"))) inline __m128i
 quantize16(const float* x, int64_t count, __m256 inverse_scale, __m256 lo, __m256 hi, __m256i zero) {
   const __m256i low = quantize8(load_first(x, count), inverse_scale, lo, hi, zero);
   const __m256i high = quantize8(load_first(x + 8, count - 8), inverse_scale, lo, hi, zero);
   const __m256i halves = _mm256_permute4x64_epi64(_mm256_packs_epi32(low, high), 0xd8);
   return _mm_packus_epi16(_mm256_castsi256_si128(halves), _mm256_extracti128_si256(halves, 1));
-}
-
-// A 16 x 16 tile of bytes transposed in four rounds of unpacks, each interleaving pairs of rows in units twice as
-// wide as the round before (1, 2, 4 then 8 bytes). Byte i of row r ends up as byte r of row reversed_bits[i].
-[[gnu::always_inline]] __attribute__((target("avx2"))) inline void transpose16(__m128i (&rows)[16]) {
-  __m128i t[16];
-  const auto round = [&](auto low, auto high) {
-    for (int i = 0; i < 8; ++i) {
-      t[i] = low(rows[2 * i], rows[2 * i + 1]);
-      t[i + 8] = high(rows[2 * i], rows[2 * i + 1]);
-    }
-    for (int i = 0; i < 16; ++i) rows[i] = t[i];
-  };
-  round([](__m128i a, __m128i b) { return _mm_unpacklo_epi8(a, b); },
-        [](__m128i a, __m128i b) { return _mm_unpackhi_epi8(a, b); });
-  round([](__m128i a, __m128i b) { return _mm_unpacklo_epi16(a, b); },
-        [](__m128i a, __m128i b) { return _mm_unpackhi_epi16(a, b); });
-  round([](__m128i a, __m128i b) { return _mm_unpacklo_epi32(a, b); },
-        [](__m128i a, __m128i b) { return _mm_unpackhi_epi32(a, b); });
-  round([](__m128i a, __m128i b) { return _mm_unpacklo_epi64(a, b); },
-        [](__m128i a, __m128i b) { return _mm_unpackhi_epi64(a, b); });
 }
 
 // The first `count` (at most 16) bytes of v stored at out.
@@ -326,6 +272,51 @@ quantize16(const float* x, int64_t count, __m256 inverse_scale, __m256 lo, __m25
     at += 2;
   }
   if ((count & 1) != 0) out[at] = bytes[at];
+}
+
+// A run of NHWC floats (a row of a kept input) quantized into u: x / s_x + z rounded to the nearest integer (exact
+// for grid values; NaN reads as the zero point). 32 at a time with AVX2 (as finish_pixels): four conversions to
+// int32, then two packs to bytes, whose lanes a permutation puts back in order; the rest sixteen at a time.
+__attribute__((target("avx2"))) void quantize_nhwc_row(const float* x, int64_t count, uint8_t* out, float inverse_scale,
+                                                       int32_t zero) {
+  const __m256 vinv = _mm256_set1_ps(inverse_scale), vlo = _mm256_set1_ps(static_cast<float>(-zero)),
+               vhi = _mm256_set1_ps(static_cast<float>(255 - zero));
+  const __m256i vzero = _mm256_set1_epi32(zero), order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  int64_t i = 0;
+  for (; i + 32 <= count; i += 32) {
+    const __m256i low =
+        _mm256_packs_epi32(quantize8(_mm256_loadu_ps(x + i), vinv, vlo, vhi, vzero),  // int16, per 128-bit half
+                           quantize8(_mm256_loadu_ps(x + i + 8), vinv, vlo, vhi, vzero));
+    const __m256i high = _mm256_packs_epi32(quantize8(_mm256_loadu_ps(x + i + 16), vinv, vlo, vhi, vzero),
+                                            quantize8(_mm256_loadu_ps(x + i + 24), vinv, vlo, vhi, vzero));
+    const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(low, high), order);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), bytes);
+  }
+  for (; i < count; i += 16) {
+    const int64_t n = std::min<int64_t>(16, count - i);
+    store_bytes(out + i, quantize16(x + i, n, vinv, vlo, vhi, vzero), n);
+  }
+}
+
+// A 16 x 16 tile of bytes transposed in four rounds of unpacks, each interleaving pairs of rows in units twice as
+// wide as the round before (1, 2, 4 then 8 bytes). Byte i of row r ends up as byte r of row reversed_bits[i].
+[[gnu::always_inline]] __attribute__((target("avx2"))) inline void transpose16(__m128i (&rows)[16]) {
+  __m128i t[16];
+  const auto round = [&](auto low, auto high) {
+    for (int i = 0; i < 8; ++i) {
+      t[i] = low(rows[2 * i], rows[2 * i + 1]);
+      t[i + 8] = high(rows[2 * i], rows[2 * i + 1]);
+    }
+    for (int i = 0; i < 16; ++i) rows[i] = t[i];
+  };
+  round([](__m128i a, __m128i b) { return _mm_unpacklo_epi8(a, b); },
+        [](__m128i a, __m128i b) { return _mm_unpackhi_epi8(a, b); });
+  round([](__m128i a, __m128i b) { return _mm_unpacklo_epi16(a, b); },
+        [](__m128i a, __m128i b) { return _mm_unpackhi_epi16(a, b); });
+  round([](__m128i a, __m128i b) { return _mm_unpacklo_epi32(a, b); },
+        [](__m128i a, __m128i b) { return _mm_unpackhi_epi32(a, b); });
+  round([](__m128i a, __m128i b) { return _mm_unpacklo_epi64(a, b); },
+        [](__m128i a, __m128i b) { return _mm_unpackhi_epi64(a, b); });
 }
 
 // One input row of `channels` planes (`plane` floats apart) quantized into u, written NHWC (pixel after pixel,

@@ -30,6 +30,22 @@ inline bool cpu_has_byte_permutes() noexcept {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
+// ByteTable::look_up's permute indices. Byte j < 32 of `first` is the low byte of element j of the first two
+// registers (byte 4j of the pair, the second's bytes numbered from 64); byte j >= 32 of `second`, of element j - 32
+// of the last two. Built once: filled on the stack for each table and loaded as one vector, they would cost a failed
+// store forwarding per piece.
+struct ByteTablePicks {
+  alignas(64) uint8_t first[64] = {};
+  alignas(64) uint8_t second[64] = {};
+  constexpr ByteTablePicks() {
+    for (unsigned j = 0; j < 32; ++j) {
+      first[j] = static_cast<uint8_t>(j < 16 ? 4 * j : 64 + 4 * (j - 16));
+      second[j + 32] = first[j];
+    }
+  }
+};
+inline constexpr ByteTablePicks byte_table_picks{};
+
 // The table's 256 bytes in four registers, and the output grid scale * (q - zero_point). Made and used only inside
 // functions compiled for avx512f,avx512bw,avx512vbmi (and called where cpu_has_byte_permutes()).
 struct ByteTable {
@@ -41,17 +57,9 @@ struct ByteTable {
   [[gnu::always_inline]] __attribute__((target("avx512f,avx512bw,avx512vbmi"))) inline ByteTable(
       const int8_t* bytes, float output_scale, int32_t zero_point) noexcept
       : t0(_mm512_loadu_si512(bytes)), t1(_mm512_loadu_si512(bytes + 64)), t2(_mm512_loadu_si512(bytes + 128)),
-        t3(_mm512_loadu_si512(bytes + 192)), zero(_mm512_set1_epi32(zero_point)), scale(_mm512_set1_ps(output_scale)) {
-    // Byte j < 32 of pick_first is the low byte of element j of the first two registers (byte 4j of the pair, the
-    // second's bytes numbered from 64); byte j >= 32 of pick_second, of element j - 32 of the last two.
-    alignas(64) uint8_t first[64] = {}, second[64] = {};
-    for (unsigned j = 0; j < 32; ++j) {
-      first[j] = static_cast<uint8_t>(j < 16 ? 4 * j : 64 + 4 * (j - 16));
-      second[j + 32] = first[j];
-    }
-    pick_first = _mm512_load_si512(first);
-    pick_second = _mm512_load_si512(second);
-  }
+        t3(_mm512_loadu_si512(bytes + 192)), pick_first(_mm512_load_si512(byte_table_picks.first)),
+        pick_second(_mm512_load_si512(byte_table_picks.second)), zero(_mm512_set1_epi32(zero_point)),
+        scale(_mm512_set1_ps(output_scale)) {}
 
   // out[16k + l] = scale * (bytes[i + 128] - zero_point) for the low byte i (signed: index - 128) of lane l of
   // index[k]: two 128-byte permutes (vpermi2b) and a blend on the index's sign, then widened and scaled to floats.

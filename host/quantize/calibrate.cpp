@@ -485,11 +485,9 @@ struct QuantizedSession::State {
   }
   // round() and the lookup in one pass, where round() is exactly the rounding to the lookup's grid.
   bool round_and_look_up(ValueId id, std::span<float> values, const RoundedLookup& lookup) const {
-    if (id == no_value || static_cast<std::size_t>(id) >= by_value.size() ||
-        float16_value[static_cast<std::size_t>(id)])
-      return false;
-    const auto& p = by_value[static_cast<std::size_t>(id)];
-    if (!p || p->scale != lookup.grid_scale || p->zero_point != lookup.grid_zero || p->range.min != lookup.least ||
+    if (!rounds(id) || float16_value[static_cast<std::size_t>(id)]) return false;
+    const auto& p = by_value[static_cast<std::size_t>(id)];  // set: rounds() and not float16
+    if (p->scale != lookup.grid_scale || p->zero_point != lookup.grid_zero || p->range.min != lookup.least ||
         p->range.max != lookup.most)
       return false;
     return fake_quantize_and_look_up(values, *p, lookup.bytes, lookup.scale, lookup.zero_point, lookup.out);

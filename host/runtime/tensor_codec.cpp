@@ -169,9 +169,6 @@ void look_up_bytes_scalar(const uint8_t* row, std::size_t stride, const float* t
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
-// Sixteen at a time with AVX512-VBMI: the bytes of sixteen pixels in one masked load (no byte past the last one
-// read), picked by a byte permute, widened and looked up by a gather. A 224x224 image's inputs_set was 5 % of
-// MobileNetV3-small's run with the scalar loads (benchmarks/README.md, "AMX or VNNI").
 // The permutes' indices, per stride 1 to 4, built once: filled per call and loaded at once, they cost a failed
 // store forwarding on every row (40 % of the lookup's time on a 224-pixel row).
 struct BytePicks {
@@ -183,6 +180,9 @@ struct BytePicks {
 };
 constexpr BytePicks byte_picks;
 
+// Sixteen at a time with AVX512-VBMI: the bytes of sixteen pixels in one masked load (no byte past the last one
+// read), picked by a byte permute, widened and looked up by a gather. A 224x224 image's inputs_set was 5 % of
+// MobileNetV3-small's run with the scalar loads (benchmarks/README.md, "AMX or VNNI").
 __attribute__((target("avx512f,avx512bw,avx512vbmi"))) void
 look_up_bytes_avx512(const uint8_t* row, std::size_t stride, const float* table, float* out, std::size_t width) {
   const __m512i order = _mm512_load_si512(byte_picks.of[stride - 1]);
